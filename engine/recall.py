@@ -1,0 +1,213 @@
+"""recall (DESIGN.md section 6): rank current facts in scope, fill the budget, issue a receipt.
+
+Hybrid ranking fuses the lexical (BM25) and semantic (cosine) legs by reciprocal rank fusion:
+RRF needs no score calibration between legs whose scales differ, and a fact found by both legs
+outranks one found by either alone. docs/retrieval.md records the measured effect."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy.orm import Session
+
+from engine.contracts import ensure_valid
+from engine.errors import MemoryFailure
+from engine.normalize import (
+    POLICIES,
+    POLICY_STRICTNESS,
+    check_identity,
+    digest_of,
+    estimate_tokens,
+    normalize_scopes,
+)
+from engine.receipts import issue_receipt, receipt_row
+from engine.records import public_fact
+from engine.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from engine.store import MemoryEngine
+
+DEFAULT_MAX_FACTS = 8
+DEFAULT_MAX_TOKENS = 512
+MAX_FACTS_LIMIT = 256
+MAX_TOKENS_LIMIT = 65_536
+RRF_K = 60
+# Ranked matches considered for the budget; beyond this a match is not even counted as omitted.
+MATCH_WINDOW = 256
+# Below this cosine the semantic leg does not count a fact as a match on its own.
+SEMANTIC_MATCH_FLOOR = 0.30
+# Egress ceiling -> the collection policies allowed to leave under it.
+EGRESS_ALLOWS = {
+    "local_only": {"local_only", "lan", "remote"},
+    "lan": {"lan", "remote"},
+    "remote": {"remote"},
+}
+EMPTY_HINT = (
+    'No memory matched in these scopes. Store one with: gno-tui remember "<fact>" '
+    "--scope <scope> --add"
+)
+
+
+@dataclass
+class RecallRequest:
+    query: str | None
+    scopes: list[str] | None
+    caller: str | None
+    session: str | None
+    max_facts: Any = DEFAULT_MAX_FACTS
+    max_tokens: Any = DEFAULT_MAX_TOKENS
+    collection: str | None = None
+    egress: str | None = None
+
+
+def _budget_value(value: Any, name: str, limit: int) -> int:
+    if isinstance(value, str) and value.strip().lstrip("+").isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
+        raise MemoryFailure(
+            "MEMORY_BUDGET_INVALID",
+            f"{name} must be a whole number from 1 to {limit}, not {value!r} "
+            f"(defaults: maxFacts {DEFAULT_MAX_FACTS}, maxTokens {DEFAULT_MAX_TOKENS}).",
+        )
+    return value
+
+
+@dataclass
+class RankedMatches:
+    positions: list[int]
+    scores: list[float]
+    mode: str
+
+
+def rank(
+    snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any
+) -> RankedMatches:
+    """Visible matches, best first. Lexical matches have some query evidence (a shared or
+    fuzzily close word); semantic ones a cosine above the floor."""
+    lexical = snapshot.lexical.scores(query)
+    lexical_hits = np.flatnonzero(mask & (lexical > 0))
+    lexical_order = lexical_hits[np.argsort(-lexical[lexical_hits], kind="stable")]
+    if embedder is None or snapshot.vectors is None:
+        top = lexical_order[:MATCH_WINDOW]
+        return RankedMatches([int(i) for i in top], [float(lexical[i]) for i in top], "lexical")
+    cosine = snapshot.vectors @ embedder.embed([query])[0]
+    semantic_hits = np.flatnonzero(mask & (cosine >= SEMANTIC_MATCH_FLOOR))
+    semantic_order = semantic_hits[np.argsort(-cosine[semantic_hits], kind="stable")]
+    fused: dict[int, float] = {}
+    for order in (lexical_order[:MATCH_WINDOW], semantic_order[:MATCH_WINDOW]):
+        for rank_position, index in enumerate(order):
+            fused[int(index)] = fused.get(int(index), 0.0) + 1.0 / (RRF_K + rank_position + 1)
+    ordered = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:MATCH_WINDOW]
+    # Scaled so that rank 1 in both legs scores 1.0: easier to read than raw RRF sums.
+    scale = (RRF_K + 1) / 2
+    return RankedMatches([i for i, _ in ordered], [s * scale for _, s in ordered], "hybrid")
+
+
+def lineage(collections: list[tuple[str, str, str]]) -> dict[str, Any]:
+    """egressLineage over (collection, policy, source) triples: strictest policy, sorted sources."""
+    sources = [
+        {"collection": name, "policy": policy, "source": source}
+        for name, policy, source in sorted(set(collections))
+    ]
+    strictest = min((s["policy"] for s in sources), key=lambda p: POLICY_STRICTNESS[p])
+    return {"effectivePolicy": strictest, "digest": digest_of(sources), "sources": sources}
+
+
+def recall(engine: MemoryEngine, request: RecallRequest) -> dict[str, Any]:
+    if request.query is None or not request.query.strip():
+        raise MemoryFailure(
+            "MEMORY_QUERY_REQUIRED",
+            "The recall query is empty. Say what to look for, e.g. "
+            "gno-tui recall 'what does alice drink' --scope user:alice.",
+        )
+    scopes = normalize_scopes(request.scopes)
+    caller, session_id = check_identity(request.caller, request.session)
+    max_facts = _budget_value(request.max_facts, "maxFacts", MAX_FACTS_LIMIT)
+    max_tokens = _budget_value(request.max_tokens, "maxTokens", MAX_TOKENS_LIMIT)
+    egress = request.egress or "local_only"
+    if egress not in POLICIES:
+        raise MemoryFailure(
+            "MEMORY_POLICY_INVALID",
+            f"Egress ceiling {egress!r} is unknown; use one of {', '.join(POLICIES)}.",
+        )
+    collections = engine.collections_by_name()
+    if request.collection is not None:
+        engine.require_collection(request.collection)
+    allowed = [
+        name
+        for name, row in collections.items()
+        if row.policy in EGRESS_ALLOWS[egress]
+        and (request.collection is None or name == request.collection)
+    ]
+    now = engine.now()
+    status = engine.embedder_status
+    try:
+        snapshot = engine.snapshot()
+        mask = snapshot.visible(scopes=scopes, collections=allowed, now=now)
+        ranked = rank(snapshot, request.query, mask, status.embedder)
+    except MemoryFailure:
+        raise
+    except Exception as exc:
+        raise MemoryFailure(
+            "MEMORY_QUERY_FAILED",
+            f"The index could not be searched: {type(exc).__name__}: {exc}. "
+            "Run `gno-tui reindex` and retry.",
+        ) from exc
+    facts: list[dict[str, Any]] = []
+    used = 0
+    for position, score in zip(ranked.positions, ranked.scores, strict=True):
+        if len(facts) == max_facts:
+            break
+        fact = snapshot.facts[position]
+        cost = estimate_tokens(fact.text)
+        if used + cost > max_tokens:
+            continue  # skipped: a later, smaller fact may still fit
+        collection = collections[fact.collection]
+        facts.append(
+            {
+                **public_fact(fact),
+                "score": round(max(score, 0.0), 6),
+                "spanHash": fact.content_hash,
+                "egressLineage": lineage(
+                    [(collection.name, collection.policy, collection.policy_source)]
+                ),
+            }
+        )
+        used += cost
+    receipt = issue_receipt(
+        caller=caller,
+        session=session_id,
+        issued_at=now,
+        memory_ids=[f["recordId"] for f in facts],
+        span_hashes=[f["spanHash"] for f in facts],
+    )
+    with Session(engine.db, expire_on_commit=False) as db_session:
+        db_session.merge(receipt_row(receipt, now))
+        db_session.commit()
+    result: dict[str, Any] = {
+        "facts": facts,
+        "receipt": receipt,
+        "budget": {
+            "maxFacts": max_facts,
+            "maxTokens": max_tokens,
+            "usedTokens": used,
+            "omitted": len(ranked.positions) - len(facts),
+        },
+        "retrieval": {"mode": ranked.mode},
+    }
+    if ranked.mode == "lexical":
+        result["retrieval"]["semanticUnavailable"] = (
+            status.unavailable_reason or "no embedding model loaded"
+        )
+    if facts:
+        triples = [
+            (s["collection"], s["policy"], s["source"])
+            for f in facts
+            for s in f["egressLineage"]["sources"]
+        ]
+        result["egressLineage"] = lineage(triples)
+    else:
+        result["hint"] = EMPTY_HINT
+    return ensure_valid("recall", result)

@@ -1,0 +1,132 @@
+"""Recall receipts: content-free, digest-bound, stored for the fence and for audit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from engine import tables
+from engine.errors import MemoryFailure
+from engine.normalize import digest_of, is_sha256, iso_utc
+
+RECEIPT_FIELDS = ("caller", "session", "issuedAt", "memoryIds", "spanHashes", "digest")
+
+
+def receipt_digest(receipt: dict[str, Any]) -> str:
+    return digest_of({key: receipt[key] for key in RECEIPT_FIELDS if key != "digest"})
+
+
+def issue_receipt(
+    *, caller: str, session: str, issued_at: datetime, memory_ids: list[str], span_hashes: list[str]
+) -> dict[str, Any]:
+    receipt: dict[str, Any] = {
+        "caller": caller,
+        "session": session,
+        "issuedAt": iso_utc(issued_at),
+        "memoryIds": memory_ids,
+        "spanHashes": span_hashes,
+    }
+    receipt["digest"] = receipt_digest(receipt)
+    return receipt
+
+
+def receipt_row(receipt: dict[str, Any], issued_at: datetime) -> tables.ReceiptRow:
+    return tables.ReceiptRow(
+        digest=receipt["digest"],
+        caller=receipt["caller"],
+        session=receipt["session"],
+        issued_at=issued_at,
+        memory_ids=list(receipt["memoryIds"]),
+        span_hashes=list(receipt["spanHashes"]),
+    )
+
+
+def public_receipt(row: tables.ReceiptRow) -> dict[str, Any]:
+    assert row.issued_at is not None
+    return {
+        "caller": row.caller,
+        "session": row.session,
+        "issuedAt": iso_utc(row.issued_at),
+        "memoryIds": list(row.memory_ids),
+        "spanHashes": list(row.span_hashes),
+        "digest": row.digest,
+    }
+
+
+def _invalid(why: str) -> MemoryFailure:
+    return MemoryFailure(
+        "MEMORY_RECEIPT_INVALID",
+        f"The receipt {why}. Pass the receipt exactly as a recall returned it "
+        "(the whole `recall --json` output or its `receipt` object), unmodified.",
+    )
+
+
+def check_receipt_shape(receipt: Any) -> dict[str, Any]:
+    if isinstance(receipt, dict) and "receipt" in receipt and isinstance(receipt["receipt"], dict):
+        receipt = receipt["receipt"]  # a whole saved recall result
+    if not isinstance(receipt, dict):
+        raise _invalid("is not a JSON object")
+    missing = [key for key in RECEIPT_FIELDS if key not in receipt]
+    if missing:
+        raise _invalid(f"lacks {', '.join(missing)}")
+    if not (
+        isinstance(receipt["caller"], str)
+        and isinstance(receipt["session"], str)
+        and isinstance(receipt["issuedAt"], str)
+        and isinstance(receipt["memoryIds"], list)
+        and isinstance(receipt["spanHashes"], list)
+        and all(isinstance(x, str) for x in receipt["memoryIds"])
+        and all(is_sha256(x) for x in receipt["spanHashes"])
+        and is_sha256(receipt["digest"])
+    ):
+        raise _invalid("has fields of the wrong type")
+    return receipt
+
+
+def verify_presented(session: Session, receipt: Any) -> dict[str, Any]:
+    """The receipt, if its digest matches its fields and a stored receipt; else RECEIPT_INVALID."""
+    receipt = check_receipt_shape(receipt)
+    if receipt_digest(receipt) != receipt["digest"]:
+        raise _invalid("does not match its digest (it was altered after it was issued)")
+    stored = session.get(tables.ReceiptRow, receipt["digest"])
+    if stored is None or public_receipt(stored) != {k: receipt[k] for k in RECEIPT_FIELDS}:
+        raise _invalid("was not issued by this store")
+    return receipt
+
+
+@dataclass
+class ReceiptCheck:
+    """What a person sees when verifying a stored receipt in the workbench or the CLI."""
+
+    digest_ok: bool
+    stored: bool
+    # Ids of memories that are no longer current (superseded, retired, expired or gone).
+    drifted: dict[str, str] = field(default_factory=dict)
+
+
+def check_stored_receipt(session: Session, receipt: dict[str, Any], now: datetime) -> ReceiptCheck:
+    digest_ok = receipt_digest(receipt) == receipt.get("digest")
+    stored = session.get(tables.ReceiptRow, receipt.get("digest", "")) is not None
+    drifted: dict[str, str] = {}
+    ids = list(receipt.get("memoryIds", []))
+    rows = {
+        row.record_id: row
+        for row in session.scalars(
+            select(tables.FactRow).where(tables.FactRow.record_id.in_(ids))  # type: ignore[attr-defined]
+        )
+    }
+    for record_id in ids:
+        row = rows.get(record_id)
+        if row is None:
+            drifted[record_id] = "gone from the index"
+        elif row.superseded_by:
+            drifted[record_id] = f"superseded by {row.superseded_by}"
+        elif row.retired_at:
+            drifted[record_id] = "retired"
+        elif row.expires_at and row.expires_at <= now:
+            drifted[record_id] = "expired"
+    return ReceiptCheck(digest_ok=digest_ok, stored=stored, drifted=drifted)

@@ -1,0 +1,194 @@
+"""The review queue and a person's curation actions (DESIGN.md sections 5 and 7).
+
+Every decision goes through the same remember path as any write (fence, compare-and-swap,
+sync) and is logged with who, when and what."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from engine import tables
+from engine.database import bump_generation
+from engine.errors import MemoryFailure
+from engine.factfiles import parse_fact_file, write_atomically
+from engine.normalize import iso_utc
+from engine.remember import RememberRequest
+from engine.records import get_fact
+
+if TYPE_CHECKING:
+    from engine.store import MemoryEngine
+
+ACTIONS = ("add", "supersede", "reject", "edit")
+
+
+def public_proposal(row: tables.ProposalRow) -> dict[str, Any]:
+    assert row.created_at is not None
+    shaped: dict[str, Any] = {
+        "id": row.id,
+        "state": row.state,
+        "origin": row.origin,
+        "createdAt": iso_utc(row.created_at),
+        "text": row.text,
+        "scopes": list(row.scopes),
+        "collection": row.collection,
+        "caller": row.caller,
+        "session": row.session,
+        "source": row.source,
+        "decision": row.decision,
+        "predecessor": row.predecessor,
+        "predecessorHash": row.predecessor_hash,
+        "candidates": list(row.candidates),
+        "matching": dict(row.matching),
+    }
+    if row.state != "pending":
+        shaped["decidedAt"] = iso_utc(row.decided_at) if row.decided_at else None
+        shaped["decidedBy"] = row.decided_by
+        shaped["resolution"] = row.resolution
+    return shaped
+
+
+def list_proposals(engine: MemoryEngine, *, state: str | None = "pending") -> list[dict[str, Any]]:
+    with Session(engine.db, expire_on_commit=False) as session:
+        query = select(tables.ProposalRow).order_by(tables.ProposalRow.id)  # type: ignore[arg-type]
+        if state is not None:
+            query = query.where(tables.ProposalRow.state == state)  # type: ignore[arg-type]
+        return [public_proposal(row) for row in session.scalars(query)]
+
+
+@dataclass
+class Decision:
+    proposal_id: int
+    action: str  # add | supersede | reject | edit (edit, then add)
+    actor: str
+    target: str | None = None  # the fact to supersede (uri), for `supersede`
+    text: str | None = None  # the edited text, for `edit`
+    reason: str | None = None  # why, for `reject`
+
+
+def decide(engine: MemoryEngine, decision: Decision) -> dict[str, Any]:
+    """Apply a person's decision on a pending proposal; returns the remember result (or, for a
+    rejection, the decided proposal)."""
+    if decision.action not in ACTIONS:
+        raise MemoryFailure("MEMORY_DECISION_INVALID",
+                            f"Unknown review action {decision.action!r}; use one of {ACTIONS}.")
+    with Session(engine.db, expire_on_commit=False) as session:
+        proposal = session.get(tables.ProposalRow, decision.proposal_id)
+        if proposal is None:
+            raise MemoryFailure("MEMORY_PROPOSAL_NOT_FOUND",
+                                f"No proposal #{decision.proposal_id}; list them with "
+                                "`gno-tui review --list`.")
+        if proposal.state != "pending":
+            raise MemoryFailure("MEMORY_PROPOSAL_DECIDED",
+                                f"Proposal #{proposal.id} was already decided ({proposal.state}).")
+        session.expunge(proposal)
+    result: dict[str, Any]
+    if decision.action == "reject":
+        if not decision.reason or not decision.reason.strip():
+            raise MemoryFailure("MEMORY_DECISION_INVALID",
+                                "A rejection needs a reason, so the agent's author can learn.")
+        state, resolution, result = "rejected", decision.reason.strip(), {}
+    else:
+        request = RememberRequest(
+            text=decision.text if decision.action == "edit" else proposal.text,
+            scopes=list(proposal.scopes), caller=proposal.caller, session=proposal.session,
+            collection=proposal.collection, source=proposal.source,
+            workbench={"reviewedBy": decision.actor},
+        )
+        if decision.action == "supersede":
+            target = decision.target or proposal.predecessor
+            with Session(engine.db, expire_on_commit=False) as session:
+                row = get_fact(session, ref=target) if target else None
+            if row is None:
+                raise MemoryFailure("MEMORY_PREDECESSOR_REQUIRED",
+                                    "Choose the fact to supersede (one of the candidates).")
+            request.decision, request.predecessor = "supersede", row.uri
+            request.predecessor_hash = row.content_hash
+            request.collection = None
+        else:
+            request.decision = "add"
+        result = engine.remember(request)
+        state = {"added": "added", "superseded": "superseded"}.get(result["outcome"], "existing")
+        resolution = result["record"]["uri"]
+    with Session(engine.db, expire_on_commit=False) as session:
+        row = session.get(tables.ProposalRow, decision.proposal_id)
+        assert row is not None
+        row.state, row.resolution = state, resolution
+        row.decided_at, row.decided_by = engine.now(), decision.actor
+        session.add(tables.DecisionRow(
+            at=engine.now(), actor=decision.actor, action=f"review:{decision.action}",
+            target=f"proposal:{decision.proposal_id}",
+            detail={"before": {"text": proposal.text, "decision": proposal.decision},
+                    "after": {"state": state, "resolution": resolution,
+                              "text": decision.text if decision.action == "edit" else None}}))
+        bump_generation(session)
+        session.commit()
+        session.refresh(row)
+        decided = public_proposal(row)
+    return result or decided
+
+
+def _rewrite_workbench(engine: MemoryEngine, row: tables.FactRow, key: str,
+                       value: Any | None) -> None:
+    path = Path(engine.collection_root(row.collection)) / row.rel_path
+    fact = parse_fact_file(path.read_text(encoding="utf-8"), where=str(path))
+    if value is None:
+        fact.workbench.pop(key, None)
+    else:
+        fact.workbench[key] = value
+    write_atomically(path, fact.render())
+
+
+def retire(engine: MemoryEngine, *, ref: str, actor: str, reason: str) -> None:
+    """A person takes a current fact out of recall and candidates; the file stays."""
+    if not reason.strip():
+        raise MemoryFailure("MEMORY_DECISION_INVALID", "Say why the fact is retired.")
+    now = engine.now()
+    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
+        row = _current(session, ref)
+        _rewrite_workbench(engine, row, "retired", {"at": iso_utc(now), "by": actor,
+                                                    "reason": reason.strip()})
+        row.retired_at, row.retired_by, row.retired_reason = now, actor, reason.strip()
+        row.workbench = {**row.workbench, "retired": {"at": iso_utc(now), "by": actor,
+                                                      "reason": reason.strip()}}
+        session.add(tables.DecisionRow(at=now, actor=actor, action="retire", target=row.uri,
+                                       detail={"reason": reason.strip()}))
+        bump_generation(session)
+        session.commit()
+
+
+def restore(engine: MemoryEngine, *, ref: str, actor: str) -> None:
+    now = engine.now()
+    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
+        row = get_fact(session, ref=ref)
+        if row is None or row.retired_at is None:
+            raise MemoryFailure("MEMORY_NOT_FOUND", f"No retired fact {ref}.")
+        _rewrite_workbench(engine, row, "retired", None)
+        row.retired_at = row.retired_by = row.retired_reason = None
+        row.workbench = {k: v for k, v in row.workbench.items() if k != "retired"}
+        session.add(tables.DecisionRow(at=now, actor=actor, action="restore", target=row.uri,
+                                       detail={}))
+        bump_generation(session)
+        session.commit()
+
+
+def _current(session: Session, ref: str) -> tables.FactRow:
+    row = get_fact(session, ref=ref)
+    if row is None:
+        raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}; recall or list to find its uri.")
+    if row.superseded_by or row.retired_at:
+        raise MemoryFailure("MEMORY_SUPERSEDE_CONFLICT", f"{row.uri} is not current.")
+    return row
+
+
+def decision_log(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, Any]]:
+    with Session(engine.db, expire_on_commit=False) as session:
+        rows = session.scalars(select(tables.DecisionRow)
+                               .order_by(tables.DecisionRow.id.desc())  # type: ignore[union-attr]
+                               .limit(limit)).all()
+        return [{"id": r.id, "at": iso_utc(r.at) if r.at else None, "actor": r.actor,
+                 "action": r.action, "target": r.target, "detail": r.detail} for r in rows]

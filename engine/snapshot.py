@@ -1,0 +1,172 @@
+"""An in-memory view of the current facts for ranking: the BM25 index, the embedding matrix and
+per-scope / per-collection positions. Rebuilt when the store's generation counter moves, so a
+write by any process is seen by every other process's next query.
+
+Visibility (scopes, collection, egress, expiry) becomes a boolean mask that is applied before
+any ranking or top-k cut, never as a post-filter over a truncated window.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from engine import tables
+from engine.database import read_generation
+from engine.embeddings import Embedder, vector_from_bytes, vector_to_bytes
+from engine.lexical import Bm25Index
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFact:
+    record_id: str
+    docid: str
+    uri: str
+    collection: str
+    text: str
+    content_hash: str
+    scopes: tuple[str, ...]
+    caller: str
+    session: str
+    created_at: datetime
+    source: str | None
+    supersedes: tuple[str, ...]
+    expires_at: datetime | None
+
+    @classmethod
+    def from_row(cls, row: tables.FactRow) -> IndexedFact:
+        assert row.created_at is not None
+        return cls(
+            record_id=row.record_id,
+            docid=row.docid,
+            uri=row.uri,
+            collection=row.collection,
+            text=row.text,
+            content_hash=row.content_hash,
+            scopes=tuple(row.scopes),
+            caller=row.caller,
+            session=row.session,
+            created_at=row.created_at,
+            source=row.source,
+            supersedes=tuple(row.supersedes),
+            expires_at=row.expires_at,
+        )
+
+
+class Snapshot:
+    def __init__(
+        self, generation: int, facts: list[IndexedFact], vectors: np.ndarray | None
+    ) -> None:
+        self.generation = generation
+        self.facts = facts
+        self.vectors = vectors  # (n, dims) unit rows, or None without a model
+        self.lexical = Bm25Index([fact.text for fact in facts])
+        self.positions = {fact.record_id: i for i, fact in enumerate(facts)}
+        self._by_scope: dict[str, list[int]] = {}
+        self._by_collection: dict[str, list[int]] = {}
+        for position, fact in enumerate(facts):
+            for scope in fact.scopes:
+                self._by_scope.setdefault(scope, []).append(position)
+            self._by_collection.setdefault(fact.collection, []).append(position)
+        self._expiry = np.array(
+            [fact.expires_at.timestamp() if fact.expires_at else np.inf for fact in facts],
+            dtype=np.float64,
+        )
+
+    def visible(
+        self, *, scopes: Sequence[str], collections: Iterable[str] | None, now: datetime
+    ) -> np.ndarray:
+        """Mask of facts sharing a scope, in one of `collections` (None: any), not expired."""
+        mask = np.zeros(len(self.facts), dtype=bool)
+        for scope in scopes:
+            mask[self._by_scope.get(scope, [])] = True
+        if collections is not None:
+            allowed = np.zeros(len(self.facts), dtype=bool)
+            for name in collections:
+                allowed[self._by_collection.get(name, [])] = True
+            mask &= allowed
+        mask &= self._expiry > now.timestamp()
+        return mask
+
+
+class SnapshotCache:
+    """Keeps the last snapshot and rebuilds it when the generation counter has moved."""
+
+    def __init__(self, db: Engine, embedder: Embedder | None) -> None:
+        self._db = db
+        self._embedder = embedder
+        self._snapshot: Snapshot | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Snapshot:
+        with self._lock:
+            with Session(self._db, expire_on_commit=False) as session:
+                generation = read_generation(session)
+                if self._snapshot is None or self._snapshot.generation != generation:
+                    self._snapshot = self._build(session, generation)
+            return self._snapshot
+
+    def _build(self, session: Session, generation: int) -> Snapshot:
+        rows = session.scalars(
+            select(tables.FactRow)
+            .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
+            .where(tables.FactRow.retired_at.is_(None))  # type: ignore[union-attr]
+            .order_by(tables.FactRow.created_at, tables.FactRow.record_id)  # type: ignore[arg-type]
+        ).all()
+        facts = [IndexedFact.from_row(row) for row in rows]
+        vectors = self._vectors(session, facts) if self._embedder else None
+        return Snapshot(generation, facts, vectors)
+
+    def _vectors(self, session: Session, facts: list[IndexedFact]) -> np.ndarray:
+        assert self._embedder is not None
+        stored = {
+            row.record_id: row
+            for row in session.scalars(
+                select(tables.EmbeddingRow).where(
+                    tables.EmbeddingRow.model_id == self._embedder.model_id  # type: ignore[arg-type]
+                )
+            )
+        }
+        matrix = np.zeros((len(facts), self._embedder.dims), dtype=np.float32)
+        missing: list[int] = []
+        for position, fact in enumerate(facts):
+            row = stored.get(fact.record_id)
+            if row is not None and row.content_hash == fact.content_hash:
+                matrix[position] = vector_from_bytes(row.vector)
+            else:
+                missing.append(position)
+        if missing:
+            # Facts written by a process without the model (or another model): embed them now
+            # and keep the vectors, so the next snapshot does not pay again.
+            fresh = self._embedder.embed([facts[i].text for i in missing])
+            matrix[missing] = fresh
+            store_vectors(
+                self._db, self._embedder.model_id, [facts[i] for i in missing], fresh
+            )
+        return matrix
+
+
+def store_vectors(
+    db: Engine, model_id: str, facts: Sequence[IndexedFact], vectors: np.ndarray
+) -> None:
+    """Best effort: a vector is derived data, so failing to keep it loses nothing."""
+    try:
+        with Session(db, expire_on_commit=False) as session:
+            for fact, vector in zip(facts, vectors, strict=True):
+                session.merge(
+                    tables.EmbeddingRow(
+                        record_id=fact.record_id,
+                        model_id=model_id,
+                        content_hash=fact.content_hash,
+                        vector=vector_to_bytes(vector),
+                    )
+                )
+            session.commit()
+    except Exception:  # noqa: BLE001 - a locked or read-only index must not break a query
+        pass

@@ -1,0 +1,3 @@
+from gno_tui.cli import entry_point
+
+entry_point()

@@ -1,0 +1,165 @@
+"""What each CLI command does, once its arguments are parsed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from engine.errors import MemoryFailure
+from gno_tui.cli import default_caller, default_session, emit_json
+
+
+def open_store(args: argparse.Namespace) -> Any:
+    from engine.factory import open_engine
+
+    return open_engine(home=args.home, db_url=args.db, model=args.model)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.command is None:
+        from gno_tui.launch import open_workbench
+
+        return open_workbench(args)
+    handler = {
+        "remember": cmd_remember,
+        "recall": cmd_recall,
+        "collection": cmd_collection,
+        "review": cmd_review,
+        "reindex": cmd_reindex,
+    }[args.command]
+    return handler(args)
+
+
+def _decision(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """Merge --add / --supersede URI with --decision / --predecessor; contradictions are errors."""
+    implied = "add" if args.add else "supersede" if args.supersede else None
+    if args.add and args.supersede:
+        raise MemoryFailure("MEMORY_DECISION_INVALID",
+                            "--add and --supersede contradict each other; pass one of them.")
+    if implied and args.decision and args.decision != implied:
+        raise MemoryFailure(
+            "MEMORY_DECISION_INVALID",
+            f"--{'add' if args.add else 'supersede'} contradicts --decision {args.decision}; "
+            "pass one of them.")
+    if args.supersede and args.predecessor and args.predecessor != args.supersede:
+        raise MemoryFailure("MEMORY_DECISION_INVALID",
+                            "--supersede and --predecessor name different facts; pass one.")
+    return implied or args.decision, args.supersede or args.predecessor
+
+
+def _read_receipt(path: str | None) -> Any:
+    if path is None:
+        return None
+    try:
+        raw = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MemoryFailure("MEMORY_RECEIPT_INVALID",
+                            f"Cannot read the receipt file {path}: {exc.strerror}. Save a recall "
+                            "with `gno-tui recall ... --json > receipt.json` and pass that file.")
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise MemoryFailure(
+            "MEMORY_RECEIPT_INVALID",
+            f"The receipt file {path} is not JSON ({exc.msg} at line {exc.lineno}). Pass the "
+            "saved output of `gno-tui recall ... --json` or its receipt object.") from exc
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    from engine.remember import RememberRequest
+
+    decision, predecessor = _decision(args)
+    text = sys.stdin.read() if args.text == "-" else args.text
+    request = RememberRequest(
+        text=text, scopes=args.scopes, caller=default_caller(args.caller),
+        session=default_session(args.session), decision=decision, predecessor=predecessor,
+        predecessor_hash=args.predecessor_hash, collection=args.collection, source=args.source,
+        receipt=_read_receipt(args.receipt), derived_from=args.derived_from,
+    )
+    result = open_store(args).remember(request)
+    if args.json:
+        emit_json(result)
+    else:
+        from gno_tui.cli_render import render_remember
+
+        render_remember(result)
+    failed = result.get("sync", {}).get("status") == "failed"
+    return 2 if failed else 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    from engine.recall import RecallRequest
+
+    request = RecallRequest(
+        query=args.query, scopes=args.scopes, caller=default_caller(args.caller),
+        session=default_session(args.session), max_facts=args.max_facts,
+        max_tokens=args.max_tokens, collection=args.collection, egress=args.egress,
+    )
+    store = open_store(args)
+    result = store.recall_ob1(request) if args.format == "ob1" else store.recall(request)
+    if args.json:
+        emit_json(result)
+    else:
+        from gno_tui.cli_render import render_recall
+
+        render_recall(result, args.format)
+    return 0
+
+
+def cmd_collection(args: argparse.Namespace) -> int:
+    from gno_tui.cli_render import collection_json, render_collections
+
+    if args.action is None:
+        raise MemoryFailure("MEMORY_USAGE_INVALID",
+                            "Name an action: gno-tui collection add|list|set-policy (see --help).")
+    store = open_store(args)
+    if args.action == "add":
+        rows = [store.add_collection(args.name, path=args.path, policy=args.policy)]
+    elif args.action == "set-policy":
+        store.require_collection(args.name)
+        rows = [store.set_policy(args.name, args.policy, actor=default_caller(None))]
+    else:
+        rows = sorted(store.collections_by_name().values(), key=lambda r: r.name)
+    if args.json:
+        listing = [collection_json(row) for row in rows]
+        emit_json({"collections": listing} if args.action == "list" else listing[0])
+    else:
+        render_collections(rows)
+    return 0
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    if not args.list:
+        from gno_tui.launch import open_workbench
+
+        return open_workbench(args, screen="review")
+    from engine.review import list_proposals
+
+    proposals = list_proposals(open_store(args), state=None if args.all else "pending")
+    if args.json:
+        emit_json({"proposals": proposals})
+    else:
+        from gno_tui.cli_render import render_proposals
+
+        render_proposals(proposals)
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    from gno_tui.cli_render import progress_reporter
+
+    store = open_store(args)
+    with progress_reporter(enabled=not args.json, label="Reindexing fact files") as progress:
+        report = store.reindex(progress)
+    if args.json:
+        emit_json(report)
+    else:
+        print(f"{report['indexed']} facts indexed from {report['files']} files: "
+              f"{report['added']} added, {report['changed']} changed, "
+              f"{report['removed']} removed.")
+        for problem in report["problems"]:
+            print(f"  skipped: {problem}")
+    return 0
