@@ -133,6 +133,15 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example:\n  gno-tui reindex --json",
     )
     _common(reindex)
+
+    mcp = commands.add_parser(
+        "mcp", formatter_class=_formatter, help="serve the memory to agents over MCP (stdio)",
+        description="An MCP server over stdio. By default it is propose-only: an agent's add or "
+        "supersede waits in the review queue for a person; --enable-write lets writes through.",
+        epilog="examples:\n  gno-tui --home ~/agent-memory mcp\n  gno-tui mcp --enable-write",
+    )
+    mcp.add_argument("--enable-write", action="store_true",
+                     help="apply agents' add/supersede directly instead of queueing them")
     return parser
 
 

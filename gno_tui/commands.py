@@ -29,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
         "collection": cmd_collection,
         "review": cmd_review,
         "reindex": cmd_reindex,
+        "mcp": cmd_mcp,
     }[args.command]
     return handler(args)
 
@@ -162,4 +163,11 @@ def cmd_reindex(args: argparse.Namespace) -> int:
               f"{report['removed']} removed.")
         for problem in report["problems"]:
             print(f"  skipped: {problem}")
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from gno_tui.mcp_server import serve
+
+    serve(open_store(args), enable_write=args.enable_write)
     return 0
