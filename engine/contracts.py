@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import fastjsonschema
 from jsonschema import Draft7Validator, Draft202012Validator, FormatChecker
 from jsonschema.protocols import Validator
 
@@ -46,13 +48,23 @@ def schema_errors(name: str, document: Any) -> list[str]:
     ]
 
 
+@cache
+def compiled_validator(name: str) -> Callable[[Any], Any]:
+    """A compiled validator for the hot path (~0.01 ms a result instead of ~8 ms with the
+    reference implementation, which the tests use as the independent check). The seeds'
+    keywords mean the same in draft-07 and 2020-12, so both compile as draft-07."""
+    schema = {**load_schema(name), "$schema": "http://json-schema.org/draft-07/schema#"}
+    return fastjsonschema.compile(schema)  # type: ignore[no-any-return]
+
+
 def ensure_valid(name: str, document: dict[str, Any]) -> dict[str, Any]:
     """Refuse to hand out a result that breaks its contract: that is our bug, reported as such."""
-    errors = schema_errors(name, document)
-    if errors:
+    try:
+        compiled_validator(name)(document)
+    except fastjsonschema.JsonSchemaException as exc:
         raise MemoryFailure(
             "MEMORY_INTERNAL",
-            f"gno-tui built a {name} result that breaks its schema ({errors[0]}); "
+            f"gno-tui built a {name} result that breaks its schema ({exc.message}); "
             "please report this with the command you ran.",
-        )
+        ) from exc
     return document

@@ -26,7 +26,7 @@ class Tiers:
 
 
 SEMANTIC_TIERS = Tiers(exact=0.95, likely=0.85, weak=0.70)
-LEXICAL_TIERS = Tiers(exact=0.95, likely=0.80, weak=0.60)
+LEXICAL_TIERS = Tiers(exact=0.94, likely=0.82, weak=0.58)
 MAX_CANDIDATES = 8
 # In lexical mode rapidfuzz runs on the BM25 shortlist only (it is too slow for a whole store).
 LEXICAL_SHORTLIST = 64

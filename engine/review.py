@@ -132,14 +132,17 @@ def decide(engine: MemoryEngine, decision: Decision) -> dict[str, Any]:
     return result or decided
 
 
-def _rewrite_workbench(engine: MemoryEngine, row: tables.FactRow, key: str,
-                       value: Any | None) -> None:
+def _rewrite_workbench(engine: MemoryEngine, row: tables.FactRow,
+                       updates: dict[str, Any | None]) -> None:
+    """Set (or, with None, drop) keys under the fact file's `workbench:`; the file stays
+    canonical, so every curation change lands there before the index."""
     path = Path(engine.collection_root(row.collection)) / row.rel_path
     fact = parse_fact_file(path.read_text(encoding="utf-8"), where=str(path))
-    if value is None:
-        fact.workbench.pop(key, None)
-    else:
-        fact.workbench[key] = value
+    for key, value in updates.items():
+        if value is None:
+            fact.workbench.pop(key, None)
+        else:
+            fact.workbench[key] = value
     write_atomically(path, fact.render())
 
 
@@ -150,8 +153,8 @@ def retire(engine: MemoryEngine, *, ref: str, actor: str, reason: str) -> None:
     now = engine.now()
     with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
         row = _current(session, ref)
-        _rewrite_workbench(engine, row, "retired", {"at": iso_utc(now), "by": actor,
-                                                    "reason": reason.strip()})
+        _rewrite_workbench(engine, row, {"retired": {"at": iso_utc(now), "by": actor,
+                                                     "reason": reason.strip()}})
         row.retired_at, row.retired_by, row.retired_reason = now, actor, reason.strip()
         row.workbench = {**row.workbench, "retired": {"at": iso_utc(now), "by": actor,
                                                       "reason": reason.strip()}}
@@ -167,7 +170,7 @@ def restore(engine: MemoryEngine, *, ref: str, actor: str) -> None:
         row = get_fact(session, ref=ref)
         if row is None or row.retired_at is None:
             raise MemoryFailure("MEMORY_NOT_FOUND", f"No retired fact {ref}.")
-        _rewrite_workbench(engine, row, "retired", None)
+        _rewrite_workbench(engine, row, {"retired": None})
         row.retired_at = row.retired_by = row.retired_reason = None
         row.workbench = {k: v for k, v in row.workbench.items() if k != "retired"}
         session.add(tables.DecisionRow(at=now, actor=actor, action="restore", target=row.uri,
@@ -192,3 +195,40 @@ def decision_log(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, An
                                .limit(limit)).all()
         return [{"id": r.id, "at": iso_utc(r.at) if r.at else None, "actor": r.actor,
                  "action": r.action, "target": r.target, "detail": r.detail} for r in rows]
+
+
+def set_curation(engine: MemoryEngine, *, ref: str, actor: str, action: str,
+                 changes: dict[str, dict[str, Any]]) -> None:
+    """Merge OB1 curation fields (provenance / usePolicy / freshness) into a fact, in its file
+    and its row, and log who changed what."""
+    now = engine.now()
+    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
+        row = get_fact(session, ref=ref)
+        if row is None:
+            raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}.")
+        before = {key: dict(row.workbench.get(key, {})) for key in changes}
+        merged = dict(row.workbench)
+        for key, values in changes.items():
+            merged[key] = {**merged.get(key, {}), **values}
+        _rewrite_workbench(engine, row, {key: merged[key] for key in changes})
+        row.workbench = merged
+        session.add(tables.DecisionRow(at=now, actor=actor, action=action, target=row.uri,
+                                       detail={"before": before, "after": changes}))
+        bump_generation(session)
+        session.commit()
+
+
+def confirm(engine: MemoryEngine, *, ref: str, actor: str) -> None:
+    """A person vouches for a fact: user_confirmed, usable as instruction, freshness reset."""
+    set_curation(engine, ref=ref, actor=actor, action="confirm", changes={
+        "provenance": {"status": "user_confirmed", "confidence": 1.0},
+        "usePolicy": {"canUseAsInstruction": True, "canUseAsEvidence": True,
+                      "requiresUserConfirmation": False},
+        "freshness": {"lastConfirmedAt": iso_utc(engine.now())},
+    })
+
+
+def mark_stale(engine: MemoryEngine, *, ref: str, actor: str) -> None:
+    """Stale from now on: shown as needing attention until a person confirms it again."""
+    set_curation(engine, ref=ref, actor=actor, action="mark-stale",
+                 changes={"freshness": {"staleAfter": iso_utc(engine.now())}})

@@ -1,0 +1,231 @@
+"""Read-only views for curation surfaces (the workbench, `gno-tui review --list`, exports):
+pages of facts with their state, a fact's chain, receipts with usage, near-duplicate pairs,
+fence previews and effective egress policy. Nothing here writes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import func, or_, select
+from sqlalchemy.orm import Session
+
+from engine import tables
+from engine.errors import MemoryFailure
+from engine.matching import LEXICAL_TIERS, SEMANTIC_TIERS, tier_of
+from engine.lexical import similarity as lexical_similarity
+from engine.normalize import POLICY_STRICTNESS, content_hash, digest_of
+from engine.receipts import ReceiptCheck, check_stored_receipt, public_receipt
+from engine.records import get_fact
+
+if TYPE_CHECKING:
+    from engine.store import MemoryEngine
+
+STATUSES = ("current", "superseded", "retired", "expired")
+
+
+def status_of(row: tables.FactRow, now: datetime) -> str:
+    if row.superseded_by:
+        return "superseded"
+    if row.retired_at:
+        return "retired"
+    if row.expires_at is not None and row.expires_at <= now:
+        return "expired"
+    return "current"
+
+
+@dataclass(frozen=True)
+class FactPage:
+    rows: list[tables.FactRow]
+    total: int  # how many facts match the filter, across all pages
+
+
+def _filtered(query: Any, *, status: str | None, scope: str | None, collection: str | None,
+              text: str | None, now: datetime) -> Any:
+    fact = tables.FactRow
+    if scope:
+        query = query.where(fact.record_id.in_(  # type: ignore[attr-defined]
+            select(tables.FactScopeRow.record_id).where(tables.FactScopeRow.scope == scope)))
+    if collection:
+        query = query.where(fact.collection == collection)
+    if text:
+        query = query.where(fact.text.ilike(f"%{text}%"))  # type: ignore[attr-defined]
+    not_expired = or_(fact.expires_at.is_(None), fact.expires_at > now)  # type: ignore[union-attr,operator]
+    if status == "current":
+        query = query.where(fact.superseded_by.is_(None), fact.retired_at.is_(None),  # type: ignore[union-attr]
+                            not_expired)
+    elif status == "superseded":
+        query = query.where(fact.superseded_by.is_not(None))  # type: ignore[union-attr]
+    elif status == "retired":
+        query = query.where(fact.retired_at.is_not(None))  # type: ignore[union-attr]
+    elif status == "expired":
+        query = query.where(fact.expires_at <= now)  # type: ignore[operator]
+    return query
+
+
+def list_facts(engine: MemoryEngine, *, status: str | None = None, scope: str | None = None,
+               collection: str | None = None, text: str | None = None, offset: int = 0,
+               limit: int = 200) -> FactPage:
+    """One page of facts, newest first; the total counts every match so a UI can page lazily."""
+    now = engine.now()
+    options = {"status": status, "scope": scope, "collection": collection, "text": text,
+               "now": now}
+    with Session(engine.db, expire_on_commit=False) as session:
+        total = session.scalar(_filtered(select(func.count()).select_from(tables.FactRow),
+                                         **options)) or 0
+        rows = session.scalars(
+            _filtered(select(tables.FactRow), **options)
+            .order_by(tables.FactRow.created_at.desc(), tables.FactRow.record_id)  # type: ignore[union-attr]
+            .offset(offset).limit(limit)
+        ).all()
+    return FactPage(list(rows), int(total))
+
+
+def status_counts(engine: MemoryEngine) -> dict[str, int]:
+    now = engine.now()
+    with Session(engine.db) as session:
+        return {
+            status: int(session.scalar(_filtered(
+                select(func.count()).select_from(tables.FactRow), status=status, scope=None,
+                collection=None, text=None, now=now)) or 0)
+            for status in STATUSES
+        }
+
+
+def known_scopes(engine: MemoryEngine) -> list[str]:
+    with Session(engine.db) as session:
+        return list(session.scalars(
+            select(tables.FactScopeRow.scope).distinct().order_by(tables.FactScopeRow.scope)))
+
+
+def fact_row(engine: MemoryEngine, ref: str) -> tables.FactRow:
+    with Session(engine.db, expire_on_commit=False) as session:
+        row = get_fact(session, ref=ref)
+    if row is None:
+        raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}.")
+    return row
+
+
+def chain(engine: MemoryEngine, ref: str) -> list[tables.FactRow]:
+    """The supersession chain through `ref`, oldest first (predecessors, it, successors)."""
+    with Session(engine.db, expire_on_commit=False) as session:
+        row = get_fact(session, ref=ref)
+        if row is None:
+            raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}.")
+        older: list[tables.FactRow] = []
+        cursor = row
+        seen = {row.record_id}
+        while cursor.supersedes:
+            previous = get_fact(session, ref=cursor.supersedes[0])
+            if previous is None or previous.record_id in seen:
+                break
+            older.insert(0, previous)
+            seen.add(previous.record_id)
+            cursor = previous
+        newer: list[tables.FactRow] = []
+        cursor = row
+        while cursor.superseded_by and cursor.superseded_by not in seen:
+            following = get_fact(session, ref=cursor.superseded_by)
+            if following is None:
+                break
+            newer.append(following)
+            seen.add(following.record_id)
+            cursor = following
+    return [*older, row, *newer]
+
+
+def current_at(versions: Sequence[tables.FactRow], moment: datetime) -> tables.FactRow | None:
+    """Which version of a chain was current at `moment` (record time)."""
+    found = None
+    for version in versions:
+        if version.created_at is not None and version.created_at <= moment:
+            found = version
+    if found is not None and found.retired_at is not None and found.retired_at <= moment:
+        return None
+    return found
+
+
+def recent_receipts(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, Any]]:
+    with Session(engine.db) as session:
+        rows = session.scalars(
+            select(tables.ReceiptRow)
+            .order_by(tables.ReceiptRow.issued_at.desc())  # type: ignore[union-attr]
+            .limit(limit)).all()
+        return [public_receipt(row) for row in rows]
+
+
+def verify_receipt(engine: MemoryEngine, receipt: dict[str, Any]) -> ReceiptCheck:
+    with Session(engine.db) as session:
+        return check_stored_receipt(session, receipt, engine.now())
+
+
+def fence_preview(receipt: dict[str, Any], text: str) -> bool:
+    """Would remembering `text` with this receipt be fenced as a replay?"""
+    return content_hash(text) in receipt.get("spanHashes", [])
+
+
+def recall_usage(engine: MemoryEngine, record_id: str) -> tuple[int, str | None]:
+    """How many stored receipts name this fact, and the caller of the latest one."""
+    with Session(engine.db) as session:
+        rows = session.scalars(select(tables.ReceiptRow).order_by(
+            tables.ReceiptRow.issued_at.desc())).all()  # type: ignore[union-attr]
+    hits = [row for row in rows if record_id in row.memory_ids]
+    return len(hits), hits[0].caller if hits else None
+
+
+def effective_policy(engine: MemoryEngine, names: Sequence[str]) -> dict[str, Any]:
+    """The egress lineage a recall over these collections would carry."""
+    collections = engine.collections_by_name()
+    sources = [
+        {"collection": n, "policy": collections[n].policy, "source": collections[n].policy_source}
+        for n in sorted(set(names)) if n in collections
+    ]
+    if not sources:
+        raise MemoryFailure("MEMORY_COLLECTION_NOT_FOUND", "Choose at least one collection.")
+    strictest = min((s["policy"] for s in sources), key=lambda p: POLICY_STRICTNESS[p])
+    return {"effectivePolicy": strictest, "digest": digest_of(sources), "sources": sources}
+
+
+@dataclass(frozen=True)
+class DuplicatePair:
+    left: Any  # IndexedFact
+    right: Any
+    similarity: float
+    tier: str
+    method: str
+
+
+def duplicate_pairs(engine: MemoryEngine, *, scope: str, limit: int = 200) -> list[DuplicatePair]:
+    """Near-duplicate pairs among the current facts of a scope, with the remember tiers."""
+    snapshot = engine.snapshot()
+    mask = snapshot.visible(scopes=[scope], collections=None, now=engine.now())
+    positions = np.flatnonzero(mask)
+    pairs: list[DuplicatePair] = []
+    if snapshot.vectors is not None and len(positions) > 1:
+        block = snapshot.vectors[positions]
+        sims = np.clip(block @ block.T, 0, 1)
+        upper = np.triu(sims, k=1)
+        for i, j in zip(*np.nonzero(upper >= SEMANTIC_TIERS.weak), strict=True):
+            left, right = snapshot.facts[positions[i]], snapshot.facts[positions[j]]
+            if left.collection != right.collection:
+                continue
+            score = float(upper[i, j])
+            pairs.append(DuplicatePair(left, right, round(score, 4),
+                                       tier_of(score, SEMANTIC_TIERS) or "weak", "semantic"))
+    elif len(positions) > 1:
+        for a_index, a in enumerate(positions):
+            left = snapshot.facts[a]
+            scores = snapshot.lexical.scores(left.text)
+            for b in positions[a_index + 1:]:
+                right = snapshot.facts[b]
+                if scores[b] <= 0 or left.collection != right.collection:
+                    continue
+                score = lexical_similarity(left.text, right.text)
+                tier = tier_of(score, LEXICAL_TIERS)
+                if tier:
+                    pairs.append(DuplicatePair(left, right, round(score, 4), tier, "lexical"))
+    pairs.sort(key=lambda p: -p.similarity)
+    return pairs[:limit]

@@ -1,0 +1,309 @@
+"""Shared fixtures: schema checks, temporary stores, a tiny static model, and a CLI runner.
+
+Every remember/recall result any test sees goes through `valid` (engine) or `cli` (CLI),
+which assert that it validates against the seed schemas (DESIGN.md section 1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from engine.contracts import schema_errors
+from engine.embeddings import EmbedderStatus, StaticModelEmbedder
+from engine.errors import ERROR_CODES
+from engine.factory import open_engine
+from engine.recall import RecallRequest
+from engine.remember import RememberRequest
+from engine.store import MemoryEngine
+
+NO_MODEL_REASON = "no model in this test (lexical mode)"
+CALLER = "test:agent"
+SESSION = "test-session"
+
+# The words the tiny model knows; anything else is dropped by its word-level tokenizer.
+TINY_VOCAB = (
+    "[UNK] [PAD] alice bob carol drinks likes prefers green black tea coffee water lives in "
+    "paris lyon berlin moved to the a deadline project is on friday monday zebra stripes "
+    "savanna quiet note fact"
+).split()
+
+
+# -- schema checks ----------------------------------------------------------------------------
+
+
+def assert_valid(kind: str, document: Any) -> Any:
+    """`kind` is remember, recall or ob1_recall; returns the document for chaining."""
+    errors = schema_errors(kind, document)
+    assert not errors, f"{kind} result breaks its schema: {errors}\n{document!r}"
+    return document
+
+
+@pytest.fixture
+def valid() -> Callable[[str, Any], Any]:
+    return assert_valid
+
+
+# -- the tiny model ---------------------------------------------------------------------------
+
+
+def build_tiny_model(dims: int = 16, seed: int = 7) -> Any:
+    """A model2vec StaticModel over a word-level vocabulary with random vectors, built the way
+    model2vec's own tests build theirs (no download, no teacher)."""
+    from model2vec import StaticModel
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from tokenizers.normalizers import Lowercase
+    from tokenizers.pre_tokenizers import Whitespace
+
+    vocab = {word: index for index, word in enumerate(TINY_VOCAB)}
+    tokenizer = Tokenizer(WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tokenizer.normalizer = Lowercase()
+    tokenizer.pre_tokenizer = Whitespace()
+    vectors = np.random.default_rng(seed).standard_normal((len(vocab), dims)).astype(np.float32)
+    return StaticModel(vectors=vectors, tokenizer=tokenizer, normalize=True)
+
+
+@pytest.fixture(scope="session")
+def tiny_model() -> Any:
+    return build_tiny_model()
+
+
+@pytest.fixture(scope="session")
+def tiny_embedder(tiny_model: Any) -> StaticModelEmbedder:
+    return StaticModelEmbedder(tiny_model, "tiny-test")
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tiny_model: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model saved as a model2vec folder, for CLI runs that test semantics."""
+    folder = tmp_path_factory.mktemp("tiny-model")
+    tiny_model.save_pretrained(str(folder))
+    assert (folder / "model.safetensors").is_file()
+    return folder
+
+
+# -- engines ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+def _open(home: Path, status: EmbedderStatus) -> MemoryEngine:
+    return open_engine(home=home, embedder_status=status)
+
+
+@pytest.fixture
+def engine(home: Path) -> Iterator[MemoryEngine]:
+    """A lexical-mode engine (no model) on a temporary home."""
+    store = _open(home, EmbedderStatus(None, NO_MODEL_REASON))
+    yield store
+    store.db.dispose()
+
+
+@pytest.fixture
+def semantic_engine(home: Path, tiny_embedder: StaticModelEmbedder) -> Iterator[MemoryEngine]:
+    store = _open(home, EmbedderStatus(tiny_embedder))
+    yield store
+    store.db.dispose()
+
+
+class Client:
+    """Calls the engine with test defaults and validates every result against its schema."""
+
+    def __init__(self, engine: MemoryEngine) -> None:
+        self.engine = engine
+
+    def remember(
+        self, text: str | None, scopes: Sequence[str] | None = ("s",), *, decision: str = "add",
+        hold_writes: bool = False, origin: str = "cli", **fields: Any
+    ) -> dict[str, Any]:
+        fields.setdefault("caller", CALLER)
+        fields.setdefault("session", SESSION)
+        request = RememberRequest(
+            text=text, scopes=list(scopes) if scopes is not None else None, decision=decision,
+            **fields,
+        )
+        result = self.engine.remember(request, hold_writes=hold_writes, origin=origin)
+        return assert_valid("remember", result)  # type: ignore[no-any-return]
+
+    def add(self, text: str, *scopes: str, **fields: Any) -> dict[str, Any]:
+        result = self.remember(text, scopes or ("s",), **fields)
+        assert result["outcome"] == "added", result
+        assert result["sync"] == {"status": "completed"}
+        return result
+
+    def supersede(self, old: dict[str, Any], text: str, scopes: Sequence[str] | None = None,
+                  **fields: Any) -> dict[str, Any]:
+        record = old["record"] if "record" in old else old
+        return self.remember(text, scopes, decision="supersede", predecessor=record["uri"],
+                             predecessor_hash=record["contentHash"], **fields)
+
+    def recall(self, query: str, scopes: Sequence[str] = ("s",), **fields: Any) -> dict[str, Any]:
+        fields.setdefault("caller", CALLER)
+        fields.setdefault("session", SESSION)
+        result = self.engine.recall(RecallRequest(query=query, scopes=list(scopes), **fields))
+        return assert_valid("recall", result)  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def client(engine: MemoryEngine) -> Client:
+    return Client(engine)
+
+
+@pytest.fixture
+def semantic_client(semantic_engine: MemoryEngine) -> Client:
+    return Client(semantic_engine)
+
+
+# -- looking at a store from the outside ------------------------------------------------------
+
+
+@dataclass
+class StoreProbe:
+    """What is on disk (fact files) and in the SQLite index, read without the engine."""
+
+    home: Path
+
+    def files(self) -> list[Path]:
+        return sorted(self.home.glob("collections/*/facts/*/mem-*.md"))
+
+    def file_texts(self) -> str:
+        return "\n".join(path.read_text(encoding="utf-8") for path in self.files())
+
+    def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        db = self.home / "index.sqlite"
+        if not db.exists():
+            return []
+        with sqlite3.connect(db, timeout=10) as connection:
+            return connection.execute(sql, params).fetchall()
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(record_id, text) of every row of the facts table."""
+        return [tuple(r) for r in self.query("SELECT record_id, text FROM facts")]  # type: ignore[misc]
+
+    def state(self) -> tuple[int, int]:
+        return len(self.files()), len(self.rows())
+
+    def assert_nothing_written(self, before: tuple[int, int], text: str | None = None) -> None:
+        assert self.state() == before, "a rejected call wrote a fact file or an index row"
+        if text:
+            assert text not in self.file_texts()
+            assert all(text != row_text for _, row_text in self.rows())
+
+
+@pytest.fixture
+def probe(home: Path) -> StoreProbe:
+    return StoreProbe(home)
+
+
+# -- the CLI ----------------------------------------------------------------------------------
+
+
+def console_script() -> str:
+    beside = Path(sys.executable).parent / "gno-tui"
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("gno-tui")
+    assert found, "the gno-tui console script is not installed"
+    return found
+
+
+@dataclass
+class CliResult:
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    doc: Any = field(default=None)
+
+    @property
+    def error(self) -> dict[str, str] | None:
+        if isinstance(self.doc, dict) and "error" in self.doc:
+            return self.doc["error"]  # type: ignore[no-any-return]
+        return None
+
+
+def cli_env(model: str | Path | None = None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GNO_TUI_")}
+    env["GNO_TUI_MODEL"] = str(model) if model else "/nonexistent/gno-tui-test-model"
+    env["GNO_TUI_CALLER"] = CALLER
+    env["GNO_TUI_SESSION"] = SESSION
+    env.update(extra)
+    return env
+
+
+def check_cli_output(args: Sequence[str], returncode: int, stdout: str, stderr: str) -> CliResult:
+    """Parse --json output; every remember/recall result is validated, every error is the
+    contract's `{"error": {code, message}}` with the exit code its code maps to."""
+    from engine.errors import exit_code_for
+
+    result = CliResult(list(args), returncode, stdout, stderr)
+    if "--json" not in args or not stdout.strip():
+        return result
+    result.doc = json.loads(stdout)
+    if result.error is not None:
+        assert set(result.doc) == {"error"}
+        assert set(result.error) == {"code", "message"}
+        assert result.error["code"] in ERROR_CODES
+        assert result.error["message"].strip()
+        assert returncode == exit_code_for(result.error["code"]), (returncode, result.doc)
+        return result
+    command = next((a for a in args if a in ("remember", "recall")), None)
+    if command == "remember":
+        assert_valid("remember", result.doc)
+    elif command == "recall":
+        ob1 = "--format" in args and args[list(args).index("--format") + 1] == "ob1"
+        assert_valid("ob1_recall" if ob1 else "recall", result.doc)
+    return result
+
+
+class Cli:
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.script = console_script()
+
+    def argv(self, args: Sequence[str], home: Path | None) -> list[str]:
+        return [self.script, "--home", str(home or self.home), *args]
+
+    def __call__(
+        self, *args: str, home: Path | None = None, env: dict[str, str] | None = None,
+        stdin: str | None = None, timeout: float = 60,
+    ) -> CliResult:
+        argv = self.argv(args, home)
+        done = subprocess.run(argv, input=stdin, capture_output=True, text=True,
+                              env=env or cli_env(), timeout=timeout, check=False)
+        return check_cli_output(args, done.returncode, done.stdout, done.stderr)
+
+    def start(self, *args: str, home: Path | None = None,
+              env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        return subprocess.Popen(self.argv(args, home), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env or cli_env())
+
+    @staticmethod
+    def finish(args: Sequence[str], process: subprocess.Popen[str],
+               timeout: float = 60) -> CliResult:
+        stdout, stderr = process.communicate(timeout=timeout)
+        return check_cli_output(args, process.returncode, stdout, stderr)
+
+    def many(self, calls: Sequence[Sequence[str]]) -> list[CliResult]:
+        """Run independent calls in parallel (each is its own process); results in order."""
+        started = [(call, self.start(*call)) for call in calls]
+        return [self.finish(call, process) for call, process in started]
+
+
+@pytest.fixture
+def cli(home: Path) -> Cli:
+    return Cli(home)
