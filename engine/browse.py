@@ -10,14 +10,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import func, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from engine import tables
 from engine.errors import MemoryFailure
 from engine.matching import LEXICAL_TIERS, SEMANTIC_TIERS, tier_of
 from engine.lexical import similarity as lexical_similarity
-from engine.normalize import POLICY_STRICTNESS, content_hash, digest_of
+from engine.normalize import POLICY_STRICTNESS, content_hash, digest_of, iso_utc
 from engine.receipts import ReceiptCheck, check_stored_receipt, public_receipt
 from engine.records import get_fact
 
@@ -44,7 +44,7 @@ class FactPage:
 
 
 def _filtered(query: Any, *, status: str | None, scope: str | None, collection: str | None,
-              text: str | None, now: datetime) -> Any:
+              text: str | None, now: datetime, invert: bool = False) -> Any:
     fact = tables.FactRow
     if scope:
         query = query.where(fact.record_id.in_(  # type: ignore[attr-defined]
@@ -52,7 +52,8 @@ def _filtered(query: Any, *, status: str | None, scope: str | None, collection: 
     if collection:
         query = query.where(fact.collection == collection)
     if text:
-        query = query.where(fact.text.ilike(f"%{text}%"))  # type: ignore[attr-defined]
+        words = [fact.text.ilike(f"%{word}%") for word in text.split()]  # type: ignore[attr-defined]
+        query = query.where(~and_(*words) if invert else and_(*words))
     not_expired = or_(fact.expires_at.is_(None), fact.expires_at > now)  # type: ignore[union-attr,operator]
     if status == "current":
         query = query.where(fact.superseded_by.is_(None), fact.retired_at.is_(None),  # type: ignore[union-attr]
@@ -67,12 +68,13 @@ def _filtered(query: Any, *, status: str | None, scope: str | None, collection: 
 
 
 def list_facts(engine: MemoryEngine, *, status: str | None = None, scope: str | None = None,
-               collection: str | None = None, text: str | None = None, offset: int = 0,
-               limit: int = 200) -> FactPage:
-    """One page of facts, newest first; the total counts every match so a UI can page lazily."""
+               collection: str | None = None, text: str | None = None, invert: bool = False,
+               offset: int = 0, limit: int = 200) -> FactPage:
+    """One page of facts, newest first; the total counts every match so a UI can page lazily.
+    `text` keeps facts containing every word (`invert`: facts that do not)."""
     now = engine.now()
     options = {"status": status, "scope": scope, "collection": collection, "text": text,
-               "now": now}
+               "now": now, "invert": invert}
     with Session(engine.db, expire_on_commit=False) as session:
         total = session.scalar(_filtered(select(func.count()).select_from(tables.FactRow),
                                          **options)) or 0
@@ -81,6 +83,51 @@ def list_facts(engine: MemoryEngine, *, status: str | None = None, scope: str | 
             .order_by(tables.FactRow.created_at.desc(), tables.FactRow.record_id)  # type: ignore[union-attr]
             .offset(offset).limit(limit)
         ).all()
+    return FactPage(list(rows), int(total))
+
+
+# How many recent facts the typo-tolerant fallback of `search_facts` looks through.
+FUZZY_WINDOW = 5000
+
+
+def search_facts(engine: MemoryEngine, *, text: str, status: str | None = None,
+                 scope: str | None = None, collection: str | None = None,
+                 limit: int = 200) -> FactPage:
+    """Filter as you type: facts containing every word; when none does, the recent facts
+    closest to the text by rapidfuzz (so a typo still finds its fact)."""
+    page = list_facts(engine, status=status, scope=scope, collection=collection, text=text,
+                      limit=limit)
+    if page.total or not text.strip():
+        return page
+    from rapidfuzz import fuzz, process
+
+    window = list_facts(engine, status=status, scope=scope, collection=collection,
+                        limit=FUZZY_WINDOW).rows
+    found = process.extract(text.lower(), [row.text.lower() for row in window],
+                            scorer=fuzz.partial_ratio, score_cutoff=75, limit=limit)
+    return FactPage([window[index] for _, _, index in found], len(found))
+
+
+def _attention_clause(now: datetime) -> Any:
+    workbench = tables.FactRow.workbench
+    unconfirmed = workbench["usePolicy"]["requiresUserConfirmation"].as_boolean()  # type: ignore[index]
+    # Both sides are ISO 8601 UTC strings of the same shape, so text order is time order.
+    stale = workbench["freshness"]["staleAfter"].as_string() <= iso_utc(now)  # type: ignore[index]
+    return or_(unconfirmed.is_(True), stale)
+
+
+def needs_attention(engine: MemoryEngine, *, offset: int = 0, limit: int = 200) -> FactPage:
+    """Current facts a person should look at: agent facts that still need confirmation, and
+    facts whose freshness has run out (stale_after passed)."""
+    now = engine.now()
+    options = {"status": "current", "scope": None, "collection": None, "text": None, "now": now}
+    with Session(engine.db, expire_on_commit=False) as session:
+        total = session.scalar(_filtered(select(func.count()).select_from(tables.FactRow),
+                                         **options).where(_attention_clause(now))) or 0
+        rows = session.scalars(
+            _filtered(select(tables.FactRow), **options).where(_attention_clause(now))
+            .order_by(tables.FactRow.created_at.desc())  # type: ignore[union-attr]
+            .offset(offset).limit(limit)).all()
     return FactPage(list(rows), int(total))
 
 

@@ -307,3 +307,26 @@ class Cli:
 @pytest.fixture
 def cli(home: Path) -> Cli:
     return Cli(home)
+
+
+# -- factories for module-scoped setups -------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def make_cli() -> type[Cli]:
+    return Cli
+
+
+@pytest.fixture(scope="session")
+def make_probe() -> type[StoreProbe]:
+    return StoreProbe
+
+
+@pytest.fixture(scope="session")
+def make_client() -> Callable[[Path], Client]:
+    """A lexical-mode Client on `home` (the caller disposes `client.engine.db`)."""
+
+    def make(home: Path) -> Client:
+        return Client(_open(home, EmbedderStatus(None, NO_MODEL_REASON)))
+
+    return make

@@ -1,0 +1,105 @@
+"""GnoApp: a thin shell that holds the store, switches screens and watches for changes.
+
+Built by `create_app`, the one factory used by the CLI, the tests and the screenshot script."""
+
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from engine.store import MemoryEngine
+from gno_tui.messages import StoreChanged
+from gno_tui.theme import WORKBENCH_THEME
+from gno_tui.workbench_commands import GLOBAL_COMMANDS, WorkbenchCommand, bindings
+from screens import SCREENS_BY_MODE
+
+# How often the app asks the store whether another process wrote (a cheap one-row read).
+STORE_POLL_SECONDS = 1.0
+
+
+class GnoApp(App[None]):
+    TITLE = "gno-tui"
+    CSS_PATH = "app.tcss"
+    MODES = dict(SCREENS_BY_MODE)
+    BINDINGS = bindings(GLOBAL_COMMANDS)
+
+    def __init__(self, store: MemoryEngine, *, start: str = "library", actor: str | None = None,
+                 read_only: bool = False, watch_store: bool = True) -> None:
+        super().__init__()
+        self.store = store
+        self.actor = actor or f"tui:{_user()}"
+        self.read_only = read_only
+        self._start = start if start in self.MODES else "library"
+        self._watch_store = watch_store
+        self._generation = store.generation()
+
+    def on_mount(self) -> None:
+        self.register_theme(WORKBENCH_THEME)
+        self.theme = WORKBENCH_THEME.name
+        self.switch_mode(self._start)
+        if self._watch_store:
+            self.set_interval(STORE_POLL_SECONDS, self.poll_store)
+
+    def poll_store(self) -> None:
+        self.read_generation()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="store-watch")
+    def read_generation(self) -> None:
+        generation = self.store.generation()
+        if generation != self._generation:
+            self._generation = generation
+            self.call_from_thread(self.screen.post_message, StoreChanged(generation))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place a failed worker becomes something a person sees."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            error = event.worker.error
+            message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
+            self.notify(message, title=getattr(error, "code", "Error"), severity="error",
+                        timeout=8)
+
+    def action_show_screen_help(self) -> None:
+        if self.screen.query("HelpPanel"):
+            self.action_hide_help_panel()
+        else:
+            self.action_show_help_panel()
+
+    def get_system_commands(self, screen: Screen[Any]) -> Any:
+        yield from super().get_system_commands(screen)
+        commands: list[WorkbenchCommand] = [*GLOBAL_COMMANDS,
+                                            *getattr(screen, "COMMANDS_LIST", ())]
+        for command in commands:
+            yield SystemCommand(command.title, command.help,
+                                lambda c=command: self._run_command(c, screen))
+
+    def _run_command(self, command: WorkbenchCommand, screen: Screen[Any]) -> None:
+        if command.action.startswith("app."):
+            self.run_action(command.action.removeprefix("app."))
+        else:
+            screen.run_action(command.action)
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user name in some containers
+        return "unknown"
+
+
+def create_app(*, home: str | Path | None = None, db_url: str | None = None,
+               model: str | Path | None = None, screen: str | None = None,
+               store: MemoryEngine | None = None, read_only: bool = False,
+               watch_store: bool = True) -> GnoApp:
+    """The one way to build the workbench (CLI, tests, screenshots)."""
+    if store is None:
+        from engine.factory import open_engine
+
+        store = open_engine(home=home, db_url=db_url, model=model)
+    return GnoApp(store, start=screen or "library", read_only=read_only,
+                  watch_store=watch_store)

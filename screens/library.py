@@ -1,0 +1,345 @@
+"""Library: every fact, a page at a time, filterable as you type, with a detail pane."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
+
+from engine import browse, review
+from engine.normalize import collapse_text, iso_utc
+from gno_tui.widgets.fact_table import FactTable
+from gno_tui.workbench_commands import WorkbenchCommand, bindings
+from screens.base import WorkbenchScreen
+from screens.reason_prompt import ReasonPrompt
+
+PAGE_SIZE = 200
+TABS = (("all", "All"), ("current", "Current"), ("attention", "Needs attention"),
+        ("superseded", "Superseded"), ("retired", "Retired"), ("expired", "Expired"))
+
+
+@dataclass
+class LibraryFilter:
+    """Parsed from the filter box: `s:scope c:collection st:status` prefixes, `!` to invert,
+    the rest is free text."""
+
+    text: str = ""
+    scope: str | None = None
+    collection: str | None = None
+    status: str | None = None
+    invert: bool = False
+
+    @classmethod
+    def parse(cls, raw: str) -> LibraryFilter:
+        parsed = cls()
+        words = []
+        raw = raw.strip()
+        if raw.startswith("!"):
+            parsed.invert, raw = True, raw[1:]
+        for word in raw.split():
+            key, _, value = word.partition(":")
+            if value and key == "s":
+                parsed.scope = value.lower()
+            elif value and key == "c":
+                parsed.collection = value.lower()
+            elif value and key == "st":
+                parsed.status = value.lower()
+            else:
+                words.append(word)
+        parsed.text = " ".join(words)
+        return parsed
+
+
+@dataclass
+class FactsLoaded(Message):
+    rows: list[Any]
+    total: int
+    offset: int
+    counts: dict[str, int]
+
+
+@dataclass
+class DetailLoaded(Message):
+    record_id: str
+    body: Text
+
+
+class LibraryScreen(WorkbenchScreen):
+    HELP = """
+## Library
+
+Every fact in the store, newest first, a page at a time. Rows that are not current
+(superseded, retired, expired) are dimmed.
+
+- `/` filters as you type: words must all occur; `s:scope`, `c:collection`, `st:status`
+  narrow further; a leading `!` inverts the words. A typo falls back to fuzzy matching.
+- `[` / `]` switch the status tab. *Needs attention* = agent facts awaiting confirmation
+  and stale facts.
+- `c` confirms the fact (user_confirmed), `S` marks it stale, `X` retires it (with a reason),
+  `u` restores a retired fact. Nothing is ever deleted.
+- `enter` opens the fact's supersession chain.
+"""
+
+    CSS = """
+    LibraryScreen {
+        #library-body { height: 1fr; }
+        #library-list { width: 3fr; }
+        #library-detail { width: 2fr; border-left: solid $panel; padding: 0 1; }
+        #library-filter { display: none; }
+        #library-filter.-visible { display: block; }
+        #library-summary { height: 1; padding: 0 1; color: $text-muted; }
+    }
+    """
+
+    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = (
+        WorkbenchCommand("library.filter", "slash", "open_filter", "Filter",
+                         "Filter as you type (s: c: st: prefixes, ! inverts)"),
+        WorkbenchCommand("library.next_tab", "right_square_bracket", "next_tab", "Next tab",
+                         "Next status tab", show=False),
+        WorkbenchCommand("library.prev_tab", "left_square_bracket", "prev_tab", "Prev tab",
+                         "Previous status tab", show=False),
+        WorkbenchCommand("library.confirm", "c", "confirm", "Confirm",
+                         "Confirm the fact: user_confirmed, freshness reset", writes=True),
+        WorkbenchCommand("library.stale", "S", "mark_stale", "Stale",
+                         "Mark the fact stale (needs attention)", writes=True),
+        WorkbenchCommand("library.retire", "X", "retire", "Retire",
+                         "Take the fact out of recall, with a reason", writes=True),
+        WorkbenchCommand("library.restore", "u", "restore", "Restore",
+                         "Bring a retired fact back", writes=True),
+        WorkbenchCommand("library.chain", "enter", "open_chain", "Chain",
+                         "Open the fact's supersession chain", show=False),
+        WorkbenchCommand("library.close_filter", "escape", "close_filter", "Close filter",
+                         "Hide the filter box", show=False),
+    )
+    BINDINGS = bindings(COMMANDS_LIST)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filter = LibraryFilter()
+        self.tab = "all"
+        self.rows: list[Any] = []
+        self.total = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Tabs(*[Tab(label, id=f"tab-{key}") for key, label in TABS], id="library-tabs")
+        yield Input(placeholder="filter: words  s:scope  c:collection  st:status  !invert",
+                    id="library-filter")
+        with Horizontal(id="library-body"):
+            with Vertical(id="library-list"):
+                yield FactTable(id="library-table")
+                yield Static("", id="library-summary")
+            with VerticalScroll(id="library-detail"):
+                yield Static("Select a fact to see every field.", id="library-detail-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(FactTable)
+        table.add_columns("summary", "scopes", "collection", "status", "provenance",
+                          "use policy", "conf.", "created", "caller")
+        table.focus()
+        self.reload()
+
+    # -- loading ------------------------------------------------------------------------
+
+    def refresh_from_store(self) -> None:
+        self.reload()
+
+    def reload(self, offset: int = 0) -> None:
+        self.load_page(self.filter, self.tab, offset)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="library-load")
+    def load_page(self, wanted: LibraryFilter, tab: str, offset: int) -> None:
+        status = wanted.status or (tab if tab in browse.STATUSES else None)
+        if tab == "attention":
+            page = browse.needs_attention(self.store, offset=offset, limit=PAGE_SIZE)
+        elif wanted.text and not wanted.invert and offset == 0:
+            page = browse.search_facts(self.store, text=wanted.text, status=status,
+                                       scope=wanted.scope, collection=wanted.collection,
+                                       limit=PAGE_SIZE)
+        else:
+            page = browse.list_facts(self.store, status=status, scope=wanted.scope,
+                                     collection=wanted.collection, text=wanted.text or None,
+                                     invert=wanted.invert, offset=offset, limit=PAGE_SIZE)
+        counts = browse.status_counts(self.store)
+        counts["attention"] = browse.needs_attention(self.store, limit=1).total
+        self.post_message(FactsLoaded(page.rows, page.total, offset, counts))
+
+    def on_facts_loaded(self, message: FactsLoaded) -> None:
+        table = self.query_one(FactTable)
+        if message.offset == 0:
+            keep = table.cursor_row
+            table.clear()
+            self.rows = []
+        else:
+            keep = None
+        now = self.store.now()
+        for row in message.rows:
+            self.rows.append(row)
+            table.add_row(*fact_cells(row, now), key=row.record_id)
+        self.total = message.total
+        if keep is not None and self.rows:
+            table.move_cursor(row=min(keep, len(self.rows) - 1))
+        for key, label in TABS:
+            count = sum(message.counts.values()) - message.counts.get("attention", 0) \
+                if key == "all" else message.counts.get(key, 0)
+            self.query_one(f"#tab-{key}", Tab).label = f"{label} {count}"
+        self.query_one("#library-summary", Static).update(
+            f"{len(self.rows)} of {self.total} shown" + (" · filter: " + self._filter_text()
+                                                         if self._filter_text() else ""))
+        if not self.rows:
+            self.query_one("#library-detail-body", Static).update(
+                "No fact matches. Agents add facts with `gno-tui remember`; press 2 to "
+                "compose one here.")
+
+    def _filter_text(self) -> str:
+        return self.query_one("#library-filter", Input).value.strip()
+
+    @on(DataTable.RowHighlighted, "#library-table")
+    def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.cursor_row >= len(self.rows) - 20 and len(self.rows) < self.total:
+            self.reload(offset=len(self.rows))
+        if event.row_key.value:
+            self.load_detail(event.row_key.value)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="library-detail")
+    def load_detail(self, record_id: str) -> None:
+        row = browse.fact_row(self.store, record_id)
+        recalled, last_by = browse.recall_usage(self.store, record_id)
+        root = self.store.collection_root(row.collection)
+        self.post_message(DetailLoaded(record_id, detail_text(row, self.store.now(),
+                                                               str(root / row.rel_path),
+                                                               recalled, last_by)))
+
+    def on_detail_loaded(self, message: DetailLoaded) -> None:
+        self.query_one("#library-detail-body", Static).update(message.body)
+
+    # -- filter and tabs ----------------------------------------------------------------
+
+    def action_open_filter(self) -> None:
+        box = self.query_one("#library-filter", Input)
+        box.add_class("-visible")
+        box.focus()
+
+    def action_close_filter(self) -> None:
+        box = self.query_one("#library-filter", Input)
+        if not box.value:
+            box.remove_class("-visible")
+        self.query_one(FactTable).focus()
+
+    @on(Input.Changed, "#library-filter")
+    def filter_changed(self, event: Input.Changed) -> None:
+        self.filter = LibraryFilter.parse(event.value)
+        self.reload()
+
+    @on(Input.Submitted, "#library-filter")
+    def filter_submitted(self) -> None:
+        self.query_one(FactTable).focus()
+
+    @on(Tabs.TabActivated, "#library-tabs")
+    def tab_activated(self, event: Tabs.TabActivated) -> None:
+        self.tab = (event.tab.id or "tab-all").removeprefix("tab-")
+        self.reload()
+
+    def action_next_tab(self) -> None:
+        self.query_one(Tabs).action_next_tab()
+
+    def action_prev_tab(self) -> None:
+        self.query_one(Tabs).action_previous_tab()
+
+    # -- curation -----------------------------------------------------------------------
+
+    def _selected(self) -> Any | None:
+        table = self.query_one(FactTable)
+        if not self.rows or table.cursor_row >= len(self.rows):
+            self.notify("No fact selected.", severity="warning")
+            return None
+        return self.rows[table.cursor_row]
+
+    def action_confirm(self) -> None:
+        if (row := self._selected()) is not None:
+            self.curate("confirm", row.record_id)
+
+    def action_mark_stale(self) -> None:
+        if (row := self._selected()) is not None:
+            self.curate("stale", row.record_id)
+
+    def action_restore(self) -> None:
+        if (row := self._selected()) is not None:
+            self.curate("restore", row.record_id)
+
+    def action_retire(self) -> None:
+        row = self._selected()
+        if row is None:
+            return
+
+        def retire_with(reason: str | None) -> None:
+            if reason:
+                self.curate("retire", row.record_id, reason)
+
+        self.app.push_screen(ReasonPrompt(f"Why retire {row.docid}?"), retire_with)
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="library-curate")
+    def curate(self, what: str, record_id: str, reason: str = "") -> None:
+        if what == "confirm":
+            review.confirm(self.store, ref=record_id, actor=self.actor)
+        elif what == "stale":
+            review.mark_stale(self.store, ref=record_id, actor=self.actor)
+        elif what == "retire":
+            review.retire(self.store, ref=record_id, actor=self.actor, reason=reason)
+        else:
+            review.restore(self.store, ref=record_id, actor=self.actor)
+        self.app.call_from_thread(self.notify, f"{what}: done")
+        self.app.call_from_thread(self.reload)
+
+    def action_open_chain(self) -> None:
+        if (row := self._selected()) is not None:
+            self.app.selected_fact = row.record_id  # type: ignore[attr-defined]
+            if "supersession" in self.app.MODES:  # type: ignore[attr-defined]
+                self.app.switch_mode("supersession")
+
+
+def fact_cells(row: Any, now: Any) -> list[Text]:
+    status = browse.status_of(row, now)
+    style = "" if status == "current" else "dim"
+    provenance = row.workbench.get("provenance", {})
+    policy = row.workbench.get("usePolicy", {})
+    use = ("instr" if policy.get("canUseAsInstruction") else "evid") + (
+        "·confirm?" if policy.get("requiresUserConfirmation") else "")
+    cells = [collapse_text(row.text)[:60], ",".join(row.scopes), row.collection, status,
+             f"{provenance.get('status', '?')}/{provenance.get('createdBy', '?')}", use,
+             f"{float(provenance.get('confidence', 0)):.2f}",
+             iso_utc(row.created_at)[:16].replace("T", " "), row.caller]
+    return [Text(str(cell), style=style) for cell in cells]
+
+
+def detail_text(row: Any, now: Any, path: str, recalled: int, last_by: str | None) -> Text:
+    status = browse.status_of(row, now)
+    lines = Text()
+    lines.append(f"{row.docid}  {status}\n", style="bold")
+    lines.append(f"{row.text}\n\n")
+    fields = [("uri", row.uri), ("scopes", ", ".join(row.scopes)),
+              ("collection", row.collection), ("caller", row.caller),
+              ("session", row.session), ("created", iso_utc(row.created_at)),
+              ("contentHash", row.content_hash), ("source", row.source or "—"),
+              ("file", path), ("supersedes", ", ".join(row.supersedes) or "—"),
+              ("superseded by", row.superseded_by or "—")]
+    if row.retired_at:
+        fields.append(("retired", f"{iso_utc(row.retired_at)} by {row.retired_by}: "
+                                  f"{row.retired_reason}"))
+    if row.expires_at:
+        fields.append(("expires", iso_utc(row.expires_at)))
+    for key in ("provenance", "usePolicy", "freshness"):
+        for name, value in row.workbench.get(key, {}).items():
+            fields.append((f"{key}.{name}", str(value)))
+    fields.append(("recalled", f"{recalled}×" + (f", last by {last_by}" if last_by else "")))
+    for name, value in fields:
+        lines.append(f"{name:>16} ", style="bold cyan")
+        lines.append(f"{value}\n")
+    return lines

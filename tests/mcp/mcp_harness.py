@@ -1,0 +1,91 @@
+"""Helpers for the MCP server tests: official-SDK clients that start the installed console
+script (`gno-tui --home DIR mcp`) over stdio, as an agent's host would, and result checks.
+
+(A module of its own rather than conftest.py: `from conftest import` would be ambiguous next
+to tests/conftest.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from engine.contracts import schema_errors
+from engine.errors import ERROR_CODES
+
+CLIENT_NAME = "pytest-agent"
+CONSOLE_SCRIPT = Path(sys.executable).parent / "gno-tui"
+
+
+def server_env() -> dict[str, str]:
+    """The normal environment, with a model path that does not exist: the server runs in
+    lexical mode and never loads a model."""
+    env = {**os.environ, "GNO_TUI_MODEL": "/nonexistent/gno-tui-test-model"}
+    for name in ("GNO_TUI_HOME", "GNO_TUI_DB", "GNO_TUI_CALLER", "GNO_TUI_SESSION"):
+        env.pop(name, None)
+    return env
+
+
+@asynccontextmanager
+async def mcp_session(
+    home: Path, *, enable_write: bool = False, client_name: str = CLIENT_NAME
+) -> AsyncIterator[ClientSession]:
+    """An initialized ClientSession on a fresh `gno-tui mcp` process."""
+    args = ["--home", str(home), "mcp", *(["--enable-write"] if enable_write else [])]
+    params = StdioServerParameters(command=str(CONSOLE_SCRIPT), args=args, env=server_env())
+    info = types.Implementation(name=client_name, version="1.0")
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, client_info=info, read_timeout_seconds=60) as session:
+            await session.initialize()
+            yield session
+
+
+def assert_valid(kind: str, document: Any) -> dict[str, Any]:
+    errors = schema_errors(kind, document)
+    assert not errors, f"{kind} result breaks the seed schema: {errors}\n{document!r}"
+    return document  # type: ignore[no-any-return]
+
+
+def structured_ok(result: types.CallToolResult, kind: str) -> dict[str, Any]:
+    """A successful tool result: structured content that validates, mirrored as text."""
+    assert not result.is_error, result.structured_content
+    document = result.structured_content
+    assert isinstance(document, dict)
+    assert json.loads(result.content[0].text) == document  # type: ignore[union-attr]
+    return assert_valid(kind, document)
+
+
+def structured_error(result: types.CallToolResult, code: str) -> str:
+    """A tool error whose structured content is exactly {"error": {"code", "message"}}."""
+    assert result.is_error, result.structured_content
+    document = result.structured_content
+    assert isinstance(document, dict)
+    assert set(document) == {"error"}
+    assert set(document["error"]) == {"code", "message"}
+    assert document["error"]["code"] in ERROR_CODES
+    assert document["error"]["code"] == code, document
+    message = document["error"]["message"]
+    assert isinstance(message, str) and len(message) > 20
+    assert "Traceback" not in message and "Traceback" not in result.content[0].text  # type: ignore[union-attr]
+    return message  # type: ignore[no-any-return]
+
+
+def run_cli(home: Path, *args: str) -> dict[str, Any]:
+    completed = subprocess.run(
+        [str(CONSOLE_SCRIPT), "--home", str(home), *args],
+        capture_output=True, text=True, env=server_env(), timeout=60, check=False,
+    )
+    assert completed.returncode == 0, completed.stderr + completed.stdout
+    return json.loads(completed.stdout)  # type: ignore[no-any-return]
+
+
+def fact_files(home: Path) -> list[Path]:
+    return sorted(home.glob("collections/*/facts/*/mem-*.md"))
