@@ -1,0 +1,88 @@
+"""The Library screen driven by real keystrokes over a real SQLite store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import DataTable, Static
+
+from engine import browse, review
+from gno_tui.app import create_app
+
+
+def summary(app: Any) -> str:
+    return str(app.screen.query_one("#library-summary", Static).content)
+
+
+async def settle(pilot: Any) -> None:
+    """Wait until no worker runs (exclusive workers cancel each other, so waiting for each
+    one to complete would fail on the cancelled ones)."""
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if not any(worker.is_running for worker in pilot.app.workers):
+            break
+    await pilot.pause()
+
+
+async def test_filter_as_you_type_confirm_and_retire(engine: Any, client: Any) -> None:
+    client.add("Alice prefers green tea", "user:alice")
+    client.add("Bob lives in Lyon", "user:bob")
+    client.add("The deploy runs on Fridays", "project:x")
+    app = create_app(store=engine, watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert summary(app).startswith("3 of 3")
+        await pilot.press("slash", *"lyon")
+        await settle(pilot)
+        assert summary(app).startswith("1 of 1")
+        # A typo still finds the fact through the fuzzy fallback.
+        await pilot.press(*["backspace"] * 4, *"lyin")
+        await settle(pilot)
+        assert "1 of 1" in summary(app)
+        await pilot.press("escape")  # back to the list, the filter stays
+        await pilot.press("c")
+        await settle(pilot)
+        row = browse.list_facts(engine, text="Lyon").rows[0]
+        assert row.workbench["provenance"]["status"] == "user_confirmed"
+        assert row.workbench["usePolicy"]["requiresUserConfirmation"] is False
+        await pilot.press("X", *"moved away", "enter")
+        await settle(pilot)
+        retired = browse.list_facts(engine, status="retired").rows
+        assert [r.text for r in retired] == ["Bob lives in Lyon"]
+        assert retired[0].retired_reason == "moved away"
+        log = [entry["action"] for entry in review.decision_log(engine)]
+        assert log[:2] == ["retire", "confirm"]
+
+
+async def test_status_tabs_count_and_filter(engine: Any, client: Any) -> None:
+    first = client.add("Carol drinks coffee", "user:carol")
+    client.supersede(first, "Carol drinks water")
+    client.add("Dave likes maps", "user:dave")
+    app = create_app(store=engine, watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        labels = [str(tab.label) for tab in app.screen.query("Tab")]
+        assert "Current 2" in labels and "Superseded 1" in labels
+        # Agent-written facts need confirmation: all current ones are "needs attention".
+        assert "Needs attention 2" in labels
+        await pilot.press("right_square_bracket", "right_square_bracket",
+                          "right_square_bracket")
+        await settle(pilot)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == 1
+        assert "superseded" in str(table.get_row_at(0)[3])
+        await pilot.press("slash", *"s:user:dave")
+        await settle(pilot)
+        assert table.row_count == 0
+
+
+async def test_sees_writes_from_another_process(engine: Any, client: Any) -> None:
+    """The app watches the store's generation and refreshes the open screen."""
+    app = create_app(store=engine, watch_store=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert summary(app).startswith("0 of 0")
+        client.add("Erin joined the infra team", "team:infra")
+        await pilot.pause(1.5)
+        await settle(pilot)
+        assert summary(app).startswith("1 of 1")
