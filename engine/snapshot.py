@@ -68,12 +68,15 @@ class Snapshot:
         self.vectors = vectors  # (n, dims) unit rows, or None without a model
         self.lexical = Bm25Index([fact.text for fact in facts])
         self.positions = {fact.record_id: i for i, fact in enumerate(facts)}
-        self._by_scope: dict[str, list[int]] = {}
-        self._by_collection: dict[str, list[int]] = {}
+        by_scope: dict[str, list[int]] = {}
+        by_collection: dict[str, list[int]] = {}
         for position, fact in enumerate(facts):
             for scope in fact.scopes:
-                self._by_scope.setdefault(scope, []).append(position)
-            self._by_collection.setdefault(fact.collection, []).append(position)
+                by_scope.setdefault(scope, []).append(position)
+            by_collection.setdefault(fact.collection, []).append(position)
+        # Index arrays, not lists: numpy would convert a list on every query.
+        self._by_scope = {k: np.asarray(v, dtype=np.int64) for k, v in by_scope.items()}
+        self._by_collection = {k: np.asarray(v, dtype=np.int64) for k, v in by_collection.items()}
         self._expiry = np.array(
             [fact.expires_at.timestamp() if fact.expires_at else np.inf for fact in facts],
             dtype=np.float64,
@@ -85,11 +88,13 @@ class Snapshot:
         """Mask of facts sharing a scope, in one of `collections` (None: any), not expired."""
         mask = np.zeros(len(self.facts), dtype=bool)
         for scope in scopes:
-            mask[self._by_scope.get(scope, [])] = True
+            if scope in self._by_scope:
+                mask[self._by_scope[scope]] = True
         if collections is not None:
             allowed = np.zeros(len(self.facts), dtype=bool)
             for name in collections:
-                allowed[self._by_collection.get(name, [])] = True
+                if name in self._by_collection:
+                    allowed[self._by_collection[name]] = True
             mask &= allowed
         mask &= self._expiry > now.timestamp()
         return mask
