@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from engine import tables
@@ -44,6 +44,13 @@ class BulkFact:
     source: str | None = None
     created_by: str = "agent"
     workbench: dict[str, Any] = field(default_factory=dict)
+    # Kept as given when restoring from an export; otherwise new ones are made.
+    record_id: str | None = None
+    created_at: str | None = None
+    docid: str | None = None
+    supersedes: list[str] = field(default_factory=list)
+    # Superseded in its source: restored as history, never taken for a duplicate.
+    history: bool = False
 
 
 @dataclass
@@ -71,19 +78,21 @@ def add_many(engine: MemoryEngine, facts: Sequence[BulkFact], *,
         pending: list[tables.FactRow] = []
         for position, (text, scopes, caller, session, fact) in enumerate(checked):
             digest = content_hash(text)
-            key_scopes = seen.setdefault((fact.collection, digest), set())
-            if key_scopes & set(scopes):
-                report.skipped.append(position)
-                continue
-            key_scopes.update(scopes)
-            created_at = iso_utc(engine.now())
-            record_id = new_record_id(content_hash=digest, created_at=created_at,
-                                      caller=caller, session=session)
-            docid = allocate_docid(None, record_id=record_id, taken=taken)  # type: ignore[arg-type]
+            if not fact.history:
+                key_scopes = seen.setdefault((fact.collection, digest), set())
+                if key_scopes & set(scopes):
+                    report.skipped.append(position)
+                    continue
+                key_scopes.update(scopes)
+            created_at = fact.created_at or iso_utc(engine.now())
+            record_id = fact.record_id or new_record_id(
+                content_hash=digest, created_at=created_at, caller=caller, session=session)
+            docid = (fact.docid if fact.docid and fact.docid not in taken else
+                     allocate_docid(None, record_id=record_id, taken=taken))  # type: ignore[arg-type]
             taken.add(docid)
             file = FactFile(record_id=record_id, scopes=scopes, caller=caller, session=session,
                             created_at=created_at, content_hash=digest, text=text,
-                            source=fact.source,
+                            source=fact.source, supersedes=list(fact.supersedes),
                             workbench={"docid": docid, **curation_defaults(fact.created_by),
                                        **fact.workbench})
             day = created_at[:10]
@@ -102,7 +111,28 @@ def add_many(engine: MemoryEngine, facts: Sequence[BulkFact], *,
                 progress(position + 1, len(checked))
         if pending:
             _flush(engine, pending)
+        if any(f.supersedes for f in facts):
+            _link_predecessors(engine, report.added)
     return report
+
+
+def _link_predecessors(engine: MemoryEngine, record_ids: list[str]) -> None:
+    """Mark the predecessors named by the new facts as superseded (oldest successor first),
+    as reindex derives it from the files."""
+    with Session(engine.db, expire_on_commit=False) as session:
+        successors = session.scalars(
+            select(tables.FactRow).where(tables.FactRow.record_id.in_(record_ids))  # type: ignore[attr-defined]
+            .order_by(tables.FactRow.created_at)).all()  # type: ignore[arg-type]
+        for successor in successors:
+            for uri in successor.supersedes:
+                session.execute(
+                    update(tables.FactRow)
+                    .where(tables.FactRow.uri == uri)  # type: ignore[arg-type]
+                    .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
+                    .values(superseded_by=successor.record_id,
+                            superseded_at=successor.created_at))
+        bump_generation(session)
+        session.commit()
 
 
 def _current_hashes(engine: MemoryEngine) -> dict[tuple[str, str], set[str]]:

@@ -41,6 +41,7 @@ ERROR_CODES = frozenset(
         "MEMORY_PROPOSAL_NOT_FOUND",
         "MEMORY_PROPOSAL_DECIDED",
         "MEMORY_USAGE_INVALID",
+        "MEMORY_IMPORT_INVALID",
         "MEMORY_INTERNAL",
     }
 )

@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "$GNO_TUI_DB or sqlite in the home)")
     parser.add_argument("--model", metavar="PATH", help="model2vec model folder (default "
                         "$GNO_TUI_MODEL or the bundled model)")
+    parser.add_argument("--demo", action="store_true", help="open the workbench on a "
+                        "throwaway store seeded with demo facts (deleted on exit)")
     parser.add_argument("--version", action="version", version=f"gno-tui {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -133,6 +135,36 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example:\n  gno-tui reindex --json",
     )
     _common(reindex)
+
+    importer = commands.add_parser(
+        "import", formatter_class=_formatter, help="bring facts in from OB1, GNO, mem0 or JSONL",
+        description="Import facts. The whole file is checked first (an error names the file and "
+        "line and nothing is written). Exact duplicates are skipped, likely duplicates wait in "
+        "the review queue, the rest are added as `imported`.",
+        epilog="examples:\n  gno-tui import memories.jsonl --dry-run\n"
+        "  gno-tui import ob1-recall.json --format ob1\n"
+        "  gno-tui import ~/gno/memory --format gno\n  gno-tui import mem0.json --scope user:alice",
+    )
+    importer.add_argument("path", metavar="PATH", help="a file, or a GNO fact folder")
+    importer.add_argument("--format", choices=("jsonl", "ob1", "gno", "mem0"),
+                          help="the input format (default: guessed from the file)")
+    importer.add_argument("--scope", action="append", dest="scopes", metavar="S",
+                          help="scopes for items that carry none")
+    importer.add_argument("--dry-run", action="store_true", help="say what would happen; "
+                          "write nothing")
+    _common(importer, collection=True)
+
+    exporter = commands.add_parser(
+        "export", formatter_class=_formatter, help="write every fact out as JSONL, OB1 or GNO",
+        description="Export the whole store (history included). jsonl and ob1 go to stdout or "
+        "--output FILE; gno writes a fact folder to --output DIR.",
+        epilog="examples:\n  gno-tui export --format jsonl > facts.jsonl\n"
+        "  gno-tui export --format ob1 --output ob1.json\n"
+        "  gno-tui export --format gno --output ./backup",
+    )
+    exporter.add_argument("--format", default="jsonl", choices=("jsonl", "ob1", "gno"))
+    exporter.add_argument("--output", metavar="PATH", help="file (jsonl, ob1) or folder (gno)")
+    _common(exporter)
 
     mcp = commands.add_parser(
         "mcp", formatter_class=_formatter, help="serve the memory to agents over MCP (stdio)",

@@ -30,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
         "review": cmd_review,
         "reindex": cmd_reindex,
         "mcp": cmd_mcp,
+        "import": cmd_import,
+        "export": cmd_export,
     }[args.command]
     return handler(args)
 
@@ -170,4 +172,55 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from gno_tui.mcp_server import serve
 
     serve(open_store(args), enable_write=args.enable_write)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from engine.interop import run_import
+    from gno_tui.cli_render import progress_reporter
+
+    store = open_store(args)
+    with progress_reporter(enabled=not args.json, label="Importing") as progress:
+        report = run_import(store, Path(args.path), fmt=args.format, scopes=args.scopes,
+                            collection=args.collection, dry_run=args.dry_run,
+                            caller=f"import:{default_caller(None)}", progress=progress)
+    if args.json:
+        emit_json(report.to_json())
+    else:
+        verb = "would be" if args.dry_run else "were"
+        print(f"{len(report.actions)} items: {report.count('add')} {verb} added, "
+              f"{report.count('skip')} skipped, {report.count('propose')} {verb} queued for "
+              "review.")
+        for action in report.actions:
+            if action["action"] != "add":
+                print(f"  {action['action']}: {action['where']}: {action['reason']}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from engine import interop
+
+    store = open_store(args)
+    if args.format == "gno":
+        if not args.output:
+            raise MemoryFailure("MEMORY_USAGE_INVALID",
+                                "--format gno writes a folder: pass --output DIR.")
+        count = interop.export_gno(store, Path(args.output))
+        summary = {"format": "gno", "output": str(Path(args.output).resolve()), "facts": count}
+        if args.json:
+            emit_json(summary)
+        else:
+            print(f"{count} fact files written to {summary['output']}")
+        return 0
+    if args.format == "ob1":
+        text = json.dumps(interop.export_ob1(store), ensure_ascii=False) + "\n"
+    else:
+        text = "".join(json.dumps(item, ensure_ascii=False) + "\n"
+                       for item in interop.export_jsonl_items(store))
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        if args.json:
+            emit_json({"format": args.format, "output": str(Path(args.output).resolve())})
+    else:
+        sys.stdout.write(text)
     return 0
