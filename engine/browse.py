@@ -246,7 +246,11 @@ class DuplicatePair:
 
 
 def duplicate_pairs(engine: MemoryEngine, *, scope: str, limit: int = 200) -> list[DuplicatePair]:
-    """Near-duplicate pairs among the current facts of a scope, with the remember tiers."""
+    """Near-duplicate pairs among the current facts of a scope, with the remember tiers.
+    Pairs a person decided to keep both of (`review.keep_both`) are left out."""
+    from engine.review import kept_pairs
+
+    kept = kept_pairs(engine)
     snapshot = engine.snapshot()
     mask = snapshot.visible(scopes=[scope], collections=None, now=engine.now())
     positions = np.flatnonzero(mask)
@@ -274,5 +278,6 @@ def duplicate_pairs(engine: MemoryEngine, *, scope: str, limit: int = 200) -> li
                 tier = tier_of(score, LEXICAL_TIERS)
                 if tier:
                     pairs.append(DuplicatePair(left, right, round(score, 4), tier, "lexical"))
+    pairs = [p for p in pairs if frozenset((p.left.uri, p.right.uri)) not in kept]
     pairs.sort(key=lambda p: -p.similarity)
     return pairs[:limit]

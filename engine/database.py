@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, inspect, select, update
+from sqlalchemy import Engine, create_engine, event, inspect, select, text, update
 from sqlalchemy.orm import Session
 from sqlmodel import SQLModel
 
@@ -53,8 +53,38 @@ def tables_missing(engine: Engine) -> bool:
     return not {table.name for table in SQLModel.metadata.sorted_tables} <= present
 
 
+def columns_missing(engine: Engine) -> bool:
+    """An index made by an older gno-tui lacks columns added since (e.g. the keyed API's)."""
+    inspector = inspect(engine)
+    present = set(inspector.get_table_names())
+    return any(
+        {column.name for column in table.columns}
+        > {column["name"] for column in inspector.get_columns(table.name)}
+        for table in SQLModel.metadata.sorted_tables
+        if table.name in present
+    )
+
+
 def create_tables(engine: Engine) -> None:
     SQLModel.metadata.create_all(engine)
+    _add_missing_columns(engine)
+
+
+def _add_missing_columns(engine: Engine) -> None:
+    """Additive upgrade in place: new nullable columns and their indexes (reindex fills them)."""
+    inspector = inspect(engine)
+    with engine.begin() as connection:
+        for table in SQLModel.metadata.sorted_tables:
+            have = {column["name"] for column in inspector.get_columns(table.name)}
+            added = [column for column in table.columns if column.name not in have]
+            for column in added:
+                kind = column.type.compile(dialect=engine.dialect)
+                connection.execute(
+                    text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}')
+                )
+            if added:
+                for index in table.indexes:
+                    index.create(connection, checkfirst=True)
 
 
 def read_generation(session: Session) -> int:

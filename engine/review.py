@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from engine import tables
@@ -76,16 +76,46 @@ def decide(engine: MemoryEngine, decision: Decision) -> dict[str, Any]:
     if decision.action not in ACTIONS:
         raise MemoryFailure("MEMORY_DECISION_INVALID",
                             f"Unknown review action {decision.action!r}; use one of {ACTIONS}.")
+    proposal = _claim(engine, decision.proposal_id)
+    try:
+        return _apply(engine, decision, proposal)
+    except BaseException:
+        _set_state(engine, decision.proposal_id, "pending")  # the claim is released
+        raise
+
+
+def _claim(engine: MemoryEngine, proposal_id: int) -> tables.ProposalRow:
+    """Take a pending proposal for deciding (pending -> deciding) in one conditional update,
+    so two people deciding it at once cannot both write its fact."""
     with Session(engine.db, expire_on_commit=False) as session:
-        proposal = session.get(tables.ProposalRow, decision.proposal_id)
+        proposal = session.get(tables.ProposalRow, proposal_id)
         if proposal is None:
             raise MemoryFailure("MEMORY_PROPOSAL_NOT_FOUND",
-                                f"No proposal #{decision.proposal_id}; list them with "
+                                f"No proposal #{proposal_id}; list them with "
                                 "`gno-tui review --list`.")
-        if proposal.state != "pending":
+        claimed = session.execute(
+            update(tables.ProposalRow)
+            .where(tables.ProposalRow.id == proposal_id)  # type: ignore[arg-type]
+            .where(tables.ProposalRow.state == "pending")  # type: ignore[arg-type]
+            .values(state="deciding"))
+        session.commit()
+        if getattr(claimed, "rowcount", 0) != 1:
             raise MemoryFailure("MEMORY_PROPOSAL_DECIDED",
-                                f"Proposal #{proposal.id} was already decided ({proposal.state}).")
+                                f"Proposal #{proposal_id} was already decided ({proposal.state}).")
         session.expunge(proposal)
+    return proposal
+
+
+def _set_state(engine: MemoryEngine, proposal_id: int, state: str) -> None:
+    with Session(engine.db) as session:
+        session.execute(update(tables.ProposalRow)
+                        .where(tables.ProposalRow.id == proposal_id)  # type: ignore[arg-type]
+                        .values(state=state))
+        session.commit()
+
+
+def _apply(engine: MemoryEngine, decision: Decision,
+           proposal: tables.ProposalRow) -> dict[str, Any]:
     result: dict[str, Any]
     if decision.action == "reject":
         if not decision.reason or not decision.reason.strip():
@@ -232,3 +262,28 @@ def mark_stale(engine: MemoryEngine, *, ref: str, actor: str) -> None:
     """Stale from now on: shown as needing attention until a person confirms it again."""
     set_curation(engine, ref=ref, actor=actor, action="mark-stale",
                  changes={"freshness": {"staleAfter": iso_utc(engine.now())}})
+
+
+KEEP_BOTH = "keep-both"
+
+
+def keep_both(engine: MemoryEngine, *, left: str, right: str, actor: str) -> None:
+    """A person looked at a near-duplicate pair and keeps both facts: logged, so the pair is
+    not offered again (`browse.duplicate_pairs` skips it). Nothing else changes."""
+    now = engine.now()
+    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
+        rows = [_current(session, ref) for ref in (left, right)]
+        session.add(tables.DecisionRow(
+            at=now, actor=actor, action=KEEP_BOTH, target=f"{rows[0].uri}|{rows[1].uri}",
+            detail={"before": {"left": rows[0].text, "right": rows[1].text},
+                    "after": {"kept": [rows[0].uri, rows[1].uri]}}))
+        bump_generation(session)
+        session.commit()
+
+
+def kept_pairs(engine: MemoryEngine) -> set[frozenset[str]]:
+    """The uri pairs a person chose to keep both of."""
+    with Session(engine.db) as session:
+        rows = session.scalars(select(tables.DecisionRow)
+                               .where(tables.DecisionRow.action == KEEP_BOTH))  # type: ignore[arg-type]
+        return {frozenset(row.target.split("|", 1)) for row in rows}

@@ -5,6 +5,7 @@ home's write lock (a file lock, so it holds across processes) for at most `lock_
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -17,7 +18,13 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from engine import tables
-from engine.database import bump_generation, create_tables, read_generation, tables_missing
+from engine.database import (
+    bump_generation,
+    columns_missing,
+    create_tables,
+    read_generation,
+    tables_missing,
+)
 from engine.embeddings import EmbedderStatus
 from engine.errors import MemoryFailure
 from engine.factfiles import write_atomically
@@ -45,6 +52,7 @@ class MemoryEngine:
         self._clock = clock
         self._lock = FileLock(str(self.home / ".write.lock"), timeout=lock_timeout)
         self._lock_timeout = lock_timeout
+        self._thread_lock = threading.Lock()
         self._snapshots = SnapshotCache(db, embedder_status.embedder)
         self._prepare()
 
@@ -55,8 +63,24 @@ class MemoryEngine:
 
     @contextmanager
     def write_lock(self) -> Iterator[None]:
+        # Threads of this process queue on a thread lock first, so that a process with many
+        # waiting threads does not win the file lock more often than a one-thread writer.
+        if not self._thread_lock.acquire(timeout=self._lock_timeout):
+            raise MemoryFailure(
+                "MEMORY_WRITE_LEASE_BUSY",
+                f"Other writers in this process held the store for {self._lock_timeout:g} s. "
+                "Retry shortly.",
+            )
         try:
-            self._lock.acquire(timeout=self._lock_timeout)
+            with self._file_locked():
+                yield
+        finally:
+            self._thread_lock.release()
+
+    @contextmanager
+    def _file_locked(self) -> Iterator[None]:
+        try:
+            self._lock.acquire(timeout=self._lock_timeout, poll_interval=0.01)
         except Timeout as exc:
             raise MemoryFailure(
                 "MEMORY_WRITE_LEASE_BUSY",
@@ -71,7 +95,7 @@ class MemoryEngine:
 
     def _prepare(self) -> None:
         """Create the tables and the default collection on first use, once across processes."""
-        if tables_missing(self.db) or self.collections_file_missing():
+        if tables_missing(self.db) or self.collections_file_missing() or columns_missing(self.db):
             with self.write_lock():
                 create_tables(self.db)
                 self._sync_collections_from_file()
@@ -245,7 +269,20 @@ class MemoryEngine:
 
     def queue_proposal(self, request: Any, text: str, scopes: list[str], collection: str,
                        decision: str, result: dict[str, Any], *, origin: str) -> int:
+        """Queue a write for a person; an agent repeating the same write while it still waits
+        gets the same pending proposal, not a second one."""
         with Session(self.db, expire_on_commit=False) as session:
+            waiting = session.scalars(
+                select(tables.ProposalRow)
+                .where(tables.ProposalRow.state == "pending")  # type: ignore[arg-type]
+                .where(tables.ProposalRow.text == text)  # type: ignore[arg-type]
+                .where(tables.ProposalRow.caller == request.caller.strip())  # type: ignore[arg-type]
+                .where(tables.ProposalRow.collection == collection)  # type: ignore[arg-type]
+            ).all()
+            for row in waiting:
+                if (row.scopes, row.decision, row.predecessor) == (
+                        scopes, decision, request.predecessor) and row.id is not None:
+                    return row.id
             proposal = tables.ProposalRow(
                 created_at=self.now(), origin=origin, text=text, scopes=scopes,
                 collection=collection, caller=request.caller.strip(),

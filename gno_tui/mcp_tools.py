@@ -28,14 +28,14 @@ _SCOPES = {
     "minItems": 1,
     "items": {"type": "string", "minLength": 1, "maxLength": 64},
     "description": "Required: 1 to 8 scopes (counted after trimming, lowercasing and removing "
-    "duplicates), e.g. [\"user:alice\", \"project:gno\"]. There is no global scope: a fact is "
+    'duplicates), e.g. ["user:alice", "project:gno"]. There is no global scope: a fact is '
     "only visible to recalls that name one of its scopes. A scope starts with a letter or "
     "digit, then letters, digits or . _ : / @ - (at most 64 characters).",
 }
 _COLLECTION = {
     "type": "string",
     "minLength": 1,
-    "description": "Collection to use (default \"memory\"). Collections are created by a "
+    "description": 'Collection to use (default "memory"). Collections are created by a '
     "person with `gno-tui collection add`; an unknown name is MEMORY_COLLECTION_NOT_FOUND.",
 }
 
@@ -51,10 +51,16 @@ _RECEIPT = {
         "caller": {"type": "string", "description": "As issued."},
         "session": {"type": "string", "description": "As issued."},
         "issuedAt": {"type": "string", "description": "As issued (RFC 3339 UTC)."},
-        "memoryIds": {"type": "array", "items": {"type": "string"},
-                      "description": "As issued: recordIds of the recalled facts."},
-        "spanHashes": {"type": "array", "items": _SHA256,
-                       "description": "As issued: contentHashes of the recalled facts."},
+        "memoryIds": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "As issued: recordIds of the recalled facts.",
+        },
+        "spanHashes": {
+            "type": "array",
+            "items": _SHA256,
+            "description": "As issued: contentHashes of the recalled facts.",
+        },
         "digest": {**_SHA256, "description": "As issued: SHA-256 binding the fields above."},
     },
 }
@@ -68,7 +74,7 @@ REMEMBER_INPUT: dict[str, Any] = {
             "type": "string",
             "minLength": 1,
             "description": "The fact, one self-contained statement (at most 4096 UTF-8 bytes "
-            "after whitespace is collapsed), e.g. \"Alice prefers green tea\".",
+            'after whitespace is collapsed), e.g. "Alice prefers green tea".',
         },
         "scopes": _SCOPES,
         "decision": {
@@ -115,10 +121,13 @@ RECALL_INPUT: dict[str, Any] = {
         "query": {
             "type": "string",
             "minLength": 1,
-            "description": "What to look for, in plain words, e.g. \"what does alice drink\".",
+            "description": 'What to look for, in plain words, e.g. "what does alice drink".',
         },
-        "scopes": {**_SCOPES, "description": "Required: the scopes to search (1 to 8); a fact "
-                   "is visible when it shares at least one of them. There is no global scope."},
+        "scopes": {
+            **_SCOPES,
+            "description": "Required: the scopes to search (1 to 8); a fact "
+            "is visible when it shares at least one of them. There is no global scope.",
+        },
         "maxFacts": {
             "type": "integer",
             "minimum": 1,
@@ -220,8 +229,15 @@ _ARGUMENT_CODES = {
     "egress": "MEMORY_POLICY_INVALID",
     "collection": "MEMORY_COLLECTION_NOT_FOUND",
 }
-_JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string",
-               list: "array", dict: "object", type(None): "null"}
+_JSON_TYPES = {
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+    type(None): "null",
+}
 
 
 def _json_type(value: Any) -> str:
@@ -234,13 +250,17 @@ def _describe(error: ValidationError) -> str:
     subject = f"`{where}`" if where else "the arguments"
     schema = error.schema if isinstance(error.schema, dict) else {}
     if error.validator == "type":
-        return f"{subject} must be of type {error.validator_value}, not {_json_type(error.instance)}"
+        return (
+            f"{subject} must be of type {error.validator_value}, not {_json_type(error.instance)}"
+        )
     if error.validator == "enum":
         return f"{subject} must be one of {', '.join(map(str, error.validator_value))}"
     if error.validator == "additionalProperties":
         known = ", ".join(sorted(schema.get("properties", {})))
-        extra = sorted(set(error.instance) - set(schema.get("properties", {})))
-        return f"unknown argument(s) {', '.join(extra)}; the arguments are: {known}"
+        extra = ", ".join(sorted(set(error.instance) - set(schema.get("properties", {}))))
+        if where:
+            return f"{subject} has unknown field(s) {extra}; its fields are: {known}"
+        return f"unknown argument(s) {extra}; the arguments are: {known}"
     if error.validator in ("minimum", "maximum"):
         return f"{subject} must be from {schema.get('minimum')} to {schema.get('maximum')}"
     if error.validator == "minItems":
@@ -252,7 +272,7 @@ def _describe(error: ValidationError) -> str:
     if error.validator == "pattern":
         return f"{subject} is malformed (expected {error.validator_value})"
     if error.validator == "required":
-        return error.message
+        return f"{subject} lacks {error.message.removesuffix(' is a required property')}"
     return f"{subject}: {error.message[:200]}"
 
 
@@ -268,8 +288,10 @@ def check_arguments(tool: str, arguments: Any) -> dict[str, Any]:
     if error.validator == "required" and not error.absolute_path:
         missing = [name for name in schema["required"] if name not in arguments]
         name = missing[0]
-        raise MemoryFailure(_MISSING_CODES.get(name, "MEMORY_USAGE_INVALID"),
-                            f"{tool} needs `{name}`: {_hint(name)}")
+        raise MemoryFailure(
+            _MISSING_CODES.get(name, "MEMORY_USAGE_INVALID"),
+            f"{tool} needs `{name}`: {_hint(name)}",
+        )
     name = str(error.absolute_path[0]) if error.absolute_path else ""
     code = _ARGUMENT_CODES.get(name, "MEMORY_USAGE_INVALID")
     if name == "scopes" and error.validator == "minItems":
@@ -290,9 +312,9 @@ def _priority(error: ValidationError) -> tuple[int, str]:
 
 
 _HINTS = {
-    "text": "pass the fact as a string, e.g. \"Alice prefers green tea\".",
-    "query": "say what to look for as a string, e.g. \"what does alice drink\".",
-    "scopes": "pass 1 to 8 scope strings, e.g. [\"user:alice\"]; there is no global scope.",
+    "text": 'pass the fact as a string, e.g. "Alice prefers green tea".',
+    "query": 'say what to look for as a string, e.g. "what does alice drink".',
+    "scopes": 'pass 1 to 8 scope strings, e.g. ["user:alice"]; there is no global scope.',
     "decision": "use propose (default), add or supersede.",
     "predecessor": "pass the gno:// uri a recall or candidates result reported.",
     "predecessorHash": "pass the predecessor's contentHash (64 lowercase hex) as you read it.",
@@ -300,7 +322,7 @@ _HINTS = {
     "maxFacts": f"a whole number from 1 to {MAX_FACTS_LIMIT} (default 8).",
     "maxTokens": f"a whole number from 1 to {MAX_TOKENS_LIMIT} (default 512).",
     "egress": "use local_only (default), lan or remote.",
-    "collection": "a collection name, e.g. \"memory\" (the default).",
+    "collection": 'a collection name, e.g. "memory" (the default).',
     "source": "free text: where the fact came from.",
     "derivedFrom": "a string naming where the text came from.",
 }

@@ -5,7 +5,17 @@ SCREENS_BY_MODE is what the app's number keys switch between."""
 from __future__ import annotations
 
 from screens.library import LibraryScreen
+from screens.recall import RecallScreen
+from screens.receipts import ReceiptsScreen
+from screens.remember import RememberScreen
+from screens.review import ReviewScreen
+from screens.supersession import SupersessionScreen
 
 SCREENS_BY_MODE = {
     "library": LibraryScreen,
+    "remember": RememberScreen,
+    "review": ReviewScreen,
+    "recall": RecallScreen,
+    "supersession": SupersessionScreen,
+    "receipts": ReceiptsScreen,
 }

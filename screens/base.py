@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.screen import Screen
+from textual.worker import Worker, WorkerState
 
 from gno_tui.messages import StoreChanged
 from gno_tui.workbench_commands import WorkbenchCommand
@@ -38,6 +39,12 @@ class WorkbenchScreen(Screen[None]):
 
     def refresh_from_store(self) -> None:
         """Reload what the screen shows; screens that show store data override this."""
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A failed worker of this screen becomes a notification with its error code (state
+        changes go to the node that started the worker; they do not bubble to the app)."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.notify_failure(event.worker.error)
 
     def notify_failure(self, error: Any) -> None:
         self.notify(getattr(error, "message", str(error)), title=getattr(error, "code", "Error"),

@@ -15,5 +15,5 @@ class FactTable(DataTable[object]):
                 tooltip="Last row"),
     ]
 
-    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)

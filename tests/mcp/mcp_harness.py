@@ -13,7 +13,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -36,15 +36,24 @@ def server_env() -> dict[str, str]:
 
 @asynccontextmanager
 async def mcp_session(
-    home: Path, *, enable_write: bool = False, client_name: str = CLIENT_NAME
+    home: Path,
+    *,
+    enable_write: bool = False,
+    client_name: str = CLIENT_NAME,
+    modern: bool = False,
+    errlog: TextIO = sys.stderr,
 ) -> AsyncIterator[ClientSession]:
-    """An initialized ClientSession on a fresh `gno-tui mcp` process."""
+    """A ready ClientSession on a fresh `gno-tui mcp` process: the initialize handshake, or
+    with `modern` the 2026-07-28 era (server/discover, identity in every request's envelope)."""
     args = ["--home", str(home), "mcp", *(["--enable-write"] if enable_write else [])]
     params = StdioServerParameters(command=str(CONSOLE_SCRIPT), args=args, env=server_env())
     info = types.Implementation(name=client_name, version="1.0")
-    async with stdio_client(params) as (read, write):
+    async with stdio_client(params, errlog=errlog) as (read, write):
         async with ClientSession(read, write, client_info=info, read_timeout_seconds=60) as session:
-            await session.initialize()
+            if modern:
+                await session.discover()
+            else:
+                await session.initialize()
             yield session
 
 
@@ -81,7 +90,11 @@ def structured_error(result: types.CallToolResult, code: str) -> str:
 def run_cli(home: Path, *args: str) -> dict[str, Any]:
     completed = subprocess.run(
         [str(CONSOLE_SCRIPT), "--home", str(home), *args],
-        capture_output=True, text=True, env=server_env(), timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        env=server_env(),
+        timeout=60,
+        check=False,
     )
     assert completed.returncode == 0, completed.stderr + completed.stdout
     return json.loads(completed.stdout)  # type: ignore[no-any-return]

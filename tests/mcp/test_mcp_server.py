@@ -45,10 +45,24 @@ async def test_tools_declare_their_schemas(mcp_home: Path) -> None:
     assert remember.output_schema["type"] == recall.output_schema["type"] == "object"
     # Input schemas: closed, documented, with the DESIGN 11b names.
     assert set(remember.input_schema["properties"]) == {
-        "text", "scopes", "decision", "predecessor", "predecessorHash", "source", "receipt",
-        "derivedFrom", "collection"}
+        "text",
+        "scopes",
+        "decision",
+        "predecessor",
+        "predecessorHash",
+        "source",
+        "receipt",
+        "derivedFrom",
+        "collection",
+    }
     assert set(recall.input_schema["properties"]) == {
-        "query", "scopes", "maxFacts", "maxTokens", "collection", "egress"}
+        "query",
+        "scopes",
+        "maxFacts",
+        "maxTokens",
+        "collection",
+        "egress",
+    }
     assert remember.input_schema["required"] == ["text", "scopes"]
     assert recall.input_schema["required"] == ["query", "scopes"]
     for tool in (remember, recall):
@@ -57,7 +71,10 @@ async def test_tools_declare_their_schemas(mcp_home: Path) -> None:
         for name, prop in tool.input_schema["properties"].items():
             assert prop.get("description"), f"{tool.name}.{name} has no description"
     assert remember.input_schema["properties"]["decision"]["enum"] == [
-        "propose", "add", "supersede"]
+        "propose",
+        "add",
+        "supersede",
+    ]
     # What an agent needs to know is in the descriptions.
     assert remember.description and recall.description
     assert "PROPOSE-ONLY" in remember.description
@@ -70,14 +87,15 @@ async def test_propose_only_queues_writes_for_a_person(mcp_home: Path) -> None:
     text = "Alice prefers green tea in the morning"
     async with mcp_session(mcp_home) as session:
         # A plain propose is a question: candidates, nothing queued.
-        asked = structured_ok(await session.call_tool("gno_remember", _remember(text)),
-                              "remember")
+        asked = structured_ok(await session.call_tool("gno_remember", _remember(text)), "remember")
         assert asked["outcome"] == "candidates"
         # An add on a propose-only server is held: candidates, no file, one proposal.
         held = structured_ok(
-            await session.call_tool("gno_remember", _remember(text, decision="add",
-                                                              source="chat 2026-11-30")),
-            "remember")
+            await session.call_tool(
+                "gno_remember", _remember(text, decision="add", source="chat 2026-11-30")
+            ),
+            "remember",
+        )
         assert held["outcome"] == "candidates"
         assert fact_files(mcp_home) == []
 
@@ -98,8 +116,9 @@ async def test_propose_only_queues_writes_for_a_person(mcp_home: Path) -> None:
         # A person accepts it (through the engine, as the workbench does) ...
         store = open_engine(home=mcp_home, embedder_status=EmbedderStatus(None, "test"))
         try:
-            decided = decide(store, Decision(proposal_id=proposal["id"], action="add",
-                                             actor="test:person"))
+            decided = decide(
+                store, Decision(proposal_id=proposal["id"], action="add", actor="test:person")
+            )
         finally:
             store.db.dispose()
         assert_valid("remember", decided)
@@ -108,9 +127,11 @@ async def test_propose_only_queues_writes_for_a_person(mcp_home: Path) -> None:
 
         # ... and the agent's next recall finds it, under its own identity.
         recalled = structured_ok(
-            await session.call_tool("gno_recall", {"query": "what does alice drink",
-                                                   "scopes": [SCOPE], "maxFacts": 3}),
-            "recall")
+            await session.call_tool(
+                "gno_recall", {"query": "what does alice drink", "scopes": [SCOPE], "maxFacts": 3}
+            ),
+            "recall",
+        )
         assert [fact["text"] for fact in recalled["facts"]] == [text]
         fact = recalled["facts"][0]
         assert fact["caller"] == f"mcp:{CLIENT_NAME}"
@@ -119,13 +140,14 @@ async def test_propose_only_queues_writes_for_a_person(mcp_home: Path) -> None:
 
         # Replaying the recalled span with its receipt is fenced.
         replay = await session.call_tool(
-            "gno_remember", _remember(fact["text"], decision="add",
-                                      receipt=recalled["receipt"]))
+            "gno_remember", _remember(fact["text"], decision="add", receipt=recalled["receipt"])
+        )
         structured_error(replay, "MEMORY_FENCED_REPLAY")
         # Something new with the same receipt is fine (and held again).
         fresh = await session.call_tool(
-            "gno_remember", _remember("Alice moved to Lyon", decision="add",
-                                      receipt=recalled["receipt"]))
+            "gno_remember",
+            _remember("Alice moved to Lyon", decision="add", receipt=recalled["receipt"]),
+        )
         assert structured_ok(fresh, "remember")["outcome"] == "candidates"
 
         # The fact is readable as a resource by its uri: the file, and the fact object.
@@ -133,11 +155,12 @@ async def test_propose_only_queues_writes_for_a_person(mcp_home: Path) -> None:
         assert markdown.mime_type == "text/markdown"
         assert markdown.text.startswith("---\n") and text in markdown.text  # type: ignore[union-attr]
         assert fact["contentHash"] in markdown.text  # type: ignore[union-attr]
-        as_json = (await session.read_resource(fact["uri"].removesuffix(".md") + ".json"))
+        as_json = await session.read_resource(fact["uri"].removesuffix(".md") + ".json")
         record = json.loads(as_json.contents[0].text)  # type: ignore[union-attr]
         assert record == decided["record"]
-        assert_valid("remember", {"outcome": "existing", "record": record,
-                                  "matching": decided["matching"]})
+        assert_valid(
+            "remember", {"outcome": "existing", "record": record, "matching": decided["matching"]}
+        )
 
         pending = json.loads(
             (await session.read_resource("gno://review/proposals")).contents[0].text  # type: ignore[union-attr]
@@ -150,35 +173,57 @@ async def test_enable_write_applies_writes(mcp_home: Path) -> None:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
         assert "WRITE-ENABLED" in (tools["gno_remember"].description or "")
         added = structured_ok(
-            await session.call_tool("gno_remember", _remember("Alice lives in Paris",
-                                                              decision="add")),
-            "remember")
+            await session.call_tool(
+                "gno_remember", _remember("Alice lives in Paris", decision="add")
+            ),
+            "remember",
+        )
         assert added["outcome"] == "added" and added["sync"] == {"status": "completed"}
         record = added["record"]
         assert record["caller"] == "mcp:claude-code" and record["session"].startswith("mcp-")
         assert Path(added["absPath"]).is_file()
 
         again = structured_ok(
-            await session.call_tool("gno_remember", _remember("Alice lives in Paris",
-                                                              decision="add")),
-            "remember")
+            await session.call_tool(
+                "gno_remember", _remember("Alice lives in Paris", decision="add")
+            ),
+            "remember",
+        )
         assert again["outcome"] == "existing"
 
         moved = structured_ok(
-            await session.call_tool("gno_remember", {
-                "text": "Alice lives in Lyon", "scopes": [SCOPE], "decision": "supersede",
-                "predecessor": record["uri"], "predecessorHash": record["contentHash"]}),
-            "remember")
+            await session.call_tool(
+                "gno_remember",
+                {
+                    "text": "Alice lives in Lyon",
+                    "scopes": [SCOPE],
+                    "decision": "supersede",
+                    "predecessor": record["uri"],
+                    "predecessorHash": record["contentHash"],
+                },
+            ),
+            "remember",
+        )
         assert moved["outcome"] == "superseded"
         assert moved["record"]["supersedes"] == [record["uri"]]
-        stale = await session.call_tool("gno_remember", {
-            "text": "Alice lives in Berlin", "scopes": [SCOPE], "decision": "supersede",
-            "predecessor": record["uri"], "predecessorHash": record["contentHash"]})
+        stale = await session.call_tool(
+            "gno_remember",
+            {
+                "text": "Alice lives in Berlin",
+                "scopes": [SCOPE],
+                "decision": "supersede",
+                "predecessor": record["uri"],
+                "predecessorHash": record["contentHash"],
+            },
+        )
         structured_error(stale, "MEMORY_SUPERSEDE_CONFLICT")
 
         recalled = structured_ok(
-            await session.call_tool("gno_recall", {"query": "where does alice live",
-                                                   "scopes": [SCOPE]}), "recall")
+            await session.call_tool(
+                "gno_recall", {"query": "where does alice live", "scopes": [SCOPE]}
+            ),
+            "recall",
+        )
         assert [fact["text"] for fact in recalled["facts"]] == ["Alice lives in Lyon"]
 
         # Calls run off the event loop: concurrent calls on one connection all complete.
@@ -186,7 +231,8 @@ async def test_enable_write_applies_writes(mcp_home: Path) -> None:
 
         async def add(index: int) -> None:
             result = await session.call_tool(
-                "gno_remember", _remember(f"Concurrent note number {index}", decision="add"))
+                "gno_remember", _remember(f"Concurrent note number {index}", decision="add")
+            )
             results.append(structured_ok(result, "remember"))
 
         with anyio.fail_after(60):
@@ -211,37 +257,53 @@ async def test_enable_write_applies_writes(mcp_home: Path) -> None:
 BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("gno_remember", {"text": "Alice likes tea"}, "MEMORY_SCOPES_REQUIRED"),
     ("gno_remember", {"text": "Alice likes tea", "scopes": []}, "MEMORY_SCOPES_REQUIRED"),
-    ("gno_remember", {"text": "Alice likes tea", "scopes": "user:alice"},
-     "MEMORY_SCOPES_INVALID"),
-    ("gno_remember", {"text": "Alice likes tea", "scopes": ["!bad scope"]},
-     "MEMORY_SCOPES_INVALID"),
+    ("gno_remember", {"text": "Alice likes tea", "scopes": "user:alice"}, "MEMORY_SCOPES_INVALID"),
+    (
+        "gno_remember",
+        {"text": "Alice likes tea", "scopes": ["!bad scope"]},
+        "MEMORY_SCOPES_INVALID",
+    ),
     ("gno_remember", {"scopes": [SCOPE]}, "MEMORY_TEXT_REQUIRED"),
     ("gno_remember", {"text": "   ", "scopes": [SCOPE]}, "MEMORY_TEXT_REQUIRED"),
     ("gno_remember", {"text": 42, "scopes": [SCOPE]}, "MEMORY_USAGE_INVALID"),
     ("gno_remember", {"text": "x" * 5000, "scopes": [SCOPE]}, "MEMORY_TEXT_TOO_LARGE"),
-    ("gno_remember", _remember("Alice likes tea", decision="delete"),
-     "MEMORY_DECISION_INVALID"),
-    ("gno_remember", _remember("Alice likes tea", decision="supersede"),
-     "MEMORY_PREDECESSOR_REQUIRED"),
-    ("gno_remember", _remember("Alice likes tea", caller="someone-else"),
-     "MEMORY_USAGE_INVALID"),
-    ("gno_remember", _remember("Alice likes tea", collection="nope"),
-     "MEMORY_COLLECTION_NOT_FOUND"),
-    ("gno_remember", _remember("Alice likes tea", derivedFrom="gno://memory/facts/x.md"),
-     "MEMORY_FENCED_DERIVED"),
-    ("gno_remember", _remember("Alice likes tea", receipt={"digest": "abc"}),
-     "MEMORY_RECEIPT_INVALID"),
+    ("gno_remember", _remember("Alice likes tea", decision="delete"), "MEMORY_DECISION_INVALID"),
+    (
+        "gno_remember",
+        _remember("Alice likes tea", decision="supersede"),
+        "MEMORY_PREDECESSOR_REQUIRED",
+    ),
+    ("gno_remember", _remember("Alice likes tea", caller="someone-else"), "MEMORY_USAGE_INVALID"),
+    (
+        "gno_remember",
+        _remember("Alice likes tea", collection="nope"),
+        "MEMORY_COLLECTION_NOT_FOUND",
+    ),
+    (
+        "gno_remember",
+        _remember("Alice likes tea", derivedFrom="gno://memory/facts/x.md"),
+        "MEMORY_FENCED_DERIVED",
+    ),
+    (
+        "gno_remember",
+        _remember("Alice likes tea", receipt={"digest": "abc"}),
+        "MEMORY_RECEIPT_INVALID",
+    ),
     ("gno_recall", {"query": "tea"}, "MEMORY_SCOPES_REQUIRED"),
     ("gno_recall", {"scopes": [SCOPE]}, "MEMORY_QUERY_REQUIRED"),
     ("gno_recall", {"query": ["tea"], "scopes": [SCOPE]}, "MEMORY_USAGE_INVALID"),
-    ("gno_recall", {"query": "tea", "scopes": [SCOPE], "maxFacts": "many"},
-     "MEMORY_BUDGET_INVALID"),
-    ("gno_recall", {"query": "tea", "scopes": [SCOPE], "maxTokens": 0},
-     "MEMORY_BUDGET_INVALID"),
-    ("gno_recall", {"query": "tea", "scopes": [SCOPE], "egress": "internet"},
-     "MEMORY_POLICY_INVALID"),
-    ("gno_recall", {"query": "tea", "scopes": [SCOPE], "session": "mine"},
-     "MEMORY_USAGE_INVALID"),
+    (
+        "gno_recall",
+        {"query": "tea", "scopes": [SCOPE], "maxFacts": "many"},
+        "MEMORY_BUDGET_INVALID",
+    ),
+    ("gno_recall", {"query": "tea", "scopes": [SCOPE], "maxTokens": 0}, "MEMORY_BUDGET_INVALID"),
+    (
+        "gno_recall",
+        {"query": "tea", "scopes": [SCOPE], "egress": "internet"},
+        "MEMORY_POLICY_INVALID",
+    ),
+    ("gno_recall", {"query": "tea", "scopes": [SCOPE], "session": "mine"}, "MEMORY_USAGE_INVALID"),
 ]
 
 
@@ -252,12 +314,13 @@ async def test_bad_arguments_are_clear_tool_errors(mcp_home: Path) -> None:
             assert "x" * 100 not in message  # long values are not echoed back
         # A tampered receipt (right shape, wrong digest) is refused too.
         recalled = structured_ok(
-            await session.call_tool("gno_recall", {"query": "tea", "scopes": [SCOPE]}),
-            "recall")
+            await session.call_tool("gno_recall", {"query": "tea", "scopes": [SCOPE]}), "recall"
+        )
         receipt = {**recalled["receipt"], "caller": "mcp:someone-else"}
         structured_error(
             await session.call_tool("gno_remember", _remember("Tea is hot", receipt=receipt)),
-            "MEMORY_RECEIPT_INVALID")
+            "MEMORY_RECEIPT_INVALID",
+        )
         with pytest.raises(MCPError, match="Unknown tool"):
             await session.call_tool("gno_forget", {"text": "x"})
     assert fact_files(mcp_home) == []
@@ -266,7 +329,23 @@ async def test_bad_arguments_are_clear_tool_errors(mcp_home: Path) -> None:
 async def test_a_nameless_client_is_mcp_unknown(mcp_home: Path) -> None:
     async with mcp_session(mcp_home, client_name="") as session:
         recalled = structured_ok(
-            await session.call_tool("gno_recall", {"query": "tea", "scopes": [SCOPE]}),
-            "recall")
+            await session.call_tool("gno_recall", {"query": "tea", "scopes": [SCOPE]}), "recall"
+        )
     assert recalled["receipt"]["caller"] == "mcp:unknown"
     assert recalled["facts"] == [] and "hint" in recalled
+
+
+async def test_identity_over_the_2026_protocol(mcp_home: Path) -> None:
+    """Without a handshake the client's name rides in each request's envelope."""
+    async with mcp_session(mcp_home, client_name="modern-agent", modern=True) as session:
+        recalled = structured_ok(
+            await session.call_tool("gno_recall", {"query": "tea", "scopes": [SCOPE]}), "recall"
+        )
+        held = structured_ok(
+            await session.call_tool("gno_remember", _remember("Bob drinks coffee", decision="add")),
+            "remember",
+        )
+    assert recalled["receipt"]["caller"] == "mcp:modern-agent"
+    assert held["outcome"] == "candidates"
+    (proposal,) = run_cli(mcp_home, "review", "--list", "--json")["proposals"]
+    assert proposal["caller"] == "mcp:modern-agent"

@@ -1,0 +1,77 @@
+"""How the Review screen shows a proposal: its row in the queue, and its text beside each
+candidate as a word diff with the similarity, tier and the threshold in force."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from rich.text import Text
+
+from engine.normalize import collapse_text, parse_iso
+from gno_tui.widgets.word_diff import word_diff
+
+
+def age(created: str, now: datetime) -> str:
+    """How long ago, in the largest whole unit: 45s, 12m, 3h, 2d."""
+    seconds = max(0, int((now - parse_iso(created)).total_seconds()))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def proposal_cells(proposal: dict[str, Any], now: datetime, marked: bool) -> list[str]:
+    """mark, id, age, caller, scopes, intent, #candidates, provenance, text."""
+    return [
+        "●" if marked else " ",
+        f"#{proposal['id']}",
+        age(proposal["createdAt"], now),
+        proposal["caller"],
+        ",".join(proposal["scopes"]),
+        proposal["decision"],
+        str(len(proposal["candidates"])),
+        f"agent/{proposal['origin']}",
+        collapse_text(proposal["text"])[:40],
+    ]
+
+
+def proposal_detail(proposal: dict[str, Any], targets: list[dict[str, Any]], chosen: int) -> Text:
+    """The proposal, then each target (candidate) with a word diff; `chosen` is marked ▶."""
+    out = Text()
+    out.append(
+        f"#{proposal['id']} · agent via {proposal['origin']} · {proposal['caller']}"
+        f" · {proposal['session']} · {proposal['createdAt']}\n",
+        style="bold",
+    )
+    out.append(f"intends: {proposal['decision']}")
+    if proposal.get("predecessor"):
+        out.append(f" {proposal['predecessor']}")
+    out.append(
+        f"\nscopes: {', '.join(proposal['scopes'])} · collection "
+        f"{proposal['collection']} · source {proposal.get('source') or '—'}\n"
+    )
+    matching = proposal["matching"]
+    out.append(
+        f"method {matching.get('mode', '?')} · threshold {matching.get('threshold', '?')}",
+        style="cyan",
+    )
+    if matching.get("semanticUnavailable"):
+        out.append(f" ({matching['semanticUnavailable']})", style="dim")
+    out.append("\n\n")
+    out.append(proposal["text"] + "\n\n")
+    if not targets:
+        out.append("No candidate: nothing in scope says nearly the same thing.", style="dim")
+    else:
+        out.append("Candidates (J/K choose the target of s):\n", style="bold")
+    for index, target in enumerate(targets):
+        is_chosen = index == chosen
+        score = "—" if target["similarity"] is None else f"{target['similarity']:.3f}"
+        out.append(
+            ("▶ " if is_chosen else "  ") + f"{target['docid']} {score} {target['match']}\n",
+            style="bold reverse" if is_chosen else "bold",
+        )
+        out.append("  ")
+        out.append_text(word_diff(target["text"], proposal["text"]))
+        out.append("\n")
+    return out

@@ -1,0 +1,54 @@
+"""How the Recall screen renders a result: table cells, the budget cut line, the status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from gno_tui.widgets.badges import clip, egress_badge, short_hash
+
+
+def use_policy(workbench: dict[str, Any]) -> str:
+    """The OB1 use policy in a few letters: instruction or evidence, and whether it still
+    needs a person's confirmation."""
+    policy = workbench.get("usePolicy", {})
+    use = "instr" if policy.get("canUseAsInstruction") else "evid"
+    return use + ("·conf?" if policy.get("requiresUserConfirmation") else "")
+
+
+def fact_cells(rank: int, fact: dict[str, Any], use: str) -> list[Any]:
+    """rank, score, spanHash, egress badge, use policy, text."""
+    policy = fact["egressLineage"]["effectivePolicy"]
+    return [str(rank), f"{fact['score']:.3f}", short_hash(fact["spanHash"], 8),
+            egress_badge(policy), use, clip(fact["text"], 44)]  # fmt: skip
+
+
+def cut_line(omitted: int) -> Text:
+    return Text(f"─── budget cut: {omitted} more match(es) omitted ───", style="dim italic")
+
+
+def status_text(result: dict[str, Any] | None, output_format: str, egress: str) -> Text:
+    """Retrieval mode (with the lexical-fallback reason), format, ceiling, strictest lineage."""
+    out = Text()
+    if result is None:
+        out.append("retrieval: —", style="bold")
+    else:
+        retrieval = result["retrieval"]
+        out.append(f"retrieval: {retrieval['mode']}", style="bold")
+        if "semanticUnavailable" in retrieval:
+            out.append(f" (semanticUnavailable: {retrieval['semanticUnavailable']})",
+                       style="yellow")  # fmt: skip
+    out.append(f" · format: {output_format} (t) · egress ceiling: {egress} (e)")
+    if result is None:
+        return out
+    out.append("\nstrictest lineage: ")
+    lineage = result.get("egressLineage")
+    if lineage:
+        out.append(egress_badge(lineage["effectivePolicy"]))
+        sources = ", ".join(f"{s['collection']}={s['policy']} ({s['source']})"
+                            for s in lineage["sources"])  # fmt: skip
+        out.append(f"  {sources} · digest {short_hash(lineage['digest'], 12)}")
+    else:
+        out.append("— (no fact returned)", style="dim")
+    return out

@@ -1,0 +1,398 @@
+"""Remember: compose a fact and see, while typing, which current facts it would duplicate.
+
+Nothing is written until a person chooses add or supersede; the outcome is shown exactly as
+the engine returned it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static, TextArea
+
+from engine import browse
+from engine.errors import MemoryFailure
+from engine.normalize import collapse_text, estimate_tokens
+from engine.remember import RememberRequest
+from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.hidden_chars import hidden_summary
+from gno_tui.widgets.scope_suggester import ScopeSuggester, split_scopes
+from gno_tui.widgets.word_diff import word_diff
+from gno_tui.workbench_commands import WorkbenchCommand, bindings
+from screens.base import WorkbenchScreen
+
+# How long typing must pause before the candidates are looked up again.
+DEBOUNCE_SECONDS = 0.3
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What the form holds, read on the UI thread and handed to a worker."""
+
+    text: str
+    scopes: list[str]
+    source: str | None
+    collection: str | None
+
+
+@dataclass
+class CandidatesFound(Message):
+    draft: Draft
+    result: dict[str, Any] | None  # the propose result, or None when the draft is invalid
+    problem: str = ""  # why there is no result: "CODE: message"
+
+
+@dataclass
+class Written(Message):
+    result: dict[str, Any]
+
+
+@dataclass
+class StoreFacts(Message):
+    scopes: list[str]
+    collections: list[str]
+
+
+class RememberScreen(WorkbenchScreen):
+    HELP = """
+## Remember
+
+Compose a fact: its text, scopes (comma-separated; `→` accepts a completion from the
+scopes the store knows), an optional source and the collection. The token count is the
+recall estimate (utf-8 bytes / 4).
+
+While you type, the current facts that say nearly the same thing are listed with their
+similarity, tier (exact, likely, weak) and the matching method and threshold in force. The
+highlighted candidate is shown as a word diff against your draft. Nothing is written until
+you choose:
+
+- `ctrl+s` adds the draft as a new fact.
+- `ctrl+r` supersedes the highlighted candidate with the draft (the old fact stays in
+  history; its scopes are kept unless you give new ones).
+- `ctrl+l` clears the draft.
+- `tab` moves between the fields and the candidate list (`j`/`k` move in the list).
+
+Hidden characters (zero-width, bidi controls, non-breaking spaces) are flagged before you
+write.
+"""
+
+    CSS = """
+    RememberScreen {
+        #remember-body { height: 1fr; }
+        #remember-form { width: 1fr; padding: 0 1; }
+        #remember-side { width: 1fr; border-left: solid $panel; padding: 0 1; }
+        #remember-text { height: 8; }
+        .field-label { color: $text-muted; margin-top: 1; }
+        #remember-status { height: auto; color: $text-muted; }
+        #remember-warning { height: auto; color: $warning; }
+        #remember-warning.-empty { display: none; }
+        #remember-matching { height: auto; }
+        #remember-candidates { height: 10; }
+        #remember-diff-box { height: 1fr; border-top: solid $panel; }
+        #remember-outcome { height: auto; border: round $success; padding: 0 1; }
+        #remember-outcome.-empty { display: none; }
+    }
+    """
+
+    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = (
+        WorkbenchCommand(
+            "remember.add", "ctrl+s", "add", "Add", "Write the draft as a new fact", writes=True
+        ),
+        WorkbenchCommand(
+            "remember.supersede",
+            "ctrl+r",
+            "supersede",
+            "Supersede",
+            "Write the draft as the successor of the highlighted candidate",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "remember.clear", "ctrl+l", "clear", "Clear", "Discard the draft (nothing is written)"
+        ),
+    )
+    BINDINGS = bindings(COMMANDS_LIST)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.suggester = ScopeSuggester()
+        self.candidates: list[dict[str, Any]] = []
+        self.shown_draft: Draft | None = None
+        self._debounce: Timer | None = None
+        self.session_id = f"tui:{os.getpid()}"
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="remember-body"):
+            with Vertical(id="remember-form"):
+                yield Label("Text", classes="field-label")
+                yield TextArea(id="remember-text", soft_wrap=True, show_line_numbers=False)
+                yield Static("0 tokens", id="remember-status")
+                yield Static("", id="remember-warning", classes="-empty")
+                yield Label("Scopes (comma-separated)", classes="field-label")
+                yield Input(
+                    placeholder="e.g. user:alice, project:gno",
+                    id="remember-scopes",
+                    suggester=self.suggester,
+                )
+                yield Label("Source (optional)", classes="field-label")
+                yield Input(placeholder="where the fact comes from", id="remember-source")
+                yield Label("Collection", classes="field-label")
+                yield Select(
+                    [("memory", "memory")],
+                    value="memory",
+                    allow_blank=False,
+                    id="remember-collection",
+                )
+            with Vertical(id="remember-side"):
+                yield Static("Type a fact to see its near-duplicates.", id="remember-matching")
+                yield FactTable(id="remember-candidates")
+                with VerticalScroll(id="remember-diff-box"):
+                    yield Static("", id="remember-diff")
+                yield Static("", id="remember-outcome", classes="-empty")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#remember-candidates", FactTable)
+        table.add_columns("similarity", "tier", "docid", "scopes", "text")
+        self.query_one("#remember-text", TextArea).focus()
+        self.load_store_facts()
+
+    # -- store facts for completion -------------------------------------------------------
+
+    def refresh_from_store(self) -> None:
+        self.load_store_facts()
+        self.schedule_propose()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="remember-store")
+    def load_store_facts(self) -> None:
+        scopes = browse.known_scopes(self.store)
+        collections = sorted(self.store.collections_by_name())
+        self.post_message(StoreFacts(scopes, collections))
+
+    def on_store_facts(self, message: StoreFacts) -> None:
+        self.suggester.scopes = message.scopes
+        select: Select[str] = self.query_one("#remember-collection", Select)
+        current = select.value
+        select.set_options([(name, name) for name in message.collections])
+        if isinstance(current, str) and current in message.collections:
+            select.value = current
+
+    # -- the draft and its candidates -----------------------------------------------------
+
+    def draft(self) -> Draft:
+        collection = self.query_one("#remember-collection", Select).value
+        source = self.query_one("#remember-source", Input).value.strip()
+        return Draft(
+            text=self.query_one("#remember-text", TextArea).text,
+            scopes=split_scopes(self.query_one("#remember-scopes", Input).value),
+            source=source or None,
+            collection=collection if isinstance(collection, str) else None,
+        )
+
+    @on(TextArea.Changed, "#remember-text")
+    def text_changed(self) -> None:
+        text = self.query_one("#remember-text", TextArea).text
+        body = collapse_text(text)
+        self.query_one("#remember-status", Static).update(
+            f"{estimate_tokens(body) if body else 0} tokens · {len(body.encode('utf-8'))} bytes"
+        )
+        warning = self.query_one("#remember-warning", Static)
+        summary = hidden_summary(text)
+        warning.update(f"⚠ {summary}" if summary else "")
+        warning.set_class(not summary, "-empty")
+        self.schedule_propose()
+
+    @on(Input.Changed, "#remember-scopes")
+    @on(Input.Changed, "#remember-source")
+    @on(Select.Changed, "#remember-collection")
+    def field_changed(self) -> None:
+        self.schedule_propose()
+
+    def schedule_propose(self) -> None:
+        if self._debounce is not None:
+            self._debounce.stop()
+        self._debounce = self.set_timer(DEBOUNCE_SECONDS, self._propose_now)
+
+    def _propose_now(self) -> None:
+        self._debounce = None
+        draft = self.draft()
+        if not collapse_text(draft.text):
+            self.show_candidates(draft, None, "")
+            return
+        self.propose(draft)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="remember-propose")
+    def propose(self, draft: Draft) -> None:
+        request = RememberRequest(
+            text=draft.text,
+            scopes=draft.scopes,
+            caller=self.actor,
+            session=self.session_id,
+            decision="propose",
+            collection=draft.collection,
+            source=draft.source,
+            created_by="user",
+        )
+        try:
+            result = self.store.remember(request)
+        except MemoryFailure as failure:
+            self.post_message(CandidatesFound(draft, None, f"{failure.code}: {failure.message}"))
+            return
+        self.post_message(CandidatesFound(draft, result))
+
+    def on_candidates_found(self, message: CandidatesFound) -> None:
+        self.show_candidates(message.draft, message.result, message.problem)
+
+    def show_candidates(self, draft: Draft, result: dict[str, Any] | None, problem: str) -> None:
+        self.shown_draft = draft
+        table = self.query_one("#remember-candidates", FactTable)
+        table.clear()
+        self.candidates = []
+        matching = self.query_one("#remember-matching", Static)
+        if result is None:
+            matching.update(
+                Text(problem, style="yellow")
+                if problem
+                else "Type a fact to see its near-duplicates."
+            )
+            self.show_diff()
+            return
+        block = result.get("matching", {})
+        line = Text()
+        if result["outcome"] == "existing":
+            record = result["record"]
+            line.append("exact duplicate: ", style="bold yellow")
+            line.append(
+                f"{record['docid']} {record['uri']} already holds this text; "
+                "adding writes nothing.\n"
+            )
+            self.candidates = [{**record, "similarity": 1.0, "match": "exact"}]
+        else:
+            self.candidates = list(result.get("candidates", []))
+        line.append(
+            f"{len(self.candidates)} candidate(s) · method {block.get('mode', '?')} · "
+            f"threshold {block.get('threshold', '?')}"
+        )
+        if block.get("semanticUnavailable"):
+            line.append(f" ({block['semanticUnavailable']})", style="dim")
+        matching.update(line)
+        for candidate in self.candidates:
+            table.add_row(
+                f"{candidate['similarity']:.3f}",
+                candidate["match"],
+                candidate["docid"],
+                ",".join(candidate["scopes"]),
+                collapse_text(candidate["text"])[:70],
+                key=candidate["uri"],
+            )
+        self.show_diff()
+
+    @on(DataTable.RowHighlighted, "#remember-candidates")
+    def candidate_highlighted(self) -> None:
+        self.show_diff()
+
+    def highlighted(self) -> dict[str, Any] | None:
+        table = self.query_one("#remember-candidates", FactTable)
+        if not self.candidates or not 0 <= table.cursor_row < len(self.candidates):
+            return None
+        return self.candidates[table.cursor_row]
+
+    def show_diff(self) -> None:
+        diff = self.query_one("#remember-diff", Static)
+        candidate = self.highlighted()
+        if candidate is None or self.shown_draft is None:
+            diff.update("")
+            return
+        body = Text()
+        body.append(f"{candidate['docid']} → draft  ", style="bold")
+        body.append(
+            f"similarity {candidate['similarity']:.3f} · {candidate['match']}\n", style="dim"
+        )
+        body.append_text(word_diff(candidate["text"], self.shown_draft.text.strip()))
+        diff.update(body)
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def action_add(self) -> None:
+        draft = self.draft()
+        if not collapse_text(draft.text):
+            self.notify("Type the fact first.", severity="warning")
+            return
+        self.write(draft, None)
+
+    def action_supersede(self) -> None:
+        candidate = self.highlighted()
+        if candidate is None:
+            self.notify(
+                "No candidate to supersede: supersede needs a highlighted candidate.",
+                severity="warning",
+            )
+            return
+        if candidate["match"] == "exact" and collapse_text(candidate["text"]) == collapse_text(
+            self.draft().text
+        ):
+            self.notify("The draft is the same text as the candidate.", severity="warning")
+            return
+        self.write(self.draft(), candidate)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="remember-write")
+    def write(self, draft: Draft, predecessor: dict[str, Any] | None) -> None:
+        request = RememberRequest(
+            text=draft.text,
+            scopes=draft.scopes or None,
+            caller=self.actor,
+            session=self.session_id,
+            decision="add",
+            collection=draft.collection,
+            source=draft.source,
+            created_by="user",
+        )
+        if predecessor is not None:
+            request.decision = "supersede"
+            request.predecessor = predecessor["uri"]
+            request.predecessor_hash = predecessor["contentHash"]
+            request.collection = None  # a successor stays in its predecessor's collection
+        self.post_message(Written(self.store.remember(request)))
+
+    def on_written(self, message: Written) -> None:
+        result = message.result
+        record = result.get("record", {})
+        sync = result.get("sync", {})
+        lines = Text()
+        lines.append(f"outcome: {result['outcome']}\n", style="bold")
+        lines.append(f"uri: {record.get('uri', '—')}\n")
+        lines.append(f"docid: {record.get('docid', '—')}\n")
+        lines.append(f"contentHash: {record.get('contentHash', '—')}\n")
+        if sync:
+            lines.append(f"sync: {sync.get('status')}")
+            if sync.get("error"):
+                lines.append(f" ({sync['error']})", style="red")
+        else:
+            lines.append("sync: nothing written")
+        outcome = self.query_one("#remember-outcome", Static)
+        outcome.update(lines)
+        outcome.remove_class("-empty")
+        self.notify(
+            f"{result['outcome']}: {record.get('uri', '')}",
+            severity="warning" if sync.get("status") == "failed" else "information",
+        )
+        if result["outcome"] in ("added", "superseded"):
+            self.query_one("#remember-text", TextArea).clear()
+            self.query_one("#remember-text", TextArea).focus()
+        self.load_store_facts()
+
+    def action_clear(self) -> None:
+        self.query_one("#remember-text", TextArea).clear()
+        self.query_one("#remember-source", Input).value = ""
+        outcome = self.query_one("#remember-outcome", Static)
+        outcome.update("")
+        outcome.add_class("-empty")
+        self.query_one("#remember-text", TextArea).focus()
+        self.notify("Draft cleared; nothing was written.")

@@ -1,0 +1,457 @@
+"""Review: the proposals agents left for a person, and near-duplicates among current facts.
+
+Every decision goes through the engine's review path (the same remember path as any write) and
+is logged; `@` shows the log."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.coordinate import Coordinate
+from textual.message import Message
+from textual.widgets import (
+    DataTable,
+    Footer,
+    Header,
+    Input,
+    Select,
+    Static,
+    TabbedContent,
+    TabPane,
+    TextArea,
+)
+
+from engine import browse, review
+from gno_tui.widgets.duplicates_pane import DuplicatesPane, PairsCounted
+from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.proposal_view import proposal_cells, proposal_detail
+from gno_tui.workbench_commands import WorkbenchCommand, bindings
+from screens.base import WorkbenchScreen
+from screens.reason_prompt import ReasonPrompt
+from screens.review_modals import BatchChoice, BatchPrompt, DecisionLogScreen, EditPrompt
+
+PROPOSAL_ACTIONS = {
+    "add",
+    "supersede",
+    "reject",
+    "edit",
+    "mark",
+    "batch",
+    "next_target",
+    "prev_target",
+}
+DUPLICATE_ACTIONS = {"retire_older", "retire_newer", "keep_both"}
+LETTER_KEYS = PROPOSAL_ACTIONS | DUPLICATE_ACTIONS | {"decision_log"}
+
+
+@dataclass
+class ProposalsLoaded(Message):
+    proposals: list[dict[str, Any]]
+    predecessors: dict[str, dict[str, Any]]  # uri -> the fact an agent meant to supersede
+
+
+@dataclass
+class LogLoaded(Message):
+    entries: list[dict[str, Any]]
+
+
+class ReviewScreen(WorkbenchScreen):
+    HELP = """
+## Review
+
+**Proposals**: writes an agent asked for on a propose-only surface, held for a person.
+The selected proposal is shown beside each candidate it may duplicate, as a word diff with
+the similarity, tier and the threshold in force. One key decides; the cursor then moves on.
+
+- `a` add · `s` supersede the chosen candidate (`J`/`K` choose) · `x` reject, with a
+  reason · `e` edit the text, then add.
+- `space` marks a proposal; `y` applies one decision (add, or reject with one reason) to
+  every marked proposal after a summary answered with `y` or `n`.
+
+**Duplicates**: near-duplicate pairs among the current facts of a scope.
+
+- `r` retires the older fact as a duplicate of the newer, `R` the newer one.
+- `b` keeps both; the pair is not offered again.
+
+`@` shows the decision log: who decided what, when, and before/after. `[`/`]` switch tabs.
+Nothing here deletes: reject only sets a state, retire keeps the file.
+"""
+
+    CSS = """
+    ReviewScreen {
+        #review-tabs { height: 1fr; }
+        .review-body { height: 1fr; }
+        #review-list { width: 1fr; }
+        #review-detail { width: 1fr; border-left: solid $panel; padding: 0 1; }
+        #review-summary { height: 1; padding: 0 1; color: $text-muted; }
+    }
+    """
+
+    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = (
+        WorkbenchCommand(
+            "review.add", "a", "add", "Add", "Add the proposal as a new fact", writes=True
+        ),
+        WorkbenchCommand(
+            "review.supersede",
+            "s",
+            "supersede",
+            "Supersede",
+            "Supersede the chosen candidate with the proposal",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "review.reject",
+            "x",
+            "reject",
+            "Reject",
+            "Reject the proposal, with a reason",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "review.edit",
+            "e",
+            "edit",
+            "Edit+add",
+            "Edit the proposal's text, then add it",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "review.mark",
+            "space",
+            "mark",
+            "Mark",
+            "Mark the proposal for a batch decision and move on",
+        ),
+        WorkbenchCommand(
+            "review.batch",
+            "y",
+            "batch",
+            "Batch",
+            "Decide every marked proposal after a summary",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "review.next_target",
+            "J",
+            "next_target",
+            "Next cand.",
+            "Choose the next candidate as the supersede target",
+            show=False,
+        ),
+        WorkbenchCommand(
+            "review.prev_target",
+            "K",
+            "prev_target",
+            "Prev cand.",
+            "Choose the previous candidate as the supersede target",
+            show=False,
+        ),
+        WorkbenchCommand(
+            "review.retire_older",
+            "r",
+            "retire_older",
+            "Retire older",
+            "Retire the older fact of the pair as a duplicate",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "review.retire_newer",
+            "R",
+            "retire_newer",
+            "Retire newer",
+            "Retire the newer fact of the pair as a duplicate",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "review.keep_both",
+            "b",
+            "keep_both",
+            "Keep both",
+            "Keep both facts; the pair is not offered again",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "review.log",
+            "at",
+            "decision_log",
+            "Log",
+            "The decision log: who, when, what, before/after",
+        ),
+        WorkbenchCommand(
+            "review.next_tab",
+            "right_square_bracket",
+            "next_tab",
+            "Next tab",
+            "Proposals / Duplicates",
+            show=False,
+        ),
+        WorkbenchCommand(
+            "review.prev_tab",
+            "left_square_bracket",
+            "prev_tab",
+            "Prev tab",
+            "Proposals / Duplicates",
+            show=False,
+        ),
+    )
+    BINDINGS = bindings(COMMANDS_LIST)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proposals: list[dict[str, Any]] = []
+        self.predecessors: dict[str, dict[str, Any]] = {}
+        self.marked: set[int] = set()
+        self.chosen = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with TabbedContent(id="review-tabs", initial="proposals"):
+            with TabPane("Proposals", id="proposals"):
+                with Horizontal(classes="review-body"):
+                    with Vertical(id="review-list"):
+                        yield FactTable(id="review-proposals")
+                        yield Static("", id="review-summary")
+                    with VerticalScroll(id="review-detail"):
+                        yield Static("", id="review-detail-body")
+            with TabPane("Duplicates", id="duplicates"):
+                yield DuplicatesPane(id="dup-pane")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#review-proposals", FactTable).add_columns(
+            " ", "id", "age", "caller", "scopes", "intent", "cand.", "provenance", "text"
+        )
+        self.query_one("#review-proposals", FactTable).focus()
+        self.refresh_from_store()
+
+    def refresh_from_store(self) -> None:
+        self.load_proposals()
+        self.query_one(DuplicatesPane).reload()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        allowed = super().check_action(action, parameters)
+        if not allowed:
+            return allowed
+        if action in LETTER_KEYS and isinstance(self.focused, Input | TextArea | Select):
+            return False  # single letters never act while typing or choosing
+        tab = self.query_one(TabbedContent).active
+        if action in PROPOSAL_ACTIONS:
+            return tab == "proposals"
+        if action in DUPLICATE_ACTIONS:
+            return tab == "duplicates"
+        return True
+
+    # -- proposals: loading and showing ----------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="review-load")
+    def load_proposals(self) -> None:
+        proposals = review.list_proposals(self.store)
+        predecessors = {}
+        for proposal in proposals:
+            uri = proposal.get("predecessor")
+            if uri and uri not in predecessors:
+                try:
+                    row = browse.fact_row(self.store, uri)
+                except Exception:  # noqa: BLE001 - an unknown predecessor is shown as such
+                    continue
+                predecessors[uri] = {
+                    "uri": row.uri,
+                    "docid": row.docid,
+                    "text": row.text,
+                    "similarity": None,
+                    "match": "intended",
+                }
+        self.post_message(ProposalsLoaded(proposals, predecessors))
+
+    def on_proposals_loaded(self, message: ProposalsLoaded) -> None:
+        table = self.query_one("#review-proposals", FactTable)
+        keep = table.cursor_row
+        self.proposals, self.predecessors = message.proposals, message.predecessors
+        self.marked &= {p["id"] for p in self.proposals}
+        table.clear()
+        now = self.store.now()
+        for proposal in self.proposals:
+            table.add_row(
+                *proposal_cells(proposal, now, proposal["id"] in self.marked),
+                key=str(proposal["id"]),
+            )
+        if self.proposals:
+            table.move_cursor(row=min(max(keep, 0), len(self.proposals) - 1))
+        self.query_one(TabbedContent).get_tab(
+            "proposals"
+        ).label = f"Proposals {len(self.proposals)}"
+        self._summary()
+        self.show_proposal()
+
+    def _summary(self) -> None:
+        marked = f" · {len(self.marked)} marked (y decides them)" if self.marked else ""
+        self.query_one("#review-summary", Static).update(f"{len(self.proposals)} pending{marked}")
+
+    def current(self) -> dict[str, Any] | None:
+        row = self.query_one("#review-proposals", FactTable).cursor_row
+        return self.proposals[row] if self.proposals and 0 <= row < len(self.proposals) else None
+
+    def targets(self, proposal: dict[str, Any]) -> list[dict[str, Any]]:
+        """What `s` may supersede: the predecessor the agent named, then the candidates."""
+        first = self.predecessors.get(proposal.get("predecessor") or "")
+        return ([first] if first else []) + list(proposal["candidates"])
+
+    @on(DataTable.RowHighlighted, "#review-proposals")
+    def proposal_highlighted(self) -> None:
+        self.chosen = 0
+        self.show_proposal()
+
+    def show_proposal(self) -> None:
+        body = self.query_one("#review-detail-body", Static)
+        proposal = self.current()
+        if proposal is None:
+            body.update(
+                "No proposal waits for a decision. Agents on a propose-only surface "
+                "(gno-tui mcp without --enable-write) queue their writes here."
+            )
+            return
+        body.update(proposal_detail(proposal, self.targets(proposal), self.chosen))
+
+    # -- proposals: deciding -----------------------------------------------------------------
+
+    def action_next_target(self) -> None:
+        self._move_target(1)
+
+    def action_prev_target(self) -> None:
+        self._move_target(-1)
+
+    def _move_target(self, step: int) -> None:
+        proposal = self.current()
+        if proposal is not None and self.targets(proposal):
+            self.chosen = (self.chosen + step) % len(self.targets(proposal))
+            self.show_proposal()
+
+    def action_add(self) -> None:
+        if (proposal := self.current()) is not None:
+            self.decide([review.Decision(proposal["id"], "add", self.actor)])
+
+    def action_supersede(self) -> None:
+        proposal = self.current()
+        if proposal is None:
+            return
+        targets = self.targets(proposal)
+        if not targets:
+            self.notify("This proposal has no candidate to supersede.", severity="warning")
+            return
+        target = targets[min(self.chosen, len(targets) - 1)]["uri"]
+        self.decide([review.Decision(proposal["id"], "supersede", self.actor, target=target)])
+
+    def action_reject(self) -> None:
+        proposal = self.current()
+        if proposal is None:
+            return
+
+        def reject_with(reason: str | None) -> None:
+            if reason:
+                self.decide([review.Decision(proposal["id"], "reject", self.actor, reason=reason)])
+
+        self.app.push_screen(ReasonPrompt(f"Why reject proposal #{proposal['id']}?"), reject_with)
+
+    def action_edit(self) -> None:
+        proposal = self.current()
+        if proposal is None:
+            return
+
+        def add_edited(text: str | None) -> None:
+            if text:
+                self.decide([review.Decision(proposal["id"], "edit", self.actor, text=text)])
+
+        self.app.push_screen(
+            EditPrompt(f"Edit proposal #{proposal['id']}, then add it", proposal["text"]),
+            add_edited,
+        )
+
+    def action_mark(self) -> None:
+        proposal = self.current()
+        if proposal is None:
+            return
+        self.marked ^= {proposal["id"]}
+        table = self.query_one("#review-proposals", FactTable)
+        row = table.cursor_row
+        table.update_cell_at(Coordinate(row, 0), "●" if proposal["id"] in self.marked else " ")
+        table.move_cursor(row=min(row + 1, len(self.proposals) - 1))
+        self._summary()
+
+    def action_batch(self) -> None:
+        if not self.marked:
+            self.notify("Mark proposals with space first.", severity="warning")
+            return
+        ids = sorted(self.marked)
+
+        def apply(choice: BatchChoice | None) -> None:
+            if choice is not None:
+                self.decide(
+                    [
+                        review.Decision(pid, choice.action, self.actor, reason=choice.reason)
+                        for pid in ids
+                    ]
+                )
+
+        self.app.push_screen(BatchPrompt(len(ids)), apply)
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="review-decide")
+    def decide(self, decisions: list[review.Decision]) -> None:
+        done: dict[str, int] = {}
+        try:
+            for decision in decisions:
+                result = review.decide(self.store, decision)
+                what = result.get("outcome") or result.get("state") or decision.action
+                done[what] = done.get(what, 0) + 1
+        finally:
+            if done:
+                summary = " · ".join(f"{count} {what}" for what, count in done.items())
+                self.app.call_from_thread(self.notify, summary, title="Decided")
+            self.app.call_from_thread(self.refresh_from_store)
+
+    # -- duplicates --------------------------------------------------------------------------
+
+    def action_retire_older(self) -> None:
+        self.query_one(DuplicatesPane).retire(newer=False, actor=self.actor)
+
+    def action_retire_newer(self) -> None:
+        self.query_one(DuplicatesPane).retire(newer=True, actor=self.actor)
+
+    def action_keep_both(self) -> None:
+        self.query_one(DuplicatesPane).keep_both(actor=self.actor)
+
+    def on_pairs_counted(self, message: PairsCounted) -> None:
+        self.query_one(TabbedContent).get_tab("duplicates").label = f"Duplicates {message.count}"
+
+    # -- errors ------------------------------------------------------------------------------
+
+    # -- shared ------------------------------------------------------------------------------
+
+    def action_decision_log(self) -> None:
+        self.load_log()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="review-log")
+    def load_log(self) -> None:
+        self.post_message(LogLoaded(review.decision_log(self.store)))
+
+    def on_log_loaded(self, message: LogLoaded) -> None:
+        self.app.push_screen(DecisionLogScreen(message.entries))
+
+    def action_next_tab(self) -> None:
+        self._switch_tab()
+
+    def action_prev_tab(self) -> None:
+        self._switch_tab()
+
+    def _switch_tab(self) -> None:
+        tabs = self.query_one(TabbedContent)
+        tabs.active = "duplicates" if tabs.active == "proposals" else "proposals"
+
+    @on(TabbedContent.TabActivated, "#review-tabs")
+    def tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        table = "#review-proposals" if event.pane.id == "proposals" else "#dup-table"
+        self.query_one(table, FactTable).focus()
+        self.refresh_bindings()

@@ -1,0 +1,57 @@
+"""A CLI-like writer for test_stress.py: one process that opens the engine the way the CLI does
+(engine.factory.open_engine) and adds COUNT distinct facts, one remember call each.
+
+Run as: python stress_writer.py HOME NAME COUNT OUT.jsonl GO_FILE
+It waits for GO_FILE to exist (so every writer starts at once), then writes one JSON line per
+call to OUT.jsonl: the remember result, or {"error": ...} for a contract error, or
+{"crash": "<traceback>"} for anything else."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from engine.errors import MemoryFailure
+from engine.factory import open_engine
+from engine.remember import RememberRequest
+
+
+def main() -> int:
+    home, name, count, out, go = (
+        sys.argv[1],
+        sys.argv[2],
+        int(sys.argv[3]),
+        sys.argv[4],
+        sys.argv[5],
+    )
+    engine = open_engine(home=home)
+    deadline = time.monotonic() + 120
+    while not Path(go).exists():
+        if time.monotonic() > deadline:
+            return 3
+        time.sleep(0.01)
+    with Path(out).open("w", encoding="utf-8") as lines:
+        for index in range(count):
+            request = RememberRequest(
+                text=f"Stress fact {index} written by {name}: the {name} ledger entry {index}",
+                scopes=["stress", f"writer:{name}"],
+                caller=f"cli:{name}",
+                session=f"{name}-session",
+                decision="add",
+            )
+            try:
+                line = engine.remember(request)
+            except MemoryFailure as failure:
+                line = failure.to_json()
+            except Exception:  # noqa: BLE001 - reported to the test, which fails on it
+                line = {"crash": traceback.format_exc()}
+            lines.write(json.dumps(line) + "\n")
+    engine.db.dispose()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

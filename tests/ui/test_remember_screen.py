@@ -1,0 +1,191 @@
+"""The Remember screen driven by real keystrokes over a real SQLite store: candidates appear
+while typing, nothing is written until add or supersede is chosen, and the outcome is shown
+as the engine returned it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import Input, Static, TextArea
+
+from engine import browse
+from gno_tui.app import create_app
+from screens.remember import DEBOUNCE_SECONDS, RememberScreen
+
+
+async def settle(pilot: Any) -> None:
+    """Wait for the debounce timer, then until no worker runs."""
+    await pilot.pause(DEBOUNCE_SECONDS + 0.1)
+    for _ in range(100):
+        await pilot.pause(0.05)
+        screen = pilot.app.screen
+        pending = isinstance(screen, RememberScreen) and screen._debounce is not None
+        if not pending and not any(worker.is_running for worker in pilot.app.workers):
+            break
+    await pilot.pause()
+
+
+def keys(text: str) -> list[str]:
+    return ["space" if char == " " else char for char in text]
+
+
+def text_of(app: Any, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+def notes(app: Any) -> list[tuple[str, str]]:
+    return [(note.title, note.message) for note in app._notifications]
+
+
+async def compose(pilot: Any, text: str, scopes: str) -> RememberScreen:
+    screen = pilot.app.screen
+    assert isinstance(screen, RememberScreen)
+    screen.query_one("#remember-text", TextArea).focus()
+    await pilot.press(*keys(text), "tab", *keys(scopes))
+    await settle(pilot)
+    return screen
+
+
+def current_count(engine: Any) -> int:
+    return browse.status_counts(engine)["current"]
+
+
+async def test_candidates_appear_and_supersede_replaces_the_old_fact(
+    engine: Any, client: Any
+) -> None:
+    old = client.add("Alice prefers green tea in the morning", "user:alice")["record"]
+    client.add("Bob lives in Lyon", "user:bob")
+    app = create_app(store=engine, screen="remember", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await compose(pilot, "Alice prefers black tea in the morning", "user:alice")
+        assert [c["uri"] for c in screen.candidates] == [old["uri"]]
+        matching = text_of(app, "#remember-matching")
+        assert "1 candidate(s)" in matching
+        assert "method lexical" in matching and "threshold 0.82" in matching
+        assert screen.candidates[0]["match"] == "likely"
+        # The word diff of the draft against the highlighted candidate.
+        diff = screen.query_one("#remember-diff", Static).render()
+        assert "green" in str(diff) and "black" in str(diff)
+        # Nothing is written by looking.
+        assert current_count(engine) == 2
+
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+
+        row = browse.fact_row(engine, old["uri"])
+        assert row.superseded_by is not None
+        successor = browse.fact_row(engine, row.superseded_by)
+        assert successor.text == "Alice prefers black tea in the morning"
+        assert successor.supersedes == [old["uri"]]
+        assert successor.scopes == ["user:alice"]
+        assert successor.caller == app.actor
+        assert successor.session.startswith("tui:")
+        assert successor.workbench["provenance"]["createdBy"] == "user"
+        outcome = text_of(app, "#remember-outcome")
+        assert "outcome: superseded" in outcome
+        assert successor.uri in outcome and "sync: completed" in outcome
+        # The draft is cleared after a write; the scopes stay for the next fact.
+        assert screen.query_one("#remember-text", TextArea).text == ""
+        assert screen.query_one("#remember-scopes", Input).value == "user:alice"
+        assert current_count(engine) == 2
+
+
+async def test_add_writes_a_new_fact_with_source_and_shows_the_outcome(
+    engine: Any, client: Any
+) -> None:
+    client.add("Bob lives in Lyon", "user:bob")
+    app = create_app(store=engine, screen="remember", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await compose(pilot, "Carol moved to Berlin", "user:carol, team")
+        assert screen.candidates == []
+        assert "0 candidate(s)" in text_of(app, "#remember-matching")
+        status = text_of(app, "#remember-status")
+        assert "6 tokens" in status and "21 bytes" in status  # ceil(21 / 4)
+        await pilot.press("tab", *keys("chat 2026-11-30"))
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        rows = browse.list_facts(engine, text="Carol").rows
+        assert len(rows) == 1
+        assert rows[0].scopes == ["user:carol", "team"]
+        assert rows[0].source == "chat 2026-11-30"
+        assert rows[0].collection == "memory"
+        outcome = text_of(app, "#remember-outcome")
+        assert "outcome: added" in outcome and rows[0].uri in outcome
+        assert "sync: completed" in outcome
+        assert any(message.startswith("added:") for _, message in notes(app))
+
+
+async def test_scope_completion_exact_duplicate_and_clear(engine: Any, client: Any) -> None:
+    client.add("Alice prefers green tea in the morning", "user:alice")
+    app = create_app(store=engine, screen="remember", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RememberScreen)
+        screen.query_one("#remember-text", TextArea).focus()
+        await pilot.press(*keys("Alice prefers green tea in the morning"), "tab", *keys("user:a"))
+        await pilot.pause(0.2)
+        await pilot.press("right")  # accept the completion from the known scopes
+        assert screen.query_one("#remember-scopes", Input).value == "user:alice"
+        await settle(pilot)
+        assert "exact duplicate" in text_of(app, "#remember-matching")
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert "outcome: existing" in text_of(app, "#remember-outcome")
+        assert "sync: nothing written" in text_of(app, "#remember-outcome")
+        assert current_count(engine) == 1
+        await pilot.press("ctrl+l")
+        await settle(pilot)
+        assert screen.query_one("#remember-text", TextArea).text == ""
+        assert screen.candidates == []
+        assert current_count(engine) == 1
+
+
+async def test_errors_are_notified_with_their_code_and_write_nothing(engine: Any) -> None:
+    app = create_app(store=engine, screen="remember", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await compose(pilot, "A fact without a scope", "")
+        # While typing the problem is shown inline, not as a pop-up.
+        assert "MEMORY_SCOPES_REQUIRED" in text_of(app, "#remember-matching")
+        assert notes(app) == []
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert "MEMORY_SCOPES_REQUIRED" in [title for title, _ in notes(app)]
+        await pilot.press("ctrl+r")  # no candidate to supersede
+        await settle(pilot)
+        assert any("No candidate" in message for _, message in notes(app))
+        assert current_count(engine) == 0
+        assert screen.query_one("#remember-outcome").has_class("-empty")
+
+
+async def test_hidden_characters_are_flagged(engine: Any) -> None:
+    app = create_app(store=engine, screen="remember", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = app.screen
+        area = screen.query_one("#remember-text", TextArea)
+        area.focus()
+        await pilot.press(*keys("pay"))
+        area.insert("\u200b\u202e")  # pasted text: a zero-width space and a bidi override
+        await pilot.press(*keys(" Bob"))
+        area.insert("\u00a0")
+        await pilot.press(*keys("now"))
+        await settle(pilot)
+        warning = screen.query_one("#remember-warning", Static)
+        assert not warning.has_class("-empty")
+        shown = str(warning.render())
+        assert "1 zero-width" in shown and "1 bidi control" in shown
+        assert "1 non-breaking space" in shown and "U+200B" in shown
+        area.clear()
+        await pilot.press(*keys("clean"))
+        await settle(pilot)
+        assert warning.has_class("-empty")
+
+
+async def test_read_only_workbench_refuses_writes(engine: Any, client: Any) -> None:
+    client.add("Alice prefers green tea in the morning", "user:alice")
+    app = create_app(store=engine, screen="remember", watch_store=False, read_only=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await compose(pilot, "Alice prefers black tea", "user:alice")
+        await pilot.press("ctrl+s", "ctrl+r")
+        await settle(pilot)
+        assert current_count(engine) == 1

@@ -1,0 +1,267 @@
+"""The Review screen driven by real keystrokes over a real SQLite store: every decision on a
+proposal, auto-advance, batch decisions behind a summary, near-duplicate pairs, and the
+decision log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import Static, TabbedContent, TextArea
+
+from engine import browse, review
+from gno_tui.app import create_app
+from screens.reason_prompt import ReasonPrompt
+from screens.review import ReviewScreen
+from screens.review_modals import BatchPrompt, DecisionLogScreen, EditPrompt
+
+
+async def settle(pilot: Any) -> None:
+    """Wait until no worker runs (exclusive workers cancel each other)."""
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if not any(worker.is_running for worker in pilot.app.workers):
+            break
+    await pilot.pause()
+
+
+def keys(text: str) -> list[str]:
+    return ["space" if char == " " else char for char in text]
+
+
+def propose(client: Any, text: str, *scopes: str, **fields: Any) -> int:
+    """An agent's add on a propose-only surface: held as a pending proposal."""
+    client.remember(
+        text,
+        scopes or ("user:alice",),
+        decision=fields.pop("decision", "add"),
+        hold_writes=True,
+        origin="mcp",
+        **fields,
+    )
+    return int(review.list_proposals(client.engine)[-1]["id"])
+
+
+def states(engine: Any) -> dict[int, str]:
+    return {p["id"]: p["state"] for p in review.list_proposals(engine, state=None)}
+
+
+async def open_review(pilot: Any) -> ReviewScreen:
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, ReviewScreen)
+    return screen
+
+
+async def test_add_then_auto_advance_then_reject_with_a_reason(engine: Any, client: Any) -> None:
+    first = propose(client, "Carol moved to Berlin")
+    second = propose(client, "Bob lives in Lyon")
+    third = propose(client, "The project deadline is on Friday")
+    app = create_app(store=engine, screen="review", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await open_review(pilot)
+        assert [p["id"] for p in screen.proposals] == [first, second, third]
+        detail = str(screen.query_one("#review-detail-body", Static).render())
+        assert "Carol moved to Berlin" in detail and "threshold 0.82" in detail
+        assert "agent/mcp" in str(screen.query_one("#review-proposals").get_row_at(0))
+        await pilot.press("a")
+        await settle(pilot)
+        assert states(engine)[first] == "added"
+        assert browse.list_facts(engine, text="Carol").total == 1
+        # Auto-advance: the decided proposal left the queue, the cursor is on the next one.
+        current = screen.current()
+        assert current is not None and current["id"] == second
+
+        await pilot.press("x")
+        await pilot.pause()
+        assert isinstance(app.screen, ReasonPrompt)
+        await pilot.press(*keys("not about alice, says x"), "enter")  # letters do not act
+        await settle(pilot)
+        proposal = review.list_proposals(engine, state=None)[1]
+        assert proposal["state"] == "rejected"
+        assert proposal["resolution"] == "not about alice, says x"
+        assert proposal["decidedBy"] == app.actor
+        assert browse.list_facts(engine, text="Lyon").total == 0
+        current = screen.current()
+        assert current is not None and current["id"] == third
+        assert states(engine)[third] == "pending"
+        log = review.decision_log(engine)
+        assert [entry["action"] for entry in log] == ["review:reject", "review:add"]
+        assert {entry["actor"] for entry in log} == {app.actor}
+
+
+async def test_supersede_the_candidate_chosen_with_j(engine: Any, client: Any) -> None:
+    green = client.add("Alice prefers green tea in the morning", "user:alice")["record"]
+    greens = client.add("Alice prefers green tea in the mornings", "user:alice")["record"]
+    pid = propose(client, "Alice prefers black tea in the morning")
+    candidates = review.list_proposals(engine)[0]["candidates"]
+    assert [c["uri"] for c in candidates] == [green["uri"], greens["uri"]]
+    app = create_app(store=engine, screen="review", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await open_review(pilot)
+        detail = str(screen.query_one("#review-detail-body", Static).render())
+        assert f"▶ {green['docid']}" in detail and "likely" in detail
+        await pilot.press("J")  # choose the second candidate
+        detail = str(screen.query_one("#review-detail-body", Static).render())
+        assert f"▶ {greens['docid']}" in detail
+        await pilot.press("s")
+        await settle(pilot)
+        assert states(engine)[pid] == "superseded"
+        old = browse.fact_row(engine, greens["uri"])
+        assert old.superseded_by is not None
+        assert browse.fact_row(engine, old.superseded_by).text.endswith("black tea in the morning")
+        assert browse.fact_row(engine, green["uri"]).superseded_by is None
+        assert screen.proposals == []
+        assert "No proposal waits" in str(screen.query_one("#review-detail-body").render())
+
+
+async def test_an_agents_supersede_offers_its_predecessor(engine: Any, client: Any) -> None:
+    old = client.add("Bob lives in Paris", "user:bob")["record"]
+    pid = propose(
+        client,
+        "Bob moved to Lyon",
+        decision="supersede",
+        predecessor=old["uri"],
+        predecessor_hash=old["contentHash"],
+    )
+    app = create_app(store=engine, screen="review", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await open_review(pilot)
+        assert "intended" in str(screen.query_one("#review-detail-body", Static).render())
+        await pilot.press("s")
+        await settle(pilot)
+        assert states(engine)[pid] == "superseded"
+        assert browse.fact_row(engine, old["uri"]).superseded_by is not None
+
+
+async def test_edit_then_add(engine: Any, client: Any) -> None:
+    pid = propose(client, "Alice drinks tea")
+    app = create_app(store=engine, screen="review", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await open_review(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, EditPrompt)
+        assert app.screen.query_one(TextArea).text == "Alice drinks tea"
+        await pilot.press("end", *keys(" at seven"), "ctrl+s")
+        await settle(pilot)
+        assert states(engine)[pid] == "added"
+        facts = browse.list_facts(engine, text="Alice").rows
+        assert [row.text for row in facts] == ["Alice drinks tea at seven"]
+        entry = review.decision_log(engine)[0]
+        assert entry["action"] == "review:edit"
+        assert entry["detail"]["before"]["text"] == "Alice drinks tea"
+        assert entry["detail"]["after"]["text"] == "Alice drinks tea at seven"
+
+
+async def test_marks_then_batch_summary_cancel_then_apply(engine: Any, client: Any) -> None:
+    ids = [
+        propose(client, text)
+        for text in ("Carol moved to Berlin", "Bob lives in Lyon", "The deadline is on Monday")
+    ]
+    app = create_app(store=engine, screen="review", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await open_review(pilot)
+        await pilot.press("space", "down", "space")  # marks #1 and #3
+        assert screen.marked == {ids[0], ids[2]}
+        assert "2 marked" in str(screen.query_one("#review-summary", Static).render())
+        # Reject all, with one reason ... then cancelled: nothing changes.
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(app.screen, BatchPrompt)
+        await pilot.press("x")
+        await pilot.pause()
+        await pilot.press(*keys("stale"), "enter")
+        await pilot.pause()
+        assert "2 reject (reason: stale)" in str(app.screen.query_one("#batch-summary").render())
+        await pilot.press("n")
+        await settle(pilot)
+        assert set(states(engine).values()) == {"pending"}
+        # Add all: the summary, then y applies.
+        await pilot.press("y")
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+        assert "2 add" in str(app.screen.query_one("#batch-summary").render())
+        await pilot.press("y")
+        await settle(pilot)
+        assert states(engine) == {ids[0]: "added", ids[1]: "pending", ids[2]: "added"}
+        assert [p["id"] for p in screen.proposals] == [ids[1]]
+        assert screen.marked == set()
+        assert browse.status_counts(engine)["current"] == 2
+
+
+async def test_duplicates_keep_both_then_retire(engine: Any, client: Any) -> None:
+    older = client.add("Alice prefers green tea in the morning", "user:alice")["record"]
+    newer = client.add("Alice prefers green tea in the mornings", "user:alice")["record"]
+    lyon = client.add("Bob lives in Lyon", "user:alice")["record"]
+    lyon2 = client.add("Bob lives in Lyon now", "user:alice")["record"]
+    app = create_app(store=engine, screen="review", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await open_review(pilot)
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert app.screen.query_one(TabbedContent).active == "duplicates"
+        pane = app.screen.query_one("#dup-pane")
+        assert pane.scope == "user:alice"
+        assert len(pane.pairs) == 2
+        first = pane.current_pair()
+        shown = str(pane.query_one("#dup-diff", Static).render())
+        assert "lexical" in shown and first.tier in shown
+        kept = {first.left.uri, first.right.uri}
+        await pilot.press("b")
+        await settle(pilot)
+        assert len(pane.pairs) == 1
+        assert {frozenset(kept)} == review.kept_pairs(engine)
+        assert review.decision_log(engine)[0]["action"] == "keep-both"
+        assert all(
+            {p.left.uri, p.right.uri} != kept
+            for p in browse.duplicate_pairs(engine, scope="user:alice")
+        )
+        remaining = pane.current_pair()
+        older_uri = min((remaining.left, remaining.right), key=lambda f: f.created_at).uri
+        newer_uri = ({remaining.left.uri, remaining.right.uri} - {older_uri}).pop()
+        await pilot.press("r")  # retire the older of the pair
+        await settle(pilot)
+        retired = browse.fact_row(engine, older_uri)
+        assert retired.retired_at is not None
+        assert retired.retired_reason == f"duplicate of {newer_uri}"
+        assert retired.retired_by == app.actor
+        assert browse.fact_row(engine, newer_uri).retired_at is None
+        assert pane.pairs == []
+        assert {older["uri"], newer["uri"]} == kept or {lyon["uri"], lyon2["uri"]} == kept
+        # Proposal keys do nothing on this tab.
+        await pilot.press("a", "x")
+        await settle(pilot)
+        assert isinstance(app.screen, ReviewScreen)
+
+
+async def test_decision_log_shows_who_what_and_before_after(engine: Any, client: Any) -> None:
+    propose(client, "Carol moved to Berlin")
+    app = create_app(store=engine, screen="review", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await open_review(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        await pilot.press("at")
+        await settle(pilot)
+        assert isinstance(app.screen, DecisionLogScreen)
+        table = app.screen.query_one("#log-table")
+        assert table.row_count == 1
+        row = [str(cell) for cell in table.get_row_at(0)]
+        assert row[1] == app.actor and row[2] == "review:add"
+        assert "Carol moved to Berlin" in row[4] and "state=added" in row[5]
+        assert "review:add by" in str(app.screen.query_one("#log-detail").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, ReviewScreen)
+
+
+async def test_read_only_review_decides_nothing(engine: Any, client: Any) -> None:
+    pid = propose(client, "Carol moved to Berlin")
+    app = create_app(store=engine, screen="review", watch_store=False, read_only=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await open_review(pilot)
+        await pilot.press("a", "s", "e", "x")
+        await settle(pilot)
+        assert isinstance(app.screen, ReviewScreen)
+        assert states(engine)[pid] == "pending"
