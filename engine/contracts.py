@@ -19,6 +19,10 @@ SCHEMA_FILES = {
     "recall": "gno-memory-recall-result.schema.json",
     "ob1_recall": "ob1-agent-memory-recall-response.schema.json",
     "keyed_requests": "keyed-memory-requests.schema.json",
+    "keyed_hit": "keyed-memory-hit.schema.json",
+    "keyed_recall": "keyed-memory-recall-response.schema.json",
+    "keyed_search": "keyed-memory-search-response.schema.json",
+    "keyed_history": "keyed-memory-history-response.schema.json",
 }
 
 

@@ -43,6 +43,22 @@ ERROR_CODES = frozenset(
         "MEMORY_USAGE_INVALID",
         "MEMORY_IMPORT_INVALID",
         "MEMORY_INTERNAL",
+        # The keyed API (engine/keyed.py, DESIGN.md section 8).
+        "MEMORY_REQUEST_INVALID",
+        "MEMORY_KEY_INVALID",
+        "MEMORY_CONTENT_TOO_LARGE",
+        "MEMORY_TAGS_INVALID",
+        "MEMORY_TOPIC_INVALID",
+        "MEMORY_METADATA_TOO_LARGE",
+        "MEMORY_QUERY_TOO_LARGE",
+        "MEMORY_EXPANSION_INVALID",
+        "MEMORY_RANGE_INVALID",
+        "MEMORY_CURSOR_INVALID",
+        "MEMORY_CURSOR_STALE",
+        "MEMORY_RESPONSE_TOO_LARGE",
+        "MEMORY_KEY_NOT_FOUND",
+        "MEMORY_KEY_EXISTS",
+        "MEMORY_REVISION_CONFLICT",
     }
 )
 

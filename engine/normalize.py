@@ -48,8 +48,9 @@ def content_hash(text: str) -> str:
     return sha256_hex(collapse_text(text))
 
 
-def clean_text(text: str | None) -> str:
-    """The text as stored: NFC and trimmed (inner newlines kept), validated for size."""
+def clean_text(text: str | None, *, max_bytes: int = MAX_TEXT_BYTES) -> str:
+    """The text as stored: NFC and trimmed (inner newlines kept), validated for size
+    (`max_bytes`: the keyed API allows larger contents and checks its own limit first)."""
     if text is None or not collapse_text(text):
         raise MemoryFailure(
             "MEMORY_TEXT_REQUIRED",
@@ -57,10 +58,10 @@ def clean_text(text: str | None) -> str:
             "gno-tui remember 'Alice prefers tea' --scope user:alice.",
         )
     size = len(collapse_text(text).encode("utf-8"))
-    if size > MAX_TEXT_BYTES:
+    if size > max_bytes:
         raise MemoryFailure(
             "MEMORY_TEXT_TOO_LARGE",
-            f"The fact is {size} bytes after normalisation; the limit is {MAX_TEXT_BYTES}. "
+            f"The fact is {size} bytes after normalisation; the limit is {max_bytes}. "
             "Split it into smaller facts, one statement each.",
         )
     return unicodedata.normalize("NFC", text).strip()

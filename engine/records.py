@@ -5,7 +5,7 @@ Helpers take an explicit session and keyword-only arguments; none opens its own 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import or_, select
@@ -110,7 +110,34 @@ def row_from_file(
         retired_reason=retired.get("reason") if retired else None,
         expires_at=parse_iso(expires) if isinstance(expires, str) else None,
         workbench=workbench,
+        **keyed_columns(workbench, parse_iso(fact.created_at)),
     )
+
+
+# Separates the tags in FactRow.kv_tags; a tag cannot hold it (no control characters).
+KEYED_TAG_SEPARATOR = "\x1f"
+
+
+def keyed_columns(workbench: dict[str, Any], created_at: datetime) -> dict[str, Any]:
+    """The FactRow kv_* columns of a keyed-API fact (`workbench.keyed`), {} for any other.
+    An omitted `occurredAtMs` means the write time (createdAt)."""
+    keyed = workbench.get("keyed")
+    if not isinstance(keyed, dict) or not isinstance(keyed.get("key"), str):
+        return {}
+    tags = [tag for tag in keyed.get("tags") or [] if isinstance(tag, str)]
+    topic, revision, namespace = keyed.get("topic"), keyed.get("revision"), keyed.get("namespace")
+    occurred = keyed.get("occurredAtMs")
+    if not isinstance(occurred, int) or isinstance(occurred, bool):
+        occurred = (created_at - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+    return {
+        "kv_namespace": namespace if isinstance(namespace, str) else "default",
+        "kv_key": keyed["key"],
+        "kv_revision": revision if isinstance(revision, int) else 1,
+        "kv_topic": topic if isinstance(topic, str) else None,
+        "kv_tags": (KEYED_TAG_SEPARATOR + KEYED_TAG_SEPARATOR.join(tags) + KEYED_TAG_SEPARATOR
+                    if tags else None),
+        "kv_occurred_at_ms": occurred,
+    }
 
 
 def scope_rows(row: tables.FactRow) -> list[tables.FactScopeRow]:

@@ -26,6 +26,7 @@ _COMPARED = (
     "docid", "uri", "collection", "rel_path", "text", "content_hash", "scopes", "caller",
     "session", "created_at", "source", "supersedes", "superseded_by", "retired_at",
     "retired_by", "retired_reason", "expires_at", "workbench",
+    "kv_namespace", "kv_key", "kv_revision", "kv_topic", "kv_tags", "kv_occurred_at_ms",
 )
 
 

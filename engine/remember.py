@@ -6,6 +6,7 @@ racing for one predecessor get one `superseded` and one MEMORY_SUPERSEDE_CONFLIC
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ from engine.errors import MemoryFailure
 from engine.factfiles import FactFile, write_atomically
 from engine.matching import ScoredCandidate, find_candidates, matching_block
 from engine.normalize import (
+    MAX_TEXT_BYTES,
     check_identity,
     clean_text,
     content_hash,
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
     from engine.store import MemoryEngine
 
 DECISIONS = ("propose", "add", "supersede")
+KEYED_MAX_CONTENT_BYTES = 16 * 1024
 
 
 @dataclass
@@ -64,6 +67,9 @@ class RememberRequest:
     created_by: str = "agent"
     # The workbench's own front-matter fields for the new fact (provenance, keyed API, ...).
     workbench: dict[str, Any] = field(default_factory=dict)
+    # A keyed-API write (engine/keyed.py): two keys may hold the same text, so the exact
+    # check and the candidates are skipped, and the content limit is the keyed API's 16 KiB.
+    keyed: bool = False
 
 
 @dataclass
@@ -79,7 +85,8 @@ class _Checked:
 
 
 def _validate(engine: MemoryEngine, request: RememberRequest) -> tuple[_Checked, list[str] | None]:
-    text = clean_text(request.text)
+    text = clean_text(request.text, max_bytes=KEYED_MAX_CONTENT_BYTES if request.keyed
+                      else MAX_TEXT_BYTES)
     caller, session = check_identity(request.caller, request.session)
     decision = request.decision or "propose"
     if decision not in DECISIONS:
@@ -195,9 +202,10 @@ def _candidates_result(
 
 
 def remember(engine: MemoryEngine, request: RememberRequest, *, hold_writes: bool = False,
-             origin: str = "cli") -> dict[str, Any]:
+             origin: str = "cli", locked: bool = False) -> dict[str, Any]:
     """One remember call. `hold_writes` (a propose-only surface) turns an add or supersede
-    into a pending proposal for a person and answers `candidates`."""
+    into a pending proposal for a person and answers `candidates`. `locked`: the caller
+    already holds engine.write_lock() (the keyed API checks its key under the same hold)."""
     checked, _ = _validate(engine, request)
     _fence(engine, request, checked)
     status = engine.embedder_status
@@ -209,9 +217,9 @@ def remember(engine: MemoryEngine, request: RememberRequest, *, hold_writes: boo
                 if checked.decision == "supersede"
                 else None
             )
-            existing = current_duplicate(session, collection=checked.collection,
-                                         content_hash=checked.content_hash,
-                                         scopes=checked.scopes, now=engine.now())
+            existing = None if request.keyed else current_duplicate(
+                session, collection=checked.collection, content_hash=checked.content_hash,
+                scopes=checked.scopes, now=engine.now())
         if existing is not None:
             return ensure_valid("remember", {"outcome": "existing",
                                              "record": public_fact(existing), "matching": matching})
@@ -221,7 +229,7 @@ def remember(engine: MemoryEngine, request: RememberRequest, *, hold_writes: boo
             engine.queue_proposal(request, checked.text, checked.scopes, checked.collection,
                                   checked.decision, result, origin=origin)
         return ensure_valid("remember", result)
-    with engine.write_lock():
+    with nullcontext() if locked else engine.write_lock():
         return _write(engine, request, checked, matching)
 
 
@@ -234,9 +242,9 @@ def _write(engine: MemoryEngine, request: RememberRequest, checked: _Checked,
             if checked.decision == "supersede"
             else None
         )
-        existing = current_duplicate(session, collection=checked.collection,
-                                     content_hash=checked.content_hash,
-                                     scopes=checked.scopes, now=now)
+        existing = None if request.keyed else current_duplicate(
+            session, collection=checked.collection, content_hash=checked.content_hash,
+            scopes=checked.scopes, now=now)
         if existing is not None:
             return ensure_valid("remember", {"outcome": "existing",
                                              "record": public_fact(existing), "matching": matching})

@@ -52,7 +52,7 @@ class MemoryEngine:
         self._clock = clock
         self._lock = FileLock(str(self.home / ".write.lock"), timeout=lock_timeout)
         self._lock_timeout = lock_timeout
-        self._thread_lock = threading.Lock()
+        self._thread_lock = threading.RLock()  # reentrant: a writer may nest write paths
         self._snapshots = SnapshotCache(db, embedder_status.embedder)
         self._prepare()
 

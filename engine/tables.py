@@ -7,7 +7,7 @@ SQLModel needs real annotations at class creation.
 from datetime import UTC, datetime
 from typing import Any, Optional
 
-from sqlalchemy import JSON, Column, Index, LargeBinary, String, Text, TypeDecorator
+from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, String, Text, TypeDecorator
 from sqlmodel import Field, SQLModel
 
 from engine.normalize import iso_utc, parse_iso
@@ -51,7 +51,13 @@ class CollectionRow(SQLModel, table=True):
 
 class FactRow(SQLModel, table=True):
     __tablename__ = "facts"
-    __table_args__ = (Index("ix_facts_collection_hash", "collection", "content_hash"),)
+    __table_args__ = (
+        Index("ix_facts_collection_hash", "collection", "content_hash"),
+        # The keyed API: a key's chain by revision, and recall newest event first.
+        Index("ix_facts_kv_key", "kv_namespace", "kv_key", "kv_revision"),
+        Index("ix_facts_kv_time", "kv_namespace", "kv_occurred_at_ms"),
+        Index("ix_facts_kv_topic", "kv_namespace", "kv_topic", "kv_occurred_at_ms"),
+    )
 
     record_id: str = Field(primary_key=True)
     docid: str = Field(sa_column=Column(String(40), unique=True, nullable=False))
@@ -74,6 +80,15 @@ class FactRow(SQLModel, table=True):
     expires_at: Optional[datetime] = _utc_column(index=True)
     # The workbench's own fields (front matter key `workbench:`), kept whole for round trips.
     workbench: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    # The keyed API (engine/keyed.py), NULL on other facts; derived from `workbench.keyed` by
+    # records.row_from_file. Tags and metadata are read from workbench["keyed"]; kv_tags is
+    # only the filter form ("\x1f" + "\x1f".join(tags) + "\x1f").
+    kv_namespace: str | None = Field(default=None, sa_column=Column(String(64)))
+    kv_key: str | None = Field(default=None, sa_column=Column(String(256)))
+    kv_revision: int | None = Field(default=None, sa_column=Column(BigInteger))
+    kv_topic: str | None = Field(default=None, sa_column=Column(String(64)))
+    kv_tags: str | None = Field(default=None, sa_column=Column(Text))
+    kv_occurred_at_ms: int | None = Field(default=None, sa_column=Column(BigInteger))
 
     def is_current(self, now: datetime | None = None) -> bool:
         now = now or datetime.now(UTC)

@@ -79,10 +79,11 @@ class GnoApp(App[None]):
                                 lambda c=command: self._run_command(c, screen))
 
     def _run_command(self, command: WorkbenchCommand, screen: Screen[Any]) -> None:
+        # run_action is a coroutine: scheduled, so the palette's synchronous callback can fire it.
         if command.action.startswith("app."):
-            self.run_action(command.action.removeprefix("app."))
+            self.call_later(self.run_action, command.action.removeprefix("app."))
         else:
-            screen.run_action(command.action)
+            self.call_later(screen.run_action, command.action)
 
 
 def _user() -> str:

@@ -174,7 +174,55 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument("--enable-write", action="store_true",
                      help="apply agents' add/supersede directly instead of queueing them")
+    _add_memory(commands)
     return parser
+
+
+def _add_memory(commands: Any) -> None:
+    """`gno-tui memory ...`: the keyed API (DESIGN.md section 8, docs/keyed-api.md)."""
+    memory = commands.add_parser(
+        "memory", formatter_class=_formatter, help="the keyed memory API (instantKV requests)",
+        description="Keyed memories with revisions, tags, topic, TTL and byte-bounded pages. "
+        "remember/recall/search read one seed-003 JSON request (--request FILE, or stdin) and "
+        "print the response as compact JSON on stdout; errors follow --json.",
+        epilog="examples:\n  echo '{\"key\": \"pref/tea\", \"memory\": {\"content\": \"Alice "
+        "prefers green tea\", \"tags\": [\"food\"]}}' | gno-tui memory remember --json\n"
+        "  echo '{\"tag\": \"food\", \"limit\": 5}' | gno-tui memory recall\n"
+        "  gno-tui memory search --request query.json --namespace team-a\n"
+        "  gno-tui memory history pref/tea",
+    )
+    actions = memory.add_subparsers(dest="action", metavar="ACTION")
+    examples = {
+        "remember": ("store a memory under a key (create, retry or update by if_revision)",
+                     "RememberRequest",
+                     '{"key": "pref/tea", "if_revision": 1, "memory": {"content": "Alice '
+                     'prefers black tea", "topic": "drinks", "tags": ["alice"]}}'),
+        "recall": ("memories newest event first; every query term must occur", "MemoryQuery",
+                   '{"query": "tea", "tag": "alice", "since_ms": 1764460800000, "limit": 10}'),
+        "search": ("memories ranked by BM25; any term may match", "SearchQuery",
+                   '{"query": "what does alice drink", "expand": true, "max_bytes": 4096}'),
+    }
+    for name, (summary, title, example) in examples.items():
+        sub = actions.add_parser(
+            name, formatter_class=_formatter, help=summary,
+            description=f"{summary[0].upper()}{summary[1:]}. The request is seed 003's {title} "
+            "(schemas/keyed-memory-requests.schema.json).",
+            epilog=f"example:\n  echo '{example}' | gno-tui memory {name} --json",
+        )
+        sub.add_argument("--request", default="-", metavar="FILE",
+                         help="the JSON request ('-', the default, reads stdin)")
+        sub.add_argument("--namespace", default="default", metavar="NAME",
+                         help="keyed namespace; its facts get the scope kv:NAME (default)")
+        _common(sub, identity=name == "remember")
+    for name, summary in (("get", "the current revision of a key"),
+                          ("history", "every revision of a key, oldest first")):
+        sub = actions.add_parser(name, formatter_class=_formatter, help=summary,
+                                 description=f"Print {summary} as JSON.",
+                                 epilog=f"example:\n  gno-tui memory {name} pref/tea --json")
+        sub.add_argument("key", metavar="KEY")
+        sub.add_argument("--namespace", default="default", metavar="NAME",
+                         help="keyed namespace (default)")
+        _common(sub)
 
 
 def _common(sub: argparse.ArgumentParser, *, collection: bool = False,

@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
         "mcp": cmd_mcp,
         "import": cmd_import,
         "export": cmd_export,
+        "memory": cmd_memory,
     }[args.command]
     return handler(args)
 
@@ -61,14 +62,22 @@ def _read_receipt(path: str | None) -> Any:
     except OSError as exc:
         raise MemoryFailure("MEMORY_RECEIPT_INVALID",
                             f"Cannot read the receipt file {path}: {exc.strerror}. Save a recall "
-                            "with `gno-tui recall ... --json > receipt.json` and pass that file.")
+                            "with `gno-tui recall ... --json > receipt.json` and pass that file."
+                            ) from exc
     try:
-        return json.loads(raw)
+        receipt = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise MemoryFailure(
             "MEMORY_RECEIPT_INVALID",
             f"The receipt file {path} is not JSON ({exc.msg} at line {exc.lineno}). Pass the "
             "saved output of `gno-tui recall ... --json` or its receipt object.") from exc
+    if not isinstance(receipt, dict):
+        # A `null` would otherwise read as "no receipt" and silently skip the fence.
+        raise MemoryFailure(
+            "MEMORY_RECEIPT_INVALID",
+            f"The receipt file {path} holds JSON {type(receipt).__name__}, not an object. Pass "
+            "the saved output of `gno-tui recall ... --json` or its receipt object.")
+    return receipt
 
 
 def cmd_remember(args: argparse.Namespace) -> int:
@@ -223,4 +232,37 @@ def cmd_export(args: argparse.Namespace) -> int:
             emit_json({"format": args.format, "output": str(Path(args.output).resolve())})
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def cmd_memory(args: argparse.Namespace) -> int:
+    """The keyed API: one seed-003 request in, the response as compact JSON out."""
+    from engine import keyed
+    from engine.keyed_cursor import dumps
+
+    if args.action is None:
+        raise MemoryFailure("MEMORY_USAGE_INVALID", "Name an action: gno-tui memory "
+                            "remember|recall|search|get|history (see --help).")
+    if args.action in ("get", "history"):
+        lookup = keyed.get if args.action == "get" else keyed.history
+        result = lookup(open_store(args), args.key, namespace=args.namespace)
+    else:
+        where = "stdin" if args.request == "-" else args.request
+        try:
+            raw = sys.stdin.read() if args.request == "-" else Path(args.request).read_text(
+                encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MemoryFailure("MEMORY_REQUEST_INVALID",
+                                f"Cannot read the request from {where}: {exc}. Pass a JSON "
+                                "file with --request FILE, or the JSON on stdin.") from exc
+        request = keyed.parse_request_json(raw, where=f"The request ({where})")
+        store = open_store(args)
+        if args.action == "remember":
+            result = keyed.remember(store, request, namespace=args.namespace,
+                                    caller=default_caller(args.caller),
+                                    session=default_session(args.session))
+        else:
+            run_query = keyed.recall if args.action == "recall" else keyed.search
+            result = run_query(store, request, namespace=args.namespace)
+    sys.stdout.write(dumps(result) + "\n")
     return 0

@@ -40,6 +40,7 @@ from engine.records import get_fact, public_fact, row_from_file
 from engine.review import list_proposals
 from engine.store import MemoryEngine
 from gno_tui import __version__
+from gno_tui.mcp_keyed import KEYED_TOOLS, MEMORY_REMEMBER, call_keyed, keyed_tools
 from gno_tui.mcp_tools import (
     RECALL,
     RECALL_DESCRIPTION,
@@ -189,6 +190,7 @@ class GnoMcp:
                     title="Recall facts", read_only_hint=True, open_world_hint=False
                 ),
             ),
+            *keyed_tools(),
         ]
 
     async def list_tools(
@@ -199,13 +201,21 @@ class GnoMcp:
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        if params.name not in (REMEMBER, RECALL):
+        if params.name not in (REMEMBER, RECALL, *KEYED_TOOLS):
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"Unknown tool {params.name!r}; this server has {REMEMBER} and {RECALL}.",
+                message=f"Unknown tool {params.name!r}; this server has {REMEMBER}, {RECALL} "
+                f"and {', '.join(KEYED_TOOLS)}.",
             )
         caller = caller_from(ctx)
         try:
+            if params.name in KEYED_TOOLS:
+                result = await self._blocking(
+                    call_keyed, self.engine, params.name, params.arguments or {},
+                    caller=caller, session=self.session_id,
+                    writes=params.name == MEMORY_REMEMBER,
+                )
+                return ok_result(result)
             arguments = check_arguments(params.name, params.arguments or {})
             if params.name == REMEMBER:
                 request = remember_request(arguments, caller=caller, session=self.session_id)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class WorkbenchCommand:
     writes: bool = False  # refused when the workbench is read-only
 
 
-def bindings(commands: Iterable[WorkbenchCommand]) -> list[Binding]:
+def bindings(commands: Iterable[WorkbenchCommand]) -> list[BindingType]:
     return [
         Binding(c.key, c.action, c.title, show=c.show, tooltip=c.help, id=c.id)
         for c in commands

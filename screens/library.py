@@ -208,6 +208,11 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         if event.row_key.value:
             self.load_detail(event.row_key.value)
 
+    @on(DataTable.RowSelected, "#library-table")
+    def row_selected(self) -> None:
+        """enter on a row: the table consumes the key, so its selection opens the chain."""
+        self.action_open_chain()
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="library-detail")
     def load_detail(self, record_id: str) -> None:
         row = browse.fact_row(self.store, record_id)

@@ -32,11 +32,12 @@ CALLER = "test:agent"
 SESSION = "test-session"
 
 # The words the tiny model knows; anything else is dropped by its word-level tokenizer.
-TINY_VOCAB = (
-    "[UNK] [PAD] alice bob carol drinks likes prefers green black tea coffee water lives in "
-    "paris lyon berlin moved to the a deadline project is on friday monday zebra stripes "
-    "savanna quiet note fact"
-).split()
+TINY_VOCAB = [
+    *("[UNK]", "[PAD]", "alice", "bob", "carol", "drinks", "likes", "prefers", "green"),
+    *("black", "tea", "coffee", "water", "lives", "in", "paris", "lyon", "berlin", "moved"),
+    *("to", "the", "a", "deadline", "project", "is", "on", "friday", "monday", "zebra"),
+    *("stripes", "savanna", "quiet", "note", "fact"),
+]
 
 
 # -- schema checks ----------------------------------------------------------------------------
@@ -101,6 +102,49 @@ def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
 
 
+# -- PostgreSQL: the same engine tests on a server database -----------------------------------
+#
+# With $GNO_TUI_TEST_PG set to a server URL (CI runs `pg_virtualenv` and sets it), every home
+# an engine test opens gets a database of its own on that server instead of index.sqlite.
+PG_SERVER = os.environ.get("GNO_TUI_TEST_PG")
+_PG_HOMES: dict[Path, str] = {}
+
+
+@pytest.fixture(autouse=True)
+def postgres_per_home(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    if not PG_SERVER or "engine" not in Path(str(request.node.path)).parts:
+        yield
+        return
+    if request.node.get_closest_marker("sqlite_only"):
+        pytest.skip("reads or replaces the SQLite index file itself")
+    import uuid
+
+    from sqlalchemy import create_engine, make_url, text
+
+    server = make_url(PG_SERVER).set(drivername="postgresql+psycopg")
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    created: list[str] = []
+
+    def database_for(path: Path) -> str:
+        home = path.parent.resolve()
+        if home not in _PG_HOMES:
+            name = "gno_test_" + uuid.uuid4().hex[:12]
+            with admin.connect() as connection:
+                connection.execute(text(f'CREATE DATABASE "{name}"'))
+            created.append(name)
+            _PG_HOMES[home] = server.set(database=name).render_as_string(hide_password=False)
+        return _PG_HOMES[home]
+
+    monkeypatch.setattr("engine.factory.sqlite_url", database_for)
+    yield
+    with admin.connect() as connection:
+        for name in created:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    for home in [h for h, url in _PG_HOMES.items() if any(n in url for n in created)]:
+        del _PG_HOMES[home]
+    admin.dispose()
+
+
 def _open(home: Path, status: EmbedderStatus) -> MemoryEngine:
     return open_engine(home=home, embedder_status=status)
 
@@ -127,13 +171,21 @@ class Client:
         self.engine = engine
 
     def remember(
-        self, text: str | None, scopes: Sequence[str] | None = ("s",), *, decision: str = "add",
-        hold_writes: bool = False, origin: str = "cli", **fields: Any
+        self,
+        text: str | None,
+        scopes: Sequence[str] | None = ("s",),
+        *,
+        decision: str = "add",
+        hold_writes: bool = False,
+        origin: str = "cli",
+        **fields: Any,
     ) -> dict[str, Any]:
         fields.setdefault("caller", CALLER)
         fields.setdefault("session", SESSION)
         request = RememberRequest(
-            text=text, scopes=list(scopes) if scopes is not None else None, decision=decision,
+            text=text,
+            scopes=list(scopes) if scopes is not None else None,
+            decision=decision,
             **fields,
         )
         result = self.engine.remember(request, hold_writes=hold_writes, origin=origin)
@@ -145,11 +197,18 @@ class Client:
         assert result["sync"] == {"status": "completed"}
         return result
 
-    def supersede(self, old: dict[str, Any], text: str, scopes: Sequence[str] | None = None,
-                  **fields: Any) -> dict[str, Any]:
-        record = old["record"] if "record" in old else old
-        return self.remember(text, scopes, decision="supersede", predecessor=record["uri"],
-                             predecessor_hash=record["contentHash"], **fields)
+    def supersede(
+        self, old: dict[str, Any], text: str, scopes: Sequence[str] | None = None, **fields: Any
+    ) -> dict[str, Any]:
+        record = old.get("record", old)
+        return self.remember(
+            text,
+            scopes,
+            decision="supersede",
+            predecessor=record["uri"],
+            predecessor_hash=record["contentHash"],
+            **fields,
+        )
 
     def recall(self, query: str, scopes: Sequence[str] = ("s",), **fields: Any) -> dict[str, Any]:
         fields.setdefault("caller", CALLER)
@@ -184,6 +243,13 @@ class StoreProbe:
         return "\n".join(path.read_text(encoding="utf-8") for path in self.files())
 
     def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        """`?` placeholders, as sqlite3 takes them; under PostgreSQL they become psycopg's."""
+        url = _PG_HOMES.get(self.home.resolve())
+        if url is not None:
+            import psycopg
+
+            with psycopg.connect(url.replace("postgresql+psycopg", "postgresql")) as connection:
+                return [tuple(r) for r in connection.execute(sql.replace("?", "%s"), params)]
         db = self.home / "index.sqlite"
         if not db.exists():
             return []
@@ -261,8 +327,12 @@ def check_cli_output(args: Sequence[str], returncode: int, stdout: str, stderr: 
         assert result.error["message"].strip()
         assert returncode == exit_code_for(result.error["code"]), (returncode, result.doc)
         return result
-    command = next((a for a in args if a in ("remember", "recall")), None)
-    if command == "remember":
+    command = next((a for a in args if a in ("memory", "remember", "recall")), None)
+    if command == "memory":  # the keyed API has response schemas of its own
+        verb = next(a for a in args if a in ("remember", "recall", "search", "get", "history"))
+        assert_valid({"remember": "keyed_hit", "get": "keyed_hit"}.get(verb, f"keyed_{verb}"),
+                     result.doc)
+    elif command == "remember":
         assert_valid("remember", result.doc)
     elif command == "recall":
         ob1 = "--format" in args and args[list(args).index("--format") + 1] == "ob1"
@@ -271,6 +341,8 @@ def check_cli_output(args: Sequence[str], returncode: int, stdout: str, stderr: 
 
 
 class Cli:
+    env = staticmethod(cli_env)
+
     def __init__(self, home: Path) -> None:
         self.home = home
         self.script = console_script()
@@ -279,28 +351,70 @@ class Cli:
         return [self.script, "--home", str(home or self.home), *args]
 
     def __call__(
-        self, *args: str, home: Path | None = None, env: dict[str, str] | None = None,
-        stdin: str | None = None, timeout: float = 60,
+        self,
+        *args: str,
+        home: Path | None = None,
+        env: dict[str, str] | None = None,
+        stdin: str | None = None,
+        timeout: float = 60,
     ) -> CliResult:
         argv = self.argv(args, home)
-        done = subprocess.run(argv, input=stdin, capture_output=True, text=True,
-                              env=env or cli_env(), timeout=timeout, check=False)
+        done = subprocess.run(
+            argv,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=env or cli_env(),
+            timeout=timeout,
+            check=False,
+        )
         return check_cli_output(args, done.returncode, done.stdout, done.stderr)
 
-    def start(self, *args: str, home: Path | None = None,
-              env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-        return subprocess.Popen(self.argv(args, home), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env or cli_env())
+    def start(
+        self, *args: str, home: Path | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            self.argv(args, home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env or cli_env(),
+        )
 
     @staticmethod
-    def finish(args: Sequence[str], process: subprocess.Popen[str],
-               timeout: float = 60) -> CliResult:
+    def finish(
+        args: Sequence[str], process: subprocess.Popen[str], timeout: float = 60
+    ) -> CliResult:
         stdout, stderr = process.communicate(timeout=timeout)
         return check_cli_output(args, process.returncode, stdout, stderr)
 
-    def many(self, calls: Sequence[Sequence[str]]) -> list[CliResult]:
+    def here(
+        self, *args: str, home: Path | None = None, env: dict[str, str] | None = None
+    ) -> CliResult:
+        """The same command through `gno_tui.cli.main` in this process (no start-up cost);
+        the environment is the one a process would get, for the duration of the call."""
+        import contextlib
+        import io
+
+        from gno_tui.cli import main
+
+        saved = dict(os.environ)
+        out, err = io.StringIO(), io.StringIO()
+        os.environ.clear()
+        os.environ.update(env or cli_env())
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                code = main(self.argv(args, home)[1:])
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        return check_cli_output(args, code, out.getvalue(), err.getvalue())
+
+    def many(
+        self, calls: Sequence[Sequence[str]], env: dict[str, str] | None = None
+    ) -> list[CliResult]:
         """Run independent calls in parallel (each is its own process); results in order."""
-        started = [(call, self.start(*call)) for call in calls]
+        started = [(call, self.start(*call, env=env)) for call in calls]
         return [self.finish(call, process) for call, process in started]
 
 

@@ -27,7 +27,8 @@ def test_version(cli):
 def test_every_command_has_help_with_an_example(cli):
     paths = command_paths(build_parser())
     assert {("remember",), ("recall",), ("reindex",), ("review",), ("collection", "add")} <= set(
-        paths)
+        paths
+    )
     results = cli.many([(*path, "--help") for path in paths])
     for path, result in zip(paths, results, strict=True):
         assert result.returncode == 0, (path, result.stderr)

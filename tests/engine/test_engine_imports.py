@@ -35,7 +35,10 @@ print(json.dumps({{"after_import": after_import, "after_use": loaded(),
 def test_engine_loads_no_ui_module(tmp_path, valid):
     done = subprocess.run(
         [sys.executable, "-c", PROBE.format(roots=UI_ROOTS), str(tmp_path / "home")],
-        capture_output=True, text=True, check=False, timeout=60,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
         cwd=Path(__file__).resolve().parents[2],
     )
     assert done.returncode == 0, done.stderr

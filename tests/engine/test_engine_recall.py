@@ -57,11 +57,22 @@ def test_scope_filter_is_applied_before_the_ranking_window(client, engine):
         for i in range(300):
             text = f"zebra stripes zebra savanna zebra {i}"
             record_id = f"mem-{i:016x}"
-            fact = FactFile(record_id=record_id, scopes=["crowd"], caller="c", session="s",
-                            created_at=iso_utc(now), content_hash=content_hash(text), text=text)
-            row = row_from_file(fact, collection="memory", rel_path=f"facts/x/{record_id}.md",
-                                uri=fact_uri("memory", "2026-11-30", record_id),
-                                docid=f"#{i:08x}")
+            fact = FactFile(
+                record_id=record_id,
+                scopes=["crowd"],
+                caller="c",
+                session="s",
+                created_at=iso_utc(now),
+                content_hash=content_hash(text),
+                text=text,
+            )
+            row = row_from_file(
+                fact,
+                collection="memory",
+                rel_path=f"facts/x/{record_id}.md",
+                uri=fact_uri("memory", "2026-11-30", record_id),
+                docid=f"#{i:08x}",
+            )
             insert_fact_row(session, row, None, now)
         session.commit()
     mine = client.add("a quiet note that mentions a zebra once", "mine")["record"]["recordId"]
@@ -80,23 +91,30 @@ def test_budget_skips_a_fact_that_does_not_fit_and_keeps_filling(client):
     small = client.add("zebra note", "s")["record"]
     tiny = client.add("zebra é", "s")["record"]  # multi-byte: tokens count bytes, not characters
     client.add("nothing relevant here", "s")
-    cost = {r["recordId"]: math.ceil(len(r["text"].encode("utf-8")) / 4)
-            for r in (big, small, tiny)}
+    cost = {
+        r["recordId"]: math.ceil(len(r["text"].encode("utf-8")) / 4) for r in (big, small, tiny)
+    }
 
     everything = client.recall("zebra stripes savanna", max_tokens=4096)
     order = [f["recordId"] for f in everything["facts"]]
     assert set(order) == set(cost)
     assert order[0] == big["recordId"], "precondition: the big fact ranks first"
-    assert everything["budget"] == {"maxFacts": 8, "maxTokens": 4096,
-                                    "usedTokens": sum(cost.values()), "omitted": 0}
+    assert everything["budget"] == {
+        "maxFacts": 8,
+        "maxTokens": 4096,
+        "usedTokens": sum(cost.values()),
+        "omitted": 0,
+    }
 
     limit = cost[small["recordId"]] + cost[tiny["recordId"]]
     assert limit < cost[big["recordId"]]
     squeezed = client.recall("zebra stripes savanna", max_tokens=limit)
     assert [f["recordId"] for f in squeezed["facts"]] == order[1:]
-    assert squeezed["budget"]["usedTokens"] == sum(
-        math.ceil(len(f["text"].encode("utf-8")) / 4) for f in squeezed["facts"]
-    ) == limit
+    assert (
+        squeezed["budget"]["usedTokens"]
+        == sum(math.ceil(len(f["text"].encode("utf-8")) / 4) for f in squeezed["facts"])
+        == limit
+    )
     assert squeezed["budget"]["omitted"] == 1
     assert squeezed["budget"]["maxTokens"] == limit
 
@@ -108,8 +126,15 @@ def test_budget_skips_a_fact_that_does_not_fit_and_keeps_filling(client):
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("max_facts", 0), ("max_facts", -1), ("max_tokens", "abc"), ("max_tokens", 0),
-     ("max_facts", 1.5), ("max_tokens", True), ("max_facts", 10**9)],
+    [
+        ("max_facts", 0),
+        ("max_facts", -1),
+        ("max_tokens", "abc"),
+        ("max_tokens", 0),
+        ("max_facts", 1.5),
+        ("max_tokens", True),
+        ("max_facts", 10**9),
+    ],
 )
 def test_bad_budget_is_rejected(client, field, value):
     with pytest.raises(MemoryFailure) as caught:
@@ -122,10 +147,13 @@ def test_bad_budget_is_rejected(client, field, value):
 
 @pytest.mark.parametrize(
     ("fields", "code"),
-    [({"query": "  "}, "MEMORY_QUERY_REQUIRED"), ({"scopes": []}, "MEMORY_SCOPES_REQUIRED"),
-     ({"scopes": ["Bad Scope"]}, "MEMORY_SCOPES_INVALID"),
-     ({"collection": "nope"}, "MEMORY_COLLECTION_NOT_FOUND"),
-     ({"caller": ""}, "MEMORY_IDENTITY_REQUIRED")],
+    [
+        ({"query": "  "}, "MEMORY_QUERY_REQUIRED"),
+        ({"scopes": []}, "MEMORY_SCOPES_REQUIRED"),
+        ({"scopes": ["Bad Scope"]}, "MEMORY_SCOPES_INVALID"),
+        ({"collection": "nope"}, "MEMORY_COLLECTION_NOT_FOUND"),
+        ({"caller": ""}, "MEMORY_IDENTITY_REQUIRED"),
+    ],
 )
 def test_bad_recall_is_rejected(client, fields, code):
     query = fields.pop("query", "anything")
@@ -152,13 +180,24 @@ def test_egress_ceiling_and_lineage(client, engine):
     lineage = everything["egressLineage"]
     assert lineage["effectivePolicy"] == "local_only"
     assert [s["collection"] for s in lineage["sources"]] == [
-        "aa-private", "memory", "mm-public", "zz-shared"]
-    assert lineage["sources"][1] == {"collection": "memory", "policy": "local_only",
-                                     "source": "config_default"}
-    assert lineage["sources"][3] == {"collection": "zz-shared", "policy": "lan",
-                                     "source": "explicit"}
-    assert lineage["digest"] == canonical_sha256(lineage["sources"]) == digest_of(
-        lineage["sources"])
+        "aa-private",
+        "memory",
+        "mm-public",
+        "zz-shared",
+    ]
+    assert lineage["sources"][1] == {
+        "collection": "memory",
+        "policy": "local_only",
+        "source": "config_default",
+    }
+    assert lineage["sources"][3] == {
+        "collection": "zz-shared",
+        "policy": "lan",
+        "source": "explicit",
+    }
+    assert (
+        lineage["digest"] == canonical_sha256(lineage["sources"]) == digest_of(lineage["sources"])
+    )
     for fact in everything["facts"]:
         (source,) = fact["egressLineage"]["sources"]
         assert fact["uri"].startswith(f"gno://{source['collection']}/")
@@ -168,8 +207,7 @@ def test_egress_ceiling_and_lineage(client, engine):
     lan = client.recall("coffee", ["team"], egress="lan")
     assert ids(lan) == {shared["record"]["recordId"], public["record"]["recordId"]}
     assert lan["egressLineage"]["effectivePolicy"] == "lan"
-    assert [s["collection"] for s in lan["egressLineage"]["sources"]] == [
-        "mm-public", "zz-shared"]
+    assert [s["collection"] for s in lan["egressLineage"]["sources"]] == ["mm-public", "zz-shared"]
     assert lan["egressLineage"]["digest"] == canonical_sha256(lan["egressLineage"]["sources"])
 
     remote = client.recall("coffee", ["team"], egress="remote")
@@ -240,7 +278,8 @@ def test_ob1_recall_validates(client, engine, valid):
     from engine.recall import RecallRequest
 
     client.add("Alice drinks green tea", "user:alice")
-    ob1 = engine.recall_ob1(RecallRequest(query="tea", scopes=["user:alice"], caller="c",
-                                          session="s"))
+    ob1 = engine.recall_ob1(
+        RecallRequest(query="tea", scopes=["user:alice"], caller="c", session="s")
+    )
     valid("ob1_recall", ob1)
     assert [m["content"] for m in ob1["memories"]] == ["Alice drinks green tea"]

@@ -81,9 +81,10 @@ def test_same_text_in_intersecting_scope_is_existing_and_writes_nothing(client, 
     assert again["outcome"] == "existing"
     assert again["record"] == first["record"]
     # A propose of the same text also answers existing.
-    assert client.remember("Bob lives in Berlin", ["user:bob"], decision="propose")[
-        "outcome"
-    ] == "existing"
+    assert (
+        client.remember("Bob lives in Berlin", ["user:bob"], decision="propose")["outcome"]
+        == "existing"
+    )
     assert probe.state() == before == (1, 1)
 
 
@@ -106,14 +107,16 @@ def test_same_text_in_another_collection_is_added(client, engine, probe):
 def test_propose_writes_nothing_and_lists_candidates(client, probe):
     client.add("Alice drinks green tea every morning", "user:alice")
     before = probe.state()
-    result = client.remember("Alice drinks green tea each morning", ["user:alice"],
-                             decision="propose")
+    result = client.remember(
+        "Alice drinks green tea each morning", ["user:alice"], decision="propose"
+    )
     assert result["outcome"] == "candidates"
     assert [c["text"] for c in result["candidates"]] == ["Alice drinks green tea every morning"]
     assert result["candidates"][0]["match"] in ("exact", "likely")
     # Out of scope, the same fact is no candidate.
-    elsewhere = client.remember("Alice drinks green tea each morning", ["user:bob"],
-                                decision="propose")
+    elsewhere = client.remember(
+        "Alice drinks green tea each morning", ["user:bob"], decision="propose"
+    )
     assert elsewhere["candidates"] == []
     assert probe.state() == before
     # The default decision is propose.
@@ -139,41 +142,80 @@ BAD_REQUESTS: list[tuple[str, dict[str, Any], str, str]] = [
     ("oversized text", {"text": "x" * 4097}, "MEMORY_TEXT_TOO_LARGE", "split"),
     ("no scopes", {"scopes": None}, "MEMORY_SCOPES_REQUIRED", "--scope"),
     ("empty scope list", {"scopes": []}, "MEMORY_SCOPES_REQUIRED", "--scope"),
-    ("nine scopes", {"scopes": [f"s{i}" for i in range(9)]}, "MEMORY_SCOPES_INVALID",
-     "at most 8"),
-    ("malformed scope", {"scopes": ["-leading-dash"]}, "MEMORY_SCOPES_INVALID",
-     "starts with a letter or digit"),
-    ("scope with space", {"scopes": ["user alice"]}, "MEMORY_SCOPES_INVALID",
-     "starts with a letter or digit"),
-    ("65-char scope", {"scopes": ["a" * 65]}, "MEMORY_SCOPES_INVALID",
-     "starts with a letter or digit"),
-    ("unknown collection", {"collection": "nope"}, "MEMORY_COLLECTION_NOT_FOUND",
-     "gno-tui collection add nope"),
+    ("nine scopes", {"scopes": [f"s{i}" for i in range(9)]}, "MEMORY_SCOPES_INVALID", "at most 8"),
+    (
+        "malformed scope",
+        {"scopes": ["-leading-dash"]},
+        "MEMORY_SCOPES_INVALID",
+        "starts with a letter or digit",
+    ),
+    (
+        "scope with space",
+        {"scopes": ["user alice"]},
+        "MEMORY_SCOPES_INVALID",
+        "starts with a letter or digit",
+    ),
+    (
+        "65-char scope",
+        {"scopes": ["a" * 65]},
+        "MEMORY_SCOPES_INVALID",
+        "starts with a letter or digit",
+    ),
+    (
+        "unknown collection",
+        {"collection": "nope"},
+        "MEMORY_COLLECTION_NOT_FOUND",
+        "gno-tui collection add nope",
+    ),
     ("unknown decision", {"decision": "delete"}, "MEMORY_DECISION_INVALID", "add or supersede"),
-    ("predecessor with add", {"predecessor": "PRED"}, "MEMORY_DECISION_INVALID",
-     "--decision supersede"),
-    ("supersede without hash", {"decision": "supersede", "predecessor": "PRED"},
-     "MEMORY_PREDECESSOR_REQUIRED", "--predecessor-hash"),
-    ("supersede with stale hash",
-     {"decision": "supersede", "predecessor": "PRED", "predecessor_hash": "0" * 64},
-     "MEMORY_PREDECESSOR_HASH_MISMATCH", "recall it again"),
-    ("supersede of unknown uri",
-     {"decision": "supersede", "predecessor": "gno://memory/facts/2026-01-01/mem-0000000000000000.md",
-      "predecessor_hash": "0" * 64},
-     "MEMORY_PREDECESSOR_NOT_FOUND", "recall it again"),
+    (
+        "predecessor with add",
+        {"predecessor": "PRED"},
+        "MEMORY_DECISION_INVALID",
+        "--decision supersede",
+    ),
+    (
+        "supersede without hash",
+        {"decision": "supersede", "predecessor": "PRED"},
+        "MEMORY_PREDECESSOR_REQUIRED",
+        "--predecessor-hash",
+    ),
+    (
+        "supersede with stale hash",
+        {"decision": "supersede", "predecessor": "PRED", "predecessor_hash": "0" * 64},
+        "MEMORY_PREDECESSOR_HASH_MISMATCH",
+        "recall it again",
+    ),
+    (
+        "supersede of unknown uri",
+        {
+            "decision": "supersede",
+            "predecessor": "gno://memory/facts/2026-01-01/mem-0000000000000000.md",
+            "predecessor_hash": "0" * 64,
+        },
+        "MEMORY_PREDECESSOR_NOT_FOUND",
+        "recall it again",
+    ),
     ("empty caller", {"caller": " "}, "MEMORY_IDENTITY_REQUIRED", "--caller"),
     ("empty session", {"session": ""}, "MEMORY_IDENTITY_REQUIRED", "--session"),
 ]
 
 
-@pytest.mark.parametrize(("fields", "code", "hint"), [case[1:] for case in BAD_REQUESTS],
-                         ids=[case[0] for case in BAD_REQUESTS])
+@pytest.mark.parametrize(
+    ("fields", "code", "hint"),
+    [case[1:] for case in BAD_REQUESTS],
+    ids=[case[0] for case in BAD_REQUESTS],
+)
 def test_bad_remember_is_an_error_that_writes_nothing(client, probe, fields, code, hint):
     existing = client.add("Carol moved to Lyon", "user:carol")["record"]
     before = probe.state()
     fields = {k: existing["uri"] if v == "PRED" else v for k, v in fields.items()}
-    request: dict[str, Any] = {"text": "A brand new statement", "scopes": ["user:carol"],
-                               "decision": "add", **fields}
+    request: dict[str, Any] = {
+        "text": "A brand new statement",
+        "scopes": ["user:carol"],
+        "decision": "add",
+        **fields,
+    }
     text, scopes = request.pop("text"), request.pop("scopes")
     failure = _fail(lambda: client.remember(text, scopes, **request), code)
     assert hint.lower() in failure.message.lower(), failure.message
@@ -188,8 +230,16 @@ def test_exit_codes_follow_the_contract():
     assert exit_code_for("MEMORY_WRITE_LEASE_BUSY") == 4
     assert exit_code_for("MEMORY_SYNC_FAILED") == 2
     assert exit_code_for("MEMORY_QUERY_FAILED") == 2
-    ones = ERROR_CODES - {"MEMORY_SUPERSEDE_CONFLICT", "MEMORY_WRITE_LEASE_BUSY",
-                          "MEMORY_SYNC_FAILED", "MEMORY_QUERY_FAILED", "MEMORY_INTERNAL"}
+    assert exit_code_for("MEMORY_KEY_EXISTS") == exit_code_for("MEMORY_REVISION_CONFLICT") == 4
+    ones = ERROR_CODES - {
+        "MEMORY_SUPERSEDE_CONFLICT",
+        "MEMORY_WRITE_LEASE_BUSY",
+        "MEMORY_KEY_EXISTS",
+        "MEMORY_REVISION_CONFLICT",
+        "MEMORY_SYNC_FAILED",
+        "MEMORY_QUERY_FAILED",
+        "MEMORY_INTERNAL",
+    }
     assert {exit_code_for(code) for code in ones} == {1}
 
 
@@ -215,8 +265,9 @@ def test_semantic_mode_with_the_tiny_model(semantic_client, probe):
     assert "semanticUnavailable" not in added["matching"]
     assert 0 < added["matching"]["threshold"] <= 1
     # Word order does not change a static embedding: the reordered text is an exact candidate.
-    proposed = semantic_client.remember("green tea Alice drinks", ["user:alice"],
-                                        decision="propose")
+    proposed = semantic_client.remember(
+        "green tea Alice drinks", ["user:alice"], decision="propose"
+    )
     assert proposed["matching"]["mode"] == "semantic"
     assert [c["recordId"] for c in proposed["candidates"]] == [added["record"]["recordId"]]
     assert proposed["candidates"][0]["match"] == "exact"
@@ -225,3 +276,13 @@ def test_semantic_mode_with_the_tiny_model(semantic_client, probe):
     assert recalled["retrieval"] == {"mode": "hybrid"}
     assert [f["recordId"] for f in recalled["facts"]] == [added["record"]["recordId"]]
     assert probe.state() == (1, 1)
+
+
+def test_docid_grows_on_a_collision(client, monkeypatch):
+    import engine.remember as remember_module
+
+    ids = iter(["mem-abcdef0100000001", "mem-abcdef0100000002", "mem-abcdef0100000003"])
+    monkeypatch.setattr(remember_module, "new_record_id", lambda **_: next(ids))
+    docids = [client.add(f"Fact number {i}", "s")["record"]["docid"] for i in range(3)]
+    assert docids == ["#abcdef01", "#abcdef010", "#abcdef0100"]
+    assert len(set(docids)) == 3

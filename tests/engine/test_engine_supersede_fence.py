@@ -42,8 +42,12 @@ def test_supersede_chain_returns_only_the_head(client, probe, engine):
 
     # Nothing is deleted: three files, three rows, the chain is in the relations.
     assert probe.state() == (3, 3)
-    front = yaml.safe_load(probe.files()[0].parent.joinpath(
-        c["record"]["recordId"] + ".md").read_text(encoding="utf-8").split("---\n")[1])
+    front = yaml.safe_load(
+        probe.files()[0]
+        .parent.joinpath(c["record"]["recordId"] + ".md")
+        .read_text(encoding="utf-8")
+        .split("---\n")[1]
+    )
     assert front["relations"] == {"supersedes": [b["record"]["uri"]]}
     with Session(engine.db) as session:
         row_a = session.get(tables.FactRow, a["record"]["recordId"])
@@ -52,8 +56,7 @@ def test_supersede_chain_returns_only_the_head(client, probe, engine):
         assert row_b.superseded_by == c["record"]["recordId"]
 
     before = probe.state()
-    failure = _fail(lambda: client.supersede(a, "Carol lives in Rome"),
-                    "MEMORY_SUPERSEDE_CONFLICT")
+    failure = _fail(lambda: client.supersede(a, "Carol lives in Rome"), "MEMORY_SUPERSEDE_CONFLICT")
     assert failure.exit_code == 4
     assert b["record"]["recordId"] in failure.message or "superseded" in failure.message
     probe.assert_nothing_written(before, "Carol lives in Rome")
@@ -64,9 +67,13 @@ def test_supersede_chain_returns_only_the_head(client, probe, engine):
 
 def test_supersede_with_new_scopes_and_by_record_id(client):
     a = client.add("Bob likes coffee", "user:bob")
-    b = client.remember("Bob likes tea", ["user:bob", "team:y"], decision="supersede",
-                        predecessor=a["record"]["recordId"],
-                        predecessor_hash=a["record"]["contentHash"])
+    b = client.remember(
+        "Bob likes tea",
+        ["user:bob", "team:y"],
+        decision="supersede",
+        predecessor=a["record"]["recordId"],
+        predecessor_hash=a["record"]["contentHash"],
+    )
     assert b["outcome"] == "superseded"
     assert b["record"]["scopes"] == ["user:bob", "team:y"]
     assert b["record"]["supersedes"] == [a["record"]["uri"]]
@@ -77,17 +84,26 @@ def test_supersede_keeps_the_predecessors_collection(client, engine):
     a = client.add("The deadline is on friday", "p", collection="work")
     b = client.supersede(a, "The deadline is on monday")
     assert b["record"]["uri"].startswith("gno://work/")
-    _fail(lambda: client.supersede(b, "The deadline is never", collection="memory"),
-          "MEMORY_DECISION_INVALID")
+    _fail(
+        lambda: client.supersede(b, "The deadline is never", collection="memory"),
+        "MEMORY_DECISION_INVALID",
+    )
 
 
 def test_supersede_checks_predecessor_before_the_exact_check(client):
     a = client.add("Bob lives in Paris", "user:bob")
     client.add("Bob lives in Lyon", "user:bob")
     # The successor's text already exists, but a stale hash is still reported first.
-    _fail(lambda: client.remember("Bob lives in Lyon", None, decision="supersede",
-                                  predecessor=a["record"]["uri"], predecessor_hash="f" * 64),
-          "MEMORY_PREDECESSOR_HASH_MISMATCH")
+    _fail(
+        lambda: client.remember(
+            "Bob lives in Lyon",
+            None,
+            decision="supersede",
+            predecessor=a["record"]["uri"],
+            predecessor_hash="f" * 64,
+        ),
+        "MEMORY_PREDECESSOR_HASH_MISMATCH",
+    )
 
 
 # -- the fence --------------------------------------------------------------------------------
@@ -102,14 +118,21 @@ def test_replaying_a_recalled_text_with_its_receipt_is_fenced(client, probe):
     # all fenced, and the fence runs before the exact check (the text exists in user:alice).
     for receipt in (recalled, recalled["receipt"]):
         for scopes in (["user:alice"], ["elsewhere"]):
-            failure = _fail(lambda r=receipt, s=scopes: client.remember(
-                "Alice  drinks green tea ", s, receipt=r, caller="someone:else"),
-                "MEMORY_FENCED_REPLAY")
+            failure = _fail(
+                lambda r=receipt, s=scopes: client.remember(
+                    "Alice  drinks green tea ", s, receipt=r, caller="someone:else"
+                ),
+                "MEMORY_FENCED_REPLAY",
+            )
             assert "supersede" in failure.message
             assert failure.exit_code == 1
     # Even a propose is fenced rather than answered `existing`.
-    _fail(lambda: client.remember("Alice drinks green tea", ["user:alice"], decision="propose",
-                                  receipt=recalled), "MEMORY_FENCED_REPLAY")
+    _fail(
+        lambda: client.remember(
+            "Alice drinks green tea", ["user:alice"], decision="propose", receipt=recalled
+        ),
+        "MEMORY_FENCED_REPLAY",
+    )
     probe.assert_nothing_written(before)
     # Without the receipt the same call is an ordinary exact match.
     assert client.remember("Alice drinks green tea", ["user:alice"])["outcome"] == "existing"
@@ -118,22 +141,29 @@ def test_replaying_a_recalled_text_with_its_receipt_is_fenced(client, probe):
 def test_a_valid_receipt_does_not_fence_new_text(client):
     client.add("Alice drinks green tea", "user:alice")
     recalled = client.recall("green tea", ["user:alice"])
-    assert client.remember("Alice moved to Lyon", ["user:alice"], receipt=recalled)[
-        "outcome"] == "added"
+    assert (
+        client.remember("Alice moved to Lyon", ["user:alice"], receipt=recalled)["outcome"]
+        == "added"
+    )
 
 
 def test_derived_from_a_stored_memory_is_fenced_before_the_exact_check(client, probe):
     fact = client.add("Bob likes coffee", "user:bob")["record"]
     before = probe.state()
     for text in ("Bob likes coffee", "Bob probably likes espresso"):
-        failure = _fail(lambda t=text: client.remember(t, ["user:bob"],
-                                                       derived_from=fact["uri"]),
-                        "MEMORY_FENCED_DERIVED")
+        failure = _fail(
+            lambda t=text: client.remember(t, ["user:bob"], derived_from=fact["uri"]),
+            "MEMORY_FENCED_DERIVED",
+        )
         assert fact["uri"] in failure.message
     probe.assert_nothing_written(before)
     # Derived from something that is not a stored memory: fine.
-    assert client.remember("Bob probably likes espresso", ["user:bob"],
-                           derived_from="https://example.org/chat")["outcome"] == "added"
+    assert (
+        client.remember(
+            "Bob probably likes espresso", ["user:bob"], derived_from="https://example.org/chat"
+        )["outcome"]
+        == "added"
+    )
 
 
 @pytest.mark.parametrize("tamper", ["memory id", "span hash", "digest", "unissued", "shape"])
@@ -151,13 +181,20 @@ def test_a_tampered_receipt_is_invalid(client, probe, tamper):
     elif tamper == "unissued":
         from engine.receipts import issue_receipt
 
-        receipt = issue_receipt(caller="x", session="y", issued_at=client.engine.now(),
-                                memory_ids=[fact["recordId"]], span_hashes=[fact["contentHash"]])
+        receipt = issue_receipt(
+            caller="x",
+            session="y",
+            issued_at=client.engine.now(),
+            memory_ids=[fact["recordId"]],
+            span_hashes=[fact["contentHash"]],
+        )
     else:
         del receipt["spanHashes"]
     before = probe.state()
-    failure = _fail(lambda: client.remember("A fresh fact about Alice", ["user:alice"],
-                                            receipt=receipt), "MEMORY_RECEIPT_INVALID")
+    failure = _fail(
+        lambda: client.remember("A fresh fact about Alice", ["user:alice"], receipt=receipt),
+        "MEMORY_RECEIPT_INVALID",
+    )
     assert "unmodified" in failure.message
     probe.assert_nothing_written(before, "A fresh fact about Alice")
 
@@ -165,5 +202,37 @@ def test_a_tampered_receipt_is_invalid(client, probe, tamper):
 def test_validation_runs_before_the_fence(client):
     client.add("Alice drinks green tea", "user:alice")
     recalled = client.recall("green tea", ["user:alice"])
-    _fail(lambda: client.remember("Alice drinks green tea", None, receipt=recalled),
-          "MEMORY_SCOPES_REQUIRED")
+    _fail(
+        lambda: client.remember("Alice drinks green tea", None, receipt=recalled),
+        "MEMORY_SCOPES_REQUIRED",
+    )
+
+
+def test_compare_and_swap_refuses_a_predecessor_that_moved_under_the_writer(
+    client, engine, probe, monkeypatch
+):
+    """Past the predecessor check, another writer supersedes it before the index write: the
+    index's compare-and-swap refuses, and the already written file is taken back."""
+    from sqlalchemy import update
+
+    from engine.store import MemoryEngine
+
+    old = client.add("Bob lives in Paris", "user:bob")["record"]
+    real = MemoryEngine.index_new_fact
+
+    def overtaken(self, row, predecessor):
+        with Session(self.db) as session:
+            session.execute(
+                update(tables.FactRow)
+                .where(tables.FactRow.record_id == old["recordId"])
+                .values(superseded_by="mem-ffffffffffffffff")
+            )
+            session.commit()
+        return real(self, row, predecessor)
+
+    monkeypatch.setattr(MemoryEngine, "index_new_fact", overtaken)
+    failure = _fail(
+        lambda: client.supersede(old, "Bob lives in Berlin"), "MEMORY_SUPERSEDE_CONFLICT"
+    )
+    assert failure.exit_code == 4
+    probe.assert_nothing_written((1, 1), "Bob lives in Berlin")

@@ -20,8 +20,9 @@ def _broken_index(*_args, **_kwargs):
     raise OperationalError("INSERT INTO facts ...", {}, Exception("database disk image is full"))
 
 
-def test_failed_index_write_keeps_the_file_and_reindex_repairs_it(client, engine, probe,
-                                                                   monkeypatch):
+def test_failed_index_write_keeps_the_file_and_reindex_repairs_it(
+    client, engine, probe, monkeypatch
+):
     kept = client.add("Alice drinks green tea", "user:alice")
     monkeypatch.setattr(MemoryEngine, "index_new_fact", _broken_index)
     result = client.remember("Alice moved to Lyon", ["user:alice"])
@@ -54,12 +55,15 @@ def test_failed_supersede_sync_is_repaired_by_reindex(client, engine, monkeypatc
     monkeypatch.undo()
     # The index does not know the successor yet: the predecessor is still current.
     assert [f["text"] for f in client.recall("bob lives", ["user:bob"])["facts"]] == [
-        "Bob lives in Paris"]
+        "Bob lives in Paris"
+    ]
     engine.reindex()
     assert [f["text"] for f in client.recall("bob lives", ["user:bob"])["facts"]] == [
-        "Bob lives in Berlin"]
+        "Bob lives in Berlin"
+    ]
 
 
+@pytest.mark.sqlite_only
 def test_reindex_rebuilds_everything_from_the_files(client, engine, home, probe):
     engine.add_collection("shared", policy="lan")
     a = client.add("Carol lives in Paris", "user:carol")
@@ -67,7 +71,9 @@ def test_reindex_rebuilds_everything_from_the_files(client, engine, home, probe)
     c = client.supersede(b, "Carol lives in Berlin")
     tea = client.add("Alice drinks green tea", "user:alice", source="chat")
     lan = client.add("Lunch is at noon on friday", "team", collection="shared")
-    assert engine.reindex()["added"] == 0  # a healthy index is left as it is
+    healthy = engine.reindex()  # the write path and the files agree: nothing to do
+    assert (healthy["added"], healthy["changed"], healthy["removed"]) == (0, 0, 0)
+    assert (healthy["files"], healthy["problems"]) == (5, [])
 
     engine.db.dispose()
     for leftover in home.glob("index.sqlite*"):
@@ -90,10 +96,14 @@ def test_reindex_rebuilds_everything_from_the_files(client, engine, home, probe)
         team = client.recall("lunch", ["team"], egress="lan")
         assert [f["recordId"] for f in team["facts"]] == [lan["record"]["recordId"]]
         with Session(rebuilt.db) as session:
-            assert session.get(tables.FactRow, a["record"]["recordId"]).superseded_by == b[
-                "record"]["recordId"]
-            assert session.get(tables.FactRow, b["record"]["recordId"]).superseded_by == c[
-                "record"]["recordId"]
+            assert (
+                session.get(tables.FactRow, a["record"]["recordId"]).superseded_by
+                == b["record"]["recordId"]
+            )
+            assert (
+                session.get(tables.FactRow, b["record"]["recordId"]).superseded_by
+                == c["record"]["recordId"]
+            )
             assert session.get(tables.FactRow, c["record"]["recordId"]).superseded_by is None
         # The chain's compare-and-swap works on the rebuilt index.
         with pytest.raises(MemoryFailure) as caught:
@@ -112,5 +122,4 @@ def test_reindex_drops_rows_whose_file_is_gone_and_skips_broken_files(client, en
     report = engine.reindex()
     assert (report["added"], report["changed"], report["removed"]) == (0, 0, 1)
     assert len(report["problems"]) == 1 and "front matter" in report["problems"][0]
-    assert [f["text"] for f in client.recall("bob", ["user:bob"])["facts"]] == [
-        "Bob likes coffee"]
+    assert [f["text"] for f in client.recall("bob", ["user:bob"])["facts"]] == ["Bob likes coffee"]

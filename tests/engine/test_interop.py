@@ -58,27 +58,44 @@ def test_ob1_export_validates_and_imports(client, tmp_path):
     seed(client)
     document = interop.export_ob1(client.engine)
     assert schema_errors("ob1_recall", document) == []
-    assert {m["provenance"]["status"] for m in document["memories"]} >= {"observed",
-                                                                        "user_confirmed"}
+    assert {m["provenance"]["status"] for m in document["memories"]} >= {
+        "observed",
+        "user_confirmed",
+    }
     path = tmp_path / "ob1.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     target = fresh(tmp_path, "copy")
     report = interop.run_import(target, path)
     assert report.count("add") == 5
     heads = [i for i in interop.export_jsonl_items(target) if "supersededBy" not in i]
-    assert {i["text"] for i in heads} == {"Alice drinks only water now",
-                                         "The deploy runs on Fridays", "Bob lives in Lyon"}
+    assert {i["text"] for i in heads} == {
+        "Alice drinks only water now",
+        "The deploy runs on Fridays",
+        "Bob lives in Lyon",
+    }
 
 
 def test_mem0_import_dedups_into_the_review_queue(client, tmp_path):
     client.add("Alice prefers green tea in the morning", "user:alice")
-    mem0 = {"results": [
-        {"id": "1", "memory": "Alice prefers green tea in the morning", "user_id": "alice",
-         "hash": "x", "metadata": {}, "created_at": "2026-01-02T03:04:05Z"},
-        {"id": "2", "memory": "Alice prefers green tea in the mornings", "user_id": "alice"},
-        {"id": "3", "memory": "Alice collects vinyl records", "user_id": "alice",
-         "metadata": {"topic": "hobby"}},
-    ]}
+    mem0 = {
+        "results": [
+            {
+                "id": "1",
+                "memory": "Alice prefers green tea in the morning",
+                "user_id": "alice",
+                "hash": "x",
+                "metadata": {},
+                "created_at": "2026-01-02T03:04:05Z",
+            },
+            {"id": "2", "memory": "Alice prefers green tea in the mornings", "user_id": "alice"},
+            {
+                "id": "3",
+                "memory": "Alice collects vinyl records",
+                "user_id": "alice",
+                "metadata": {"topic": "hobby"},
+            },
+        ]
+    }
     path = tmp_path / "mem0.json"
     path.write_text(json.dumps(mem0), encoding="utf-8")
     dry = interop.run_import(client.engine, path, dry_run=True)
@@ -97,17 +114,22 @@ def test_mem0_import_dedups_into_the_review_queue(client, tmp_path):
 @pytest.mark.parametrize(
     ("content", "fmt", "where"),
     [
-        ('{"text": "ok", "scopes": ["a"]}\n{"text": "x", "scopes": ["a"], "oops": 1}\n',
-         "jsonl", ":2"),
+        (
+            '{"text": "ok", "scopes": ["a"]}\n{"text": "x", "scopes": ["a"], "oops": 1}\n',
+            "jsonl",
+            ":2",
+        ),
         ('{"text": "ok", "scopes": ["a"]}\nnot json\n', "jsonl", ":2"),
         ('{"text": "ok", "scopes": ["Bad Scope!"]}\n', "jsonl", ":1"),
-        ('{"schema_version": "openbrain.openclaw.recall_response.v1", "memories": []}', "ob1",
-         "#/"),
+        (
+            '{"schema_version": "openbrain.openclaw.recall_response.v1", "memories": []}',
+            "ob1",
+            "#/",
+        ),
         ('{"results": [{"memory": 5}]}', "mem0", "#/results/0"),
     ],
 )
-def test_bad_input_names_the_place_and_writes_nothing(client, probe, tmp_path, content, fmt,
-                                                      where):
+def test_bad_input_names_the_place_and_writes_nothing(client, probe, tmp_path, content, fmt, where):
     path = tmp_path / f"bad.{'jsonl' if fmt == 'jsonl' else 'json'}"
     path.write_text(content, encoding="utf-8")
     before = probe.state()

@@ -65,8 +65,7 @@ async def test_status_tabs_count_and_filter(engine: Any, client: Any) -> None:
         assert "Current 2" in labels and "Superseded 1" in labels
         # Agent-written facts need confirmation: all current ones are "needs attention".
         assert "Needs attention 2" in labels
-        await pilot.press("right_square_bracket", "right_square_bracket",
-                          "right_square_bracket")
+        await pilot.press("right_square_bracket", "right_square_bracket", "right_square_bracket")
         await settle(pilot)
         table = app.screen.query_one(DataTable)
         assert table.row_count == 1
@@ -86,3 +85,20 @@ async def test_sees_writes_from_another_process(engine: Any, client: Any) -> Non
         await pilot.pause(1.5)
         await settle(pilot)
         assert summary(app).startswith("1 of 1")
+
+
+async def test_enter_opens_the_chain_and_the_palette_runs_commands(engine: Any, client: Any) -> None:
+    first = client.add("Carol drinks coffee", "user:carol")
+    client.supersede(first, "Carol drinks water")
+    app = create_app(store=engine, watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.current_mode == "supersession"
+        # Every command is a palette entry too: "Library" from the palette switches back.
+        await pilot.press("ctrl+p", *"Library")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.current_mode == "library"

@@ -1,0 +1,390 @@
+"""Recall: run a recall under a budget, see the ranked facts, the budget, the lineage and
+the receipt; verify the receipt and look at the raw JSON."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, Input, Label, ProgressBar, Static
+
+from engine import browse, review
+from engine.contracts import schema_errors
+from engine.normalize import POLICIES
+from engine.ob1 import ob1_memory, ob1_response
+from engine.recall import RecallRequest
+from engine.receipts import ReceiptCheck
+from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.recall_view import cut_line, fact_cells, status_text, use_policy
+from gno_tui.widgets.receipt_view import receipt_text
+from gno_tui.widgets.why_not import WhyNot, why_not, why_not_text
+from gno_tui.workbench_commands import WorkbenchCommand, bindings
+from screens.base import WorkbenchScreen
+from screens.json_modal import JsonModal
+
+FORMATS = ("gno", "ob1")
+SCHEMA_LABELS = {
+    "recall": "memory-recall@1.0",
+    "ob1_recall": "openbrain.openclaw.recall_response.v1",
+}
+
+
+def workbench_session(app: Any) -> str:
+    """The session the workbench's own recalls and writes carry."""
+    return getattr(app, "session_id", None) or f"tui:{os.getpid()}"
+
+
+@dataclass
+class RecallDone(Message):
+    result: dict[str, Any]
+    document: dict[str, Any]  # what `o` shows: the gno result or its OB1 shape
+    schema: str  # recall | ob1_recall
+    errors: list[str]
+    uses: dict[str, str]  # recordId -> the fact's use policy when it was recalled
+
+
+@dataclass
+class WhyNotReady(Message):
+    digest: str
+    report: WhyNot
+
+
+@dataclass
+class ReceiptVerified(Message):
+    digest: str
+    check: ReceiptCheck
+
+
+@dataclass
+class ScopesKnown(Message):
+    scopes: list[str]
+
+
+class RecallScreen(WorkbenchScreen):
+    HELP = """
+## Recall
+
+Recall the facts an agent would get for a query, under a budget.
+
+- Fill the query, scopes (comma-separated), max facts and max tokens; `enter` runs it.
+  `/` goes back to the query box, `b` to the budget, `escape` to the results.
+- The table lists the facts in rank order with their score, spanHash, egress badge and use
+  policy (instruction or evidence; `conf?` = still needs a person's confirmation);
+  the line at the bottom is the budget cut (matches that did not fit).
+- `t` cycles the output format (gno / ob1); the retrieval mode (hybrid or lexical, with the
+  reason the model is unavailable) is shown above the results. `e` cycles the egress ceiling.
+- `w` shows why-not: the matches left out, by scope, egress ceiling, budget or status.
+- `V` verifies the receipt (digest, stored, drift since issue); `o` shows the raw JSON,
+  validated against its schema.
+- `c` confirms the highlighted fact, `S` marks it stale; `enter` on a fact opens its chain.
+"""
+
+    CSS = """
+    RecallScreen {
+        #recall-form { height: 3; }
+        #recall-form Input { width: 1fr; border-title-color: $primary; }
+        #recall-query { width: 3fr; }
+        #recall-scopes { width: 2fr; }
+        #recall-status { height: auto; padding: 0 1; }
+        #recall-budget-row { height: 1; padding: 0 1; }
+        #recall-budget { width: auto; margin-right: 2; }
+        #recall-budget-label { width: 1fr; }
+        #recall-body { height: 1fr; }
+        #recall-results { width: 2fr; }
+        #recall-why { display: none; margin-top: 1; }
+        #recall-why.-visible { display: block; }
+        #recall-receipt-pane { width: 1fr; border-left: solid $panel; padding: 0 1; }
+    }
+    """
+
+    # fmt: off
+    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = (
+        WorkbenchCommand("recall.run", "enter", "run_recall", "Run",
+                         "Run the recall with the query, scopes and budget"),
+        WorkbenchCommand("recall.format", "t", "cycle_format", "Format",
+                         "Cycle the output format: gno / ob1"),
+        WorkbenchCommand("recall.egress", "e", "cycle_egress", "Egress",
+                         "Cycle the egress ceiling: local_only / lan / remote", show=False),
+        WorkbenchCommand("recall.verify", "V", "verify_receipt", "Verify",
+                         "Verify the receipt: digest, stored, drift since issue"),
+        WorkbenchCommand("recall.raw", "o", "show_raw", "Raw JSON",
+                         "The raw result, validated against its schema"),
+        WorkbenchCommand("recall.why_not", "w", "why_not", "Why not?",
+                         "Matches left out: by scope, egress ceiling, budget or status"),
+        WorkbenchCommand("recall.confirm", "c", "confirm", "Confirm",
+                         "Confirm the highlighted fact (user_confirmed)", writes=True),
+        WorkbenchCommand("recall.stale", "S", "mark_stale", "Stale",
+                         "Mark the highlighted fact stale", writes=True, show=False),
+        WorkbenchCommand("recall.edit", "slash", "edit_query", "Query",
+                         "Back to the query box", show=False),
+        WorkbenchCommand("recall.budget", "b", "edit_budget", "Budget",
+                         "Change the token budget (max tokens)", show=False),
+        WorkbenchCommand("recall.results", "escape", "focus_results", "Results",
+                         "Leave the inputs for the results", show=False),
+    )
+    # fmt: on
+    BINDINGS = bindings(COMMANDS_LIST)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.format = "gno"
+        self.egress = "local_only"
+        self.result: dict[str, Any] | None = None
+        self.document: dict[str, Any] | None = None
+        self.schema = "recall"
+        self.errors: list[str] = []
+        self.check: ReceiptCheck | None = None
+        self.last_request: RecallRequest | None = None
+        self.why: WhyNot | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="recall-form"):
+            yield Input(placeholder="query — what to recall (enter runs)", id="recall-query")
+            yield Input(placeholder="scopes, comma-separated", id="recall-scopes")
+            yield Input("8", placeholder="max facts", id="recall-max-facts", type="integer")
+            yield Input("512", placeholder="max tokens", id="recall-max-tokens", type="integer")
+        yield Static(status_text(self.result, self.format, self.egress), id="recall-status")
+        with Horizontal(id="recall-budget-row"):
+            yield ProgressBar(total=512, show_eta=False, show_percentage=False, id="recall-budget")
+            yield Label("budget: no recall yet", id="recall-budget-label")
+        with Horizontal(id="recall-body"):
+            with Vertical(id="recall-results"):
+                yield FactTable(id="recall-table")
+            with VerticalScroll(id="recall-receipt-pane"):
+                yield Static("Run a recall to see its receipt.", id="recall-receipt")
+                yield Static("", id="recall-why")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#recall-table", FactTable)
+        table.add_columns("#", "score", "spanHash", "egress", "use", "fact")
+        for name, title in (
+            ("query", "query"),
+            ("scopes", "scopes"),
+            ("max-facts", "max facts"),
+            ("max-tokens", "max tokens"),
+        ):
+            self.query_one(f"#recall-{name}", Input).border_title = title
+        self.query_one("#recall-query", Input).focus()
+        self.load_scopes()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="recall-scopes")
+    def load_scopes(self) -> None:
+        self.post_message(ScopesKnown(browse.known_scopes(self.store)[:8]))
+
+    def on_scopes_known(self, message: ScopesKnown) -> None:
+        box = self.query_one("#recall-scopes", Input)
+        if not box.value:
+            box.value = ", ".join(message.scopes)
+
+    # -- running ------------------------------------------------------------------------
+
+    def request(self) -> RecallRequest:
+        def value(name: str) -> str:
+            return self.query_one(f"#recall-{name}", Input).value.strip()
+
+        scopes = [s.strip() for s in value("scopes").split(",") if s.strip()]
+        return RecallRequest(
+            query=value("query"),
+            scopes=scopes,
+            caller=self.actor,
+            session=workbench_session(self.app),
+            max_facts=value("max-facts") or "8",
+            max_tokens=value("max-tokens") or "512",
+            egress=self.egress,
+        )
+
+    @on(Input.Submitted)
+    def input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id and event.input.id.startswith("recall-"):
+            self.action_run_recall()
+
+    def action_run_recall(self) -> None:
+        self.last_request = self.request()
+        self.run_recall(self.last_request, self.format)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="recall-run")
+    def run_recall(self, request: RecallRequest, output: str) -> None:
+        result = self.store.recall(request)
+        document, schema = result, "recall"
+        rows = {f["recordId"]: browse.fact_row(self.store, f["recordId"]) for f in result["facts"]}
+        uses = {record_id: use_policy(row.workbench) for record_id, row in rows.items()}
+        if output == "ob1":
+            memories = [
+                ob1_memory(
+                    f,
+                    collection=rows[f["recordId"]].collection,
+                    workbench=rows[f["recordId"]].workbench,
+                )
+                for f in result["facts"]
+            ]
+            document, schema = ob1_response(result["receipt"]["digest"], memories), "ob1_recall"
+        errors = schema_errors(schema, document)
+        self.post_message(RecallDone(result, document, schema, errors, uses))
+
+    def on_recall_done(self, message: RecallDone) -> None:
+        self.result, self.document = message.result, message.document
+        self.schema, self.errors, self.check = message.schema, message.errors, None
+        result = message.result
+        table = self.query_one("#recall-table", FactTable)
+        table.clear()
+        for rank, fact in enumerate(result["facts"], start=1):
+            use = message.uses.get(fact["recordId"], "?")
+            table.add_row(*fact_cells(rank, fact, use), key=fact["recordId"])
+        budget = result["budget"]
+        if budget["omitted"]:
+            table.add_row("", "", "", "", "", cut_line(budget["omitted"]), key="budget-cut")
+        bar = self.query_one("#recall-budget", ProgressBar)
+        bar.update(total=budget["maxTokens"], progress=budget["usedTokens"])
+        self.query_one("#recall-budget-label", Label).update(
+            f"budget: {budget['usedTokens']}/{budget['maxTokens']} tokens · "
+            f"{len(result['facts'])}/{budget['maxFacts']} facts · {budget['omitted']} omitted"
+        )
+        self.query_one("#recall-status", Static).update(
+            status_text(self.result, self.format, self.egress)
+        )
+        self.query_one("#recall-receipt", Static).update(self._receipt_text())
+        if self.query_one("#recall-why").has_class("-visible"):
+            self.explain(message.result)
+        if result["facts"]:
+            table.focus()
+        else:
+            self.notify(result.get("hint", "No fact matched."), severity="warning")
+
+    def _receipt_text(self) -> Text:
+        if self.result is None:
+            return Text("Run a recall to see its receipt.")
+        out = receipt_text(self.result["receipt"], self.check,
+                           keys="V verifies, o shows the raw JSON")  # fmt: skip
+        if "hint" in self.result:
+            out.append(f"\n{self.result['hint']}\n", style="italic")
+        return out
+
+    # -- actions ------------------------------------------------------------------------
+
+    def action_cycle_format(self) -> None:
+        self.format = FORMATS[(FORMATS.index(self.format) + 1) % len(FORMATS)]
+        self.query_one("#recall-status", Static).update(
+            status_text(self.result, self.format, self.egress)
+        )
+        if self.result is not None and self.query_one("#recall-query", Input).value.strip():
+            self.action_run_recall()
+
+    def action_cycle_egress(self) -> None:
+        self.egress = POLICIES[(POLICIES.index(self.egress) + 1) % len(POLICIES)]
+        self.query_one("#recall-status", Static).update(
+            status_text(self.result, self.format, self.egress)
+        )
+        if self.result is not None and self.query_one("#recall-query", Input).value.strip():
+            self.action_run_recall()
+
+    def action_verify_receipt(self) -> None:
+        if self.result is None:
+            self.notify("Run a recall first (enter in the query box).", severity="warning")
+            return
+        self.verify(dict(self.result["receipt"]))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="recall-verify")
+    def verify(self, receipt: dict[str, Any]) -> None:
+        self.post_message(
+            ReceiptVerified(receipt["digest"], browse.verify_receipt(self.store, receipt))
+        )
+
+    def on_receipt_verified(self, message: ReceiptVerified) -> None:
+        if self.result is None or self.result["receipt"]["digest"] != message.digest:
+            return
+        self.check = message.check
+        self.query_one("#recall-receipt", Static).update(self._receipt_text())
+        ok = message.check.digest_ok and message.check.stored
+        self.notify(
+            ("receipt verified" if ok else "receipt does NOT verify")
+            + (f"; {len(message.check.drifted)} fact(s) drifted" if message.check.drifted else ""),
+            severity="information" if ok else "error",
+        )
+
+    def action_why_not(self) -> None:
+        box = self.query_one("#recall-why", Static)
+        if box.has_class("-visible"):
+            box.remove_class("-visible")
+        elif self.result is None:
+            self.notify("Run a recall first (enter in the query box).", severity="warning")
+        else:
+            box.add_class("-visible")
+            box.update("Looking for what was left out…")
+            self.explain(self.result)
+
+    def explain(self, result: dict[str, Any]) -> None:
+        if self.last_request is not None:
+            self.compute_why_not(self.last_request, result)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="recall-why")
+    def compute_why_not(self, request: RecallRequest, result: dict[str, Any]) -> None:
+        report = why_not(self.store, request, result)
+        self.post_message(WhyNotReady(result["receipt"]["digest"], report))
+
+    def on_why_not_ready(self, message: WhyNotReady) -> None:
+        if self.result is not None and self.result["receipt"]["digest"] == message.digest:
+            self.why = message.report
+            self.query_one("#recall-why", Static).update(why_not_text(message.report))
+
+    def action_show_raw(self) -> None:
+        if self.document is None:
+            self.notify("Run a recall first (enter in the query box).", severity="warning")
+            return
+        label = SCHEMA_LABELS[self.schema]
+        if self.errors:
+            verdict = Text(
+                f"✗ {len(self.errors)} error(s) against {label}:\n" + "\n".join(self.errors[:10]),
+                style="bold red",
+            )
+        else:
+            verdict = Text(f"✓ valid against {label}", style="bold green")
+        self.app.push_screen(JsonModal(f"Raw {self.format} recall result", self.document, verdict))
+
+    def _selected_fact(self) -> dict[str, Any] | None:
+        table = self.query_one("#recall-table", FactTable)
+        facts = self.result["facts"] if self.result else []
+        if not facts or table.cursor_row >= len(facts):
+            self.notify("No fact highlighted.", severity="warning")
+            return None
+        return facts[table.cursor_row]  # type: ignore[no-any-return]
+
+    def action_confirm(self) -> None:
+        if (fact := self._selected_fact()) is not None:
+            self.curate("confirm", fact["recordId"])
+
+    def action_mark_stale(self) -> None:
+        if (fact := self._selected_fact()) is not None:
+            self.curate("stale", fact["recordId"])
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="recall-curate")
+    def curate(self, what: str, record_id: str) -> None:
+        if what == "confirm":
+            review.confirm(self.store, ref=record_id, actor=self.actor)
+        else:
+            review.mark_stale(self.store, ref=record_id, actor=self.actor)
+        label = "confirmed" if what == "confirm" else "marked stale"
+        self.app.call_from_thread(self.notify, f"{record_id} {label}")
+
+    @on(DataTable.RowSelected, "#recall-table")
+    def open_chain(self, event: DataTable.RowSelected) -> None:
+        record_id = event.row_key.value
+        if record_id and record_id != "budget-cut" and "supersession" in self.app.MODES:  # type: ignore[attr-defined]
+            self.app.selected_fact = record_id  # type: ignore[attr-defined]
+            self.app.switch_mode("supersession")
+
+    def action_edit_query(self) -> None:
+        self.query_one("#recall-query", Input).focus()
+
+    def action_edit_budget(self) -> None:
+        self.query_one("#recall-max-tokens", Input).focus()
+
+    def action_focus_results(self) -> None:
+        self.query_one("#recall-table", FactTable).focus()

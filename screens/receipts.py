@@ -1,0 +1,378 @@
+"""Receipts & collections: the receipts recall issued (newest first) with a verifier and a
+fence preview; the collections with their egress policy, its source and revision."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, Input, Label, Static
+
+from engine import browse
+from engine.normalize import POLICY_STRICTNESS
+from engine.receipts import ReceiptCheck
+from gno_tui.widgets.badges import egress_badge, short_hash
+from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.receipt_view import receipt_text
+from gno_tui.workbench_commands import WorkbenchCommand, bindings
+from screens.base import WorkbenchScreen
+from screens.yes_no import YesNoPrompt
+
+NEXT_POLICY = {"local_only": "lan", "lan": "remote", "remote": "local_only"}
+
+
+@dataclass
+class ReceiptsLoaded(Message):
+    receipts: list[dict[str, Any]]
+    checks: dict[str, ReceiptCheck]
+    collections: list[Any]
+
+
+@dataclass
+class ReceiptChecked(Message):
+    digest: str
+    check: ReceiptCheck
+
+
+@dataclass
+class EffectiveShown(Message):
+    names: list[str]
+    effective: dict[str, Any]
+
+
+def receipt_state(check: ReceiptCheck | None) -> Text:
+    if check is None:
+        return Text("?", style="dim")
+    if not (check.digest_ok and check.stored):
+        return Text("invalid", style="bold red")
+    if check.drifted:
+        return Text(f"drift {len(check.drifted)}", style="yellow")
+    return Text("current", style="green")
+
+
+class ReceiptsScreen(WorkbenchScreen):
+    HELP = """
+## Receipts & collections
+
+**Receipts** are content-free records of what each recall returned: who, when, which
+memory ids, and a digest over them. They are newest first; *state* says whether each still
+verifies and whether its facts have changed since (superseded, retired, expired).
+
+- `V` verifies the highlighted receipt: digest, stored, and which ids have drifted.
+- `f` opens the fence preview: paste a text and see whether remembering it with this
+  receipt would be fenced as a replay (MEMORY_FENCED_REPLAY).
+
+**Collections** carry an egress policy (local_only < lan < remote) with its source and
+revision.
+
+- `p` cycles the highlighted collection's policy. Tightening applies at once; relaxing
+  asks `y` first, bound to the revision you saw.
+- `space` marks collections; `P` shows the effective policy (the lineage a recall over the
+  marked collections would carry).
+- `tab` moves between the receipts and the collections.
+"""
+
+    CSS = """
+    ReceiptsScreen {
+        #receipts-top { height: 1fr; }
+        #receipts-list { width: 3fr; }
+        #receipts-detail { width: 2fr; border-left: solid $panel; padding: 0 1; }
+        #fence-row { height: 3; }
+        #fence-text { width: 3fr; border-title-color: $primary; }
+        #fence-verdict { width: 2fr; padding: 1 1 0 1; }
+        #collections-row { height: 9; }
+        #collections-table { width: 3fr; }
+        #collections-effective { width: 2fr; border-left: solid $panel; padding: 0 1; }
+    }
+    """
+
+    # fmt: off
+    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = (
+        WorkbenchCommand("receipts.verify", "V", "verify", "Verify",
+                         "Verify the receipt: digest, stored, drift since issue"),
+        WorkbenchCommand("receipts.fence", "f", "fence", "Fence preview",
+                         "Would a text be fenced by this receipt?"),
+        WorkbenchCommand("receipts.policy", "p", "cycle_policy", "Policy",
+                         "Cycle the collection's policy; relaxing asks first", writes=True),
+        WorkbenchCommand("receipts.mark", "space", "mark", "Mark",
+                         "Mark the collection (for P)", show=False),
+        WorkbenchCommand("receipts.effective", "P", "effective", "Effective",
+                         "The effective policy of the marked collections"),
+        WorkbenchCommand("receipts.reload", "ctrl+r", "reload", "Reload", "Reload",
+                         show=False),
+        WorkbenchCommand("receipts.back", "escape", "focus_receipts", "Receipts",
+                         "Leave the fence box", show=False),
+    )
+    # fmt: on
+    BINDINGS = bindings(COMMANDS_LIST)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.receipts: list[dict[str, Any]] = []
+        self.checks: dict[str, ReceiptCheck] = {}
+        self.verified: set[str] = set()
+        self.collections: list[Any] = []
+        self.marked: set[str] = set()
+        self.effective: dict[str, Any] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Label("Receipts, newest first", classes="pane-title")
+        with Horizontal(id="receipts-top"):
+            with Vertical(id="receipts-list"):
+                yield FactTable(id="receipts-table")
+            with VerticalScroll(id="receipts-detail"):
+                yield Static("No receipt yet: recalls issue them.", id="receipts-detail-body")
+        with Horizontal(id="fence-row"):
+            yield Input(
+                placeholder="fence preview (f): paste a text to check against the "
+                "highlighted receipt",
+                id="fence-text",
+            )
+            yield Static("", id="fence-verdict")
+        yield Label(
+            "Collections (space marks · p cycles the policy · P effective policy)",
+            classes="pane-title",
+        )
+        with Horizontal(id="collections-row"):
+            yield FactTable(id="collections-table")
+            with VerticalScroll(id="collections-effective"):
+                yield Static("Mark collections with space, then P.", id="effective-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#receipts-table", FactTable).add_columns(
+            "issued", "caller", "session", "ids", "digest", "state"
+        )
+        collections = self.query_one("#collections-table", FactTable)
+        # Fixed widths: an unfocused table otherwise keeps a header measured before its rows.
+        for label, width in ((" ", 1), ("collection", 16), ("policy", 12), ("source", 15),
+                             ("revision", 8), ("root", None)):  # fmt: skip
+            collections.add_column(label, width=width)
+        self.query_one("#fence-text", Input).border_title = "fence preview"
+        self.query_one("#receipts-table", FactTable).focus()
+        self.action_reload()
+
+    def refresh_from_store(self) -> None:
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        self.load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-load")
+    def load(self) -> None:
+        receipts = browse.recent_receipts(self.store)
+        checks = {r["digest"]: browse.verify_receipt(self.store, r) for r in receipts}
+        collections = sorted(self.store.collections_by_name().values(), key=lambda c: c.name)
+        self.post_message(ReceiptsLoaded(receipts, checks, collections))
+
+    def on_receipts_loaded(self, message: ReceiptsLoaded) -> None:
+        self.receipts, self.checks = message.receipts, message.checks
+        table = self.query_one("#receipts-table", FactTable)
+        keep = table.cursor_row
+        table.clear()
+        for receipt in self.receipts:
+            table.add_row(
+                receipt["issuedAt"][:19].replace("T", " "),
+                receipt["caller"],
+                receipt["session"],
+                str(len(receipt["memoryIds"])),
+                short_hash(receipt["digest"], 12),
+                receipt_state(self.checks.get(receipt["digest"])),
+                key=receipt["digest"],
+            )
+        if self.receipts:
+            table.move_cursor(row=min(keep, len(self.receipts) - 1))
+        self.collections = message.collections
+        self.render_collections()
+        self.show_detail()
+
+    def render_collections(self) -> None:
+        table = self.query_one("#collections-table", FactTable)
+        keep = table.cursor_row
+        table.clear()
+        for row in self.collections:
+            table.add_row(
+                "●" if row.name in self.marked else " ",
+                row.name,
+                egress_badge(row.policy),
+                row.policy_source,
+                str(row.policy_revision),
+                self._root(row.root),
+                key=row.name,
+            )
+        if self.collections:
+            table.move_cursor(row=min(keep, len(self.collections) - 1))
+
+    def _root(self, root: str) -> str:
+        """A collection's root, relative to the store's home when it lives there."""
+        path = Path(root)
+        return (
+            str(path.relative_to(self.store.home)) if path.is_relative_to(self.store.home) else root
+        )
+
+    # -- receipts -----------------------------------------------------------------------
+
+    def selected_receipt(self) -> dict[str, Any] | None:
+        table = self.query_one("#receipts-table", FactTable)
+        if not self.receipts or table.cursor_row >= len(self.receipts):
+            return None
+        return self.receipts[table.cursor_row]
+
+    @on(DataTable.RowHighlighted, "#receipts-table")
+    def receipt_highlighted(self) -> None:
+        self.show_detail()
+        self.update_fence()
+
+    def show_detail(self) -> None:
+        body = self.query_one("#receipts-detail-body", Static)
+        receipt = self.selected_receipt()
+        if receipt is None:
+            body.update("No receipt yet: every recall issues one (press 4 to recall).")
+            return
+        check = self.checks.get(receipt["digest"])
+        verified = check if receipt["digest"] in self.verified else None
+        body.update(receipt_text(receipt, verified, keys="V verifies"))
+
+    def action_verify(self) -> None:
+        receipt = self.selected_receipt()
+        if receipt is None:
+            self.notify("No receipt selected.", severity="warning")
+            return
+        self.verify_one(receipt)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-verify")
+    def verify_one(self, receipt: dict[str, Any]) -> None:
+        self.post_message(
+            ReceiptChecked(receipt["digest"], browse.verify_receipt(self.store, receipt))
+        )
+
+    def on_receipt_checked(self, message: ReceiptChecked) -> None:
+        self.checks[message.digest] = message.check
+        self.verified.add(message.digest)
+        table = self.query_one("#receipts-table", FactTable)
+        if message.digest in table.rows:
+            table.update_cell(
+                message.digest, table.ordered_columns[5].key, receipt_state(message.check)
+            )
+        self.show_detail()
+
+    def action_fence(self) -> None:
+        self.query_one("#fence-text", Input).focus()
+
+    def action_focus_receipts(self) -> None:
+        self.query_one("#receipts-table", FactTable).focus()
+
+    @on(Input.Changed, "#fence-text")
+    def update_fence(self) -> None:
+        verdict = self.query_one("#fence-verdict", Static)
+        text = self.query_one("#fence-text", Input).value
+        receipt = self.selected_receipt()
+        if not text.strip() or receipt is None:
+            verdict.update("")
+        elif browse.fence_preview(receipt, text):
+            verdict.update(
+                Text(
+                    f"✗ would be fenced by {short_hash(receipt['digest'], 12)} "
+                    "(MEMORY_FENCED_REPLAY)",
+                    style="bold red",
+                )
+            )
+        else:
+            verdict.update(Text("✓ not fenced by this receipt", style="bold green"))
+
+    @on(Input.Submitted, "#fence-text")
+    def fence_submitted(self) -> None:
+        self.action_focus_receipts()
+
+    # -- collections --------------------------------------------------------------------
+
+    def selected_collection(self) -> Any | None:
+        table = self.query_one("#collections-table", FactTable)
+        if not self.collections or table.cursor_row >= len(self.collections):
+            self.notify("No collection selected.", severity="warning")
+            return None
+        return self.collections[table.cursor_row]
+
+    def action_mark(self) -> None:
+        row = self.selected_collection()
+        if row is None:
+            return
+        self.marked.symmetric_difference_update({row.name})
+        self.render_collections()
+        table = self.query_one("#collections-table", FactTable)
+        table.action_cursor_down()
+
+    def action_cycle_policy(self) -> None:
+        row = self.selected_collection()
+        if row is None:
+            return
+        new = NEXT_POLICY[row.policy]
+        if POLICY_STRICTNESS[new] < POLICY_STRICTNESS[row.policy]:
+            self.set_policy(row.name, new, row.policy_revision)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.set_policy(row.name, new, row.policy_revision)
+            else:
+                self.notify(f"{row.name} stays {row.policy}.")
+
+        self.app.push_screen(
+            YesNoPrompt(
+                f"Relax {row.name} from {row.policy} to {new} (revision {row.policy_revision})? "
+                f"Its facts may then leave for {'the LAN' if new == 'lan' else 'remote services'}."
+            ),
+            answered,
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-policy")
+    def set_policy(self, name: str, policy: str, revision: int) -> None:
+        current = self.store.collections_by_name().get(name)
+        if current is None or current.policy_revision != revision:
+            self.app.call_from_thread(
+                self.notify,
+                f"{name}'s policy changed meanwhile (now revision "
+                f"{current.policy_revision if current else '?'}); look again.",
+                severity="warning",
+            )
+        else:
+            self.store.set_policy(name, policy, actor=self.actor)
+            self.app.call_from_thread(self.notify, f"{name}: {policy} (revision {revision + 1})")
+        self.app.call_from_thread(self.after_policy_change)
+
+    def after_policy_change(self) -> None:
+        self.action_reload()
+        if self.marked:
+            self.show_effective(sorted(self.marked))
+
+    def action_effective(self) -> None:
+        names = sorted(self.marked)
+        if not names:
+            row = self.selected_collection()
+            if row is None:
+                return
+            names = [row.name]
+        self.show_effective(names)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-effective")
+    def show_effective(self, names: list[str]) -> None:
+        self.post_message(EffectiveShown(names, browse.effective_policy(self.store, names)))
+
+    def on_effective_shown(self, message: EffectiveShown) -> None:
+        effective = self.effective = message.effective
+        out = Text()
+        out.append("Effective policy of " + ", ".join(message.names), style="bold")
+        out.append("\n")
+        out.append(egress_badge(effective["effectivePolicy"]))
+        out.append("  a recall over these would carry this lineage\n")
+        for source in effective["sources"]:
+            out.append(f"  {source['collection']}: {source['policy']} ({source['source']})\n")
+        out.append(f"  digest {short_hash(effective['digest'], 16)}\n", style="dim")
+        self.query_one("#effective-body", Static).update(out)

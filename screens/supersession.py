@@ -1,0 +1,351 @@
+"""Supersession: a fact's chain, oldest to newest, with the word diff between each version and
+the next, an as-of cursor, and supersede-the-head with a compare-and-swap on its hash."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from engine import browse
+from engine.errors import MemoryFailure
+from engine.normalize import iso_utc, parse_iso
+from engine.remember import RememberRequest
+from gno_tui.widgets.badges import clip
+from gno_tui.widgets.chain_diff import chain_diff
+from gno_tui.widgets.fact_table import FactTable
+from gno_tui.workbench_commands import WorkbenchCommand, bindings
+from screens.base import WorkbenchScreen
+from screens.reason_prompt import ReasonPrompt
+from screens.recall import workbench_session
+
+
+@dataclass
+class ChainLoaded(Message):
+    ref: str
+    versions: list[Any]
+    now: datetime
+
+
+@dataclass
+class HeadConflict(Message):
+    message: str
+
+
+@dataclass
+class Superseded(Message):
+    outcome: str
+    record_id: str
+
+
+class SupersessionScreen(WorkbenchScreen):
+    HELP = """
+## Supersession chain
+
+A fact and every version of it, oldest first: text, writer (caller), time and relation;
+below, the word diff between each version and the next (removed words struck through in
+red, added words in green).
+
+- Type a uri, `#docid` or recordId in the box and press `enter`, or press `enter` on a fact
+  in the Library or Recall screen.
+- `h` / `l` move to the older / newer version; `i` shows the diffs inline or side by side.
+- `T` asks for a time (ISO 8601, e.g. `2026-11-20T09:00Z`) and highlights the version that
+  was current then (record time: when the store learned it; world time is not recorded).
+- `s` supersedes the head: edit its text, `enter` writes the successor. If someone else
+  superseded it first, you are told "head changed, refresh" and the chain reloads.
+- `u` reverts to the highlighted older version: a new head with its text (editable first);
+  nothing is deleted.
+"""
+
+    CSS = """
+    SupersessionScreen {
+        #chain-ref { height: 3; border-title-color: $primary; }
+        #chain-status { height: auto; padding: 0 1; }
+        #chain-versions { height: auto; max-height: 12; }
+        #chain-table { height: auto; max-height: 12; }
+        #chain-diffs { height: 1fr; border-top: solid $panel; padding: 0 1; }
+    }
+    """
+
+    # fmt: off
+    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = (
+        WorkbenchCommand("chain.older", "h", "older", "Older", "The older version"),
+        WorkbenchCommand("chain.newer", "l", "newer", "Newer", "The newer version"),
+        WorkbenchCommand("chain.as_of", "T", "as_of", "As of",
+                         "Which version was current at a time you give"),
+        WorkbenchCommand("chain.supersede", "s", "supersede_head", "Supersede head",
+                         "Write a successor of the head (compare-and-swap on its hash)",
+                         writes=True),
+        WorkbenchCommand("chain.revert", "u", "revert", "Revert",
+                         "Append a successor that restores the highlighted version's text",
+                         writes=True),
+        WorkbenchCommand("chain.split", "i", "toggle_split", "Inline/split",
+                         "Show the diffs inline or side by side"),
+        WorkbenchCommand("chain.ref", "slash", "edit_ref", "Open",
+                         "Open another fact's chain by uri, #docid or recordId"),
+        WorkbenchCommand("chain.reload", "ctrl+r", "reload", "Reload", "Reload the chain",
+                         show=False),
+        WorkbenchCommand("chain.table", "escape", "focus_table", "Versions",
+                         "Leave the box for the versions", show=False),
+    )
+    # fmt: on
+    BINDINGS = bindings(COMMANDS_LIST)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ref: str | None = None
+        self.versions: list[Any] = []
+        self.as_of: datetime | None = None
+        self.as_of_id: str | None = None
+        self.now: datetime | None = None
+        self.split = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Input(
+            placeholder="a fact: gno:// uri, #docid or recordId (enter opens)", id="chain-ref"
+        )
+        yield Static(
+            "No fact chosen: press enter on a fact in the Library, or type one above.",
+            id="chain-status",
+        )
+        with Vertical(id="chain-versions"):
+            yield FactTable(id="chain-table")
+        with VerticalScroll(id="chain-diffs"):
+            yield Static("", id="chain-diff-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#chain-table", FactTable).add_columns(
+            "v", "docid", "created", "writer", "relation", "state", "text"
+        )
+        self.query_one("#chain-ref", Input).border_title = "fact"
+        self._follow_selection()
+
+    def on_screen_resume(self) -> None:
+        self._follow_selection()
+
+    def _follow_selection(self) -> None:
+        selected = getattr(self.app, "selected_fact", None)
+        if selected and selected != self.ref:
+            self.open(selected)
+        elif not self.ref:
+            self.query_one("#chain-ref", Input).focus()
+
+    def open(self, ref: str) -> None:
+        self.ref = ref.strip()
+        self.as_of = self.as_of_id = None
+        self.query_one("#chain-ref", Input).value = self.ref
+        self.load_chain(self.ref)
+
+    def refresh_from_store(self) -> None:
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        if self.ref:
+            self.load_chain(self.ref)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="chain-load")
+    def load_chain(self, ref: str) -> None:
+        self.post_message(ChainLoaded(ref, browse.chain(self.store, ref), self.store.now()))
+
+    def on_chain_loaded(self, message: ChainLoaded) -> None:
+        table = self.query_one("#chain-table", FactTable)
+        same = message.ref == self.ref and len(message.versions) == len(self.versions)
+        keep = table.cursor_row if same else None
+        self.versions, self.now = message.versions, message.now
+        if self.as_of is not None:
+            found = browse.current_at(self.versions, self.as_of)
+            self.as_of_id = found.record_id if found else None
+        self.render_chain()
+        target = len(self.versions) - 1 if keep is None else min(keep, len(self.versions) - 1)
+        if self.as_of_id is not None:
+            target = self._index_of(self.as_of_id)
+        table.move_cursor(row=target)
+        table.focus()
+        self.render_diffs(target)
+
+    def _index_of(self, record_id: str) -> int:
+        return next(i for i, v in enumerate(self.versions) if v.record_id == record_id)
+
+    def render_chain(self) -> None:
+        table = self.query_one("#chain-table", FactTable)
+        table.clear()
+        now = self.now or self.store.now()
+        for index, version in enumerate(self.versions):
+            state = browse.status_of(version, now)
+            relation = f"supersedes {self.versions[index - 1].docid}" if index else "original"
+            if index == len(self.versions) - 1:
+                relation += " · head"
+            marker = "◆" if version.record_id == self.as_of_id else " "
+            style = "" if state == "current" else "dim"
+            table.add_row(
+                Text(f"{marker}{index + 1}", style="bold magenta" if marker != " " else ""),
+                version.docid,
+                iso_utc(version.created_at)[:16].replace("T", " "),
+                version.caller,
+                relation,
+                Text(state, style=style),
+                Text(clip(version.text, 50), style=style),
+                key=version.record_id,
+            )
+        self.query_one("#chain-status", Static).update(self._status_text())
+
+    def _status_text(self) -> Text:
+        if not self.versions:
+            return Text("No fact chosen.")
+        head = self.versions[-1]
+        out = Text(
+            f"chain of {len(self.versions)} version(s) · head {head.docid} "
+            f"({browse.status_of(head, self.now or self.store.now())}) · {head.uri}"
+        )
+        if self.as_of is not None:
+            out.append("\nas of ", style="bold magenta")
+            out.append(iso_utc(self.as_of), style="bold magenta")
+            out.append(" (record time): ")
+            if self.as_of_id is None:
+                out.append("no version of this fact was current then", style="yellow")
+            else:
+                version = self.versions[self._index_of(self.as_of_id)]
+                out.append(
+                    f"◆ v{self._index_of(self.as_of_id) + 1} {version.docid} was current",
+                    style="bold",
+                )
+        return out
+
+    @on(DataTable.RowHighlighted, "#chain-table")
+    def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.render_diffs(event.cursor_row)
+
+    def render_diffs(self, selected: int) -> None:
+        body = chain_diff(self.versions, selected=selected, as_of_id=self.as_of_id,
+                          split=self.split)  # fmt: skip
+        self.query_one("#chain-diff-body", Static).update(body)
+
+    def action_toggle_split(self) -> None:
+        self.split = not self.split
+        self.render_diffs(self.query_one("#chain-table", FactTable).cursor_row)
+
+    # -- navigation ---------------------------------------------------------------------
+
+    def action_older(self) -> None:
+        self.query_one("#chain-table", FactTable).action_cursor_up()
+
+    def action_newer(self) -> None:
+        self.query_one("#chain-table", FactTable).action_cursor_down()
+
+    def action_edit_ref(self) -> None:
+        self.query_one("#chain-ref", Input).focus()
+
+    def action_focus_table(self) -> None:
+        self.query_one("#chain-table", FactTable).focus()
+
+    @on(Input.Submitted, "#chain-ref")
+    def ref_submitted(self, event: Input.Submitted) -> None:
+        if event.value.strip():
+            self.open(event.value)
+
+    def action_as_of(self) -> None:
+        if not self.versions:
+            self.notify("Open a chain first.", severity="warning")
+            return
+
+        def chosen(value: str | None) -> None:
+            if value:
+                self.set_as_of(value)
+
+        initial = iso_utc(self.as_of or self.now or self.store.now())
+        self.app.push_screen(
+            ReasonPrompt("As of which time? (ISO 8601, UTC if no zone)", initial=initial), chosen
+        )
+
+    def set_as_of(self, value: str) -> None:
+        try:
+            moment = parse_iso(value.strip())
+        except ValueError:
+            self.notify(
+                f"{value!r} is not an ISO 8601 time, e.g. 2026-11-20T09:00Z.", severity="error"
+            )
+            return
+        self.as_of = moment
+        found = browse.current_at(self.versions, moment)
+        self.as_of_id = found.record_id if found else None
+        self.render_chain()
+        target = self._index_of(self.as_of_id) if self.as_of_id else len(self.versions) - 1
+        self.query_one("#chain-table", FactTable).move_cursor(row=target)
+        self.render_diffs(target)
+
+    # -- supersede the head ---------------------------------------------------------------
+
+    def action_supersede_head(self) -> None:
+        if not self.versions:
+            self.notify("Open a chain first.", severity="warning")
+            return
+        head = self.versions[-1]
+
+        def write(text: str | None) -> None:
+            if text:
+                self.supersede(head.uri, head.content_hash, text)
+
+        self.app.push_screen(
+            ReasonPrompt(f"Supersede {head.docid} (the head) with:", initial=head.text), write
+        )
+
+    def action_revert(self) -> None:
+        """Revert = append a successor with an older version's text: history is kept."""
+        table = self.query_one("#chain-table", FactTable)
+        if len(self.versions) < 2 or table.cursor_row >= len(self.versions) - 1:
+            self.notify("Highlight an older version (h) to revert to it.", severity="warning")
+            return
+        head, older = self.versions[-1], self.versions[table.cursor_row]
+
+        def write(text: str | None) -> None:
+            if text:
+                self.supersede(head.uri, head.content_hash, text)
+
+        prompt = f"Revert to v{table.cursor_row + 1} {older.docid}: the new head will say"
+        self.app.push_screen(ReasonPrompt(prompt, initial=older.text), write)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="chain-write")
+    def supersede(self, uri: str, content_hash: str, text: str) -> None:
+        request = RememberRequest(
+            text=text,
+            scopes=None,
+            caller=self.actor,
+            session=workbench_session(self.app),
+            decision="supersede",
+            predecessor=uri,
+            predecessor_hash=content_hash,
+            created_by="user",
+        )
+        try:
+            result = self.store.remember(request)
+        except MemoryFailure as failure:
+            if failure.code in ("MEMORY_SUPERSEDE_CONFLICT", "MEMORY_PREDECESSOR_HASH_MISMATCH"):
+                self.post_message(HeadConflict(failure.message))
+                return
+            raise
+        self.post_message(Superseded(result["outcome"], result["record"]["recordId"]))
+
+    def on_head_conflict(self, message: HeadConflict) -> None:
+        self.notify(
+            f"head changed, refresh: {message.message}",
+            title="Supersede conflict",
+            severity="warning",
+            timeout=8,
+        )
+        self.action_reload()
+
+    def on_superseded(self, message: Superseded) -> None:
+        if message.outcome == "existing":
+            self.notify("Unchanged: that text is already a current fact.", severity="warning")
+        else:
+            self.notify(f"Superseded the head: {message.record_id} is the new head.")
+        self.action_reload()

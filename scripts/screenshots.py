@@ -1,0 +1,129 @@
+"""Screenshots of every workbench screen, from a seeded demo store.
+
+    python scripts/screenshots.py [OUT_DIR]
+
+Builds the demo store (fixed clock, lexical mode so no model is needed), opens each screen of
+SCREENS_BY_MODE at 140x40 with Textual's Pilot, presses the keys that bring it to a populated
+state, saves OUT_DIR/<mode>.svg (default screenshots/) and converts it to PNG with
+rsvg-convert when that is installed."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from engine.embeddings import EmbedderStatus
+from engine.factory import open_engine
+from gno_tui.app import GnoApp, create_app
+from gno_tui.demo import demo_clock, seed_demo
+from screens import SCREENS_BY_MODE
+
+SIZE = (140, 40)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+async def settle(pilot: Any) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def type_text(pilot: Any, text: str) -> None:
+    await pilot.press(*["space" if c == " " else c for c in text])
+
+
+async def recall_steps(pilot: Any) -> None:
+    await type_text(pilot, "production database backups staging")
+    await pilot.press("tab", "tab", "tab", "ctrl+u")
+    await type_text(pilot, "40")
+    await pilot.press("enter")
+    await settle(pilot)
+    await pilot.press("V", "w")
+
+
+async def receipts_steps(pilot: Any) -> None:
+    await pilot.press("G", "V")
+    await settle(pilot)
+    await pilot.press("space", "space", "P", "f")
+    await type_text(pilot, "The staging database is Postgres 16 on db-staging-2.")
+    await pilot.press("escape")
+
+
+async def remember_steps(pilot: Any) -> None:
+    await type_text(pilot, "Alice prefers dark themes in all her editors")
+    await pilot.press("tab")
+    await type_text(pilot, "user:alice")
+    await pilot.pause(0.6)  # the candidates are debounced
+    await settle(pilot)
+
+
+async def chain_steps(pilot: Any) -> None:
+    await pilot.press("T", "ctrl+u")
+    await type_text(pilot, "2026-11-22T08:00Z")
+    await pilot.press("enter")
+
+
+# Keys that bring a screen to a populated state; screens not named here are shown as opened.
+STEPS: dict[str, Callable[[Any], Awaitable[None]]] = {
+    "remember": remember_steps,
+    "recall": recall_steps,
+    "receipts": receipts_steps,
+    "supersession": chain_steps,
+}
+
+
+async def shoot(app: GnoApp, mode: str, out: Path) -> Path:
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        if mode in STEPS:
+            await STEPS[mode](pilot)
+            await settle(pilot)
+        # Toasts come and go with time; a screenshot shows the screen, not them.
+        app.clear_notifications()
+        await pilot.pause()
+        svg = out / f"{mode}.svg"
+        app.save_screenshot(filename=svg.name, path=str(out))
+    return svg
+
+
+def to_png(svg: Path) -> Path | None:
+    converter = shutil.which("rsvg-convert")
+    if converter is None:
+        return None
+    png = svg.with_suffix(".png")
+    subprocess.run([converter, "-o", str(png), str(svg)], check=True)
+    return png
+
+
+async def main(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="gno-tui-shots-") as home:
+        store = open_engine(
+            home=home, embedder_status=EmbedderStatus(None, "demo: lexical"), clock=demo_clock()
+        )
+        made = seed_demo(store)
+        try:
+            for mode in SCREENS_BY_MODE:
+                app = create_app(store=store, screen=mode, watch_store=False)
+                app.actor = "tui:alice"
+                app.session_id = "demo"  # type: ignore[attr-defined]
+                app.selected_fact = made["chains"][2]  # type: ignore[attr-defined]
+                svg = await shoot(app, mode, out)
+                png = to_png(svg)
+                print(
+                    f"{mode}: {svg.relative_to(out.parent) if out.is_relative_to(ROOT) else svg}"
+                    + (f", {png.name}" if png else "")
+                )
+        finally:
+            store.db.dispose()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "screenshots"))

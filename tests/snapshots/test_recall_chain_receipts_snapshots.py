@@ -1,0 +1,124 @@
+"""Snapshots of the Recall, Supersession and Receipts screens over the demo store.
+
+The store has a fixed clock and deterministic record ids, so every run renders the same."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import normalize
+from engine.embeddings import EmbedderStatus
+from engine.factory import open_engine
+from engine.store import MemoryEngine
+from gno_tui.app import GnoApp, create_app
+from gno_tui.demo import demo_clock, seed_demo
+
+SIZE = (140, 40)
+
+
+@pytest.fixture
+def demo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[MemoryEngine, dict[str, Any]]]:
+    counter = itertools.count(1)
+    monkeypatch.setattr(normalize.secrets, "token_hex", lambda n=8: f"{next(counter):0{2 * n}x}")
+    store = open_engine(
+        home=tmp_path / "home",
+        clock=demo_clock(),
+        embedder_status=EmbedderStatus(None, "snapshots: lexical"),
+    )
+    made = seed_demo(store)
+    yield store, made
+    store.db.dispose()
+
+
+def make_app(demo: tuple[MemoryEngine, dict[str, Any]], mode: str) -> GnoApp:
+    store, made = demo
+    app = create_app(store=store, screen=mode, watch_store=False)
+    app.actor = "tui:snap"
+    app.session_id = "snap"  # type: ignore[attr-defined]
+    app.selected_fact = made["chains"][2]  # type: ignore[attr-defined]
+    return app
+
+
+async def settle(pilot: Any) -> None:
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if not any(worker.is_running for worker in pilot.app.workers):
+            break
+    await pilot.pause()
+
+
+def keys(text: str) -> list[str]:
+    return ["space" if c == " " else c for c in text]
+
+
+def steps(*groups: list[str] | str) -> Callable[[Any], Awaitable[None]]:
+    """Press each group of keys, letting the workers finish after each; end without toasts."""
+
+    async def run(pilot: Any) -> None:
+        await settle(pilot)
+        for group in groups:
+            await pilot.press(*([group] if isinstance(group, str) else group))
+            await settle(pilot)
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    return run
+
+
+RECALL = [
+    *keys("production database backups staging"),
+    "tab",
+    "tab",
+    "tab",
+    "ctrl+u",
+    *keys("40"),
+    "enter",
+]
+
+
+def test_recall_with_results(snap_compare: Any, demo: Any) -> None:
+    assert snap_compare(
+        make_app(demo, "recall"), terminal_size=SIZE, run_before=steps(RECALL, "V", "w")
+    )
+
+
+def test_recall_raw_json(snap_compare: Any, demo: Any) -> None:
+    assert snap_compare(make_app(demo, "recall"), terminal_size=SIZE, run_before=steps(RECALL, "o"))
+
+
+def test_chain_with_diffs_and_as_of(snap_compare: Any, demo: Any) -> None:
+    assert snap_compare(
+        make_app(demo, "supersession"),
+        terminal_size=SIZE,
+        run_before=steps(["T", "ctrl+u", *keys("2026-11-22T08:00Z")], "enter"),
+    )
+
+
+def test_chain_split_diff(snap_compare: Any, demo: Any) -> None:
+    app = make_app(demo, "supersession")
+    assert snap_compare(app, terminal_size=SIZE, run_before=steps("i"))
+
+
+def test_receipts_with_verify_and_fence(snap_compare: Any, demo: Any) -> None:
+    fence = keys("The staging database is Postgres 16 on db-staging-2.")
+    assert snap_compare(
+        make_app(demo, "receipts"),
+        terminal_size=SIZE,
+        run_before=steps(["G", "V"], ["f", *fence, "escape"]),
+    )
+
+
+def test_collections_policy_and_effective(snap_compare: Any, demo: Any) -> None:
+    # Mark both, relax team (lan -> remote, confirmed with y), then the effective policy.
+    assert snap_compare(
+        make_app(demo, "receipts"),
+        terminal_size=SIZE,
+        run_before=steps(["space", "space"], "p", "y", "P"),
+    )

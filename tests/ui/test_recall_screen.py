@@ -1,0 +1,181 @@
+"""The Recall screen driven by real keystrokes over a real SQLite store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import Input, Label, Static
+
+from engine import browse
+from gno_tui.app import create_app
+from screens.json_modal import JsonModal
+from screens.recall import RecallScreen
+
+
+async def settle(pilot: Any) -> None:
+    """Wait until no worker runs (exclusive workers cancel each other)."""
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if not any(worker.is_running for worker in pilot.app.workers):
+            break
+    await pilot.pause()
+
+
+def text_of(app: Any, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).content)
+
+
+def notes(app: Any) -> list[str]:
+    return [note.message for note in app._notifications]
+
+
+async def run_query(
+    pilot: Any, query: str, *, scopes: str | None = None, max_tokens: str | None = None
+) -> RecallScreen:
+    screen = pilot.app.screen
+    assert isinstance(screen, RecallScreen)
+    if scopes is not None:
+        screen.query_one("#recall-scopes", Input).value = scopes
+    if max_tokens is not None:
+        screen.query_one("#recall-max-tokens", Input).value = max_tokens
+    screen.query_one("#recall-query", Input).focus()
+    await pilot.press(*["space" if c == " " else c for c in query], "enter")
+    await settle(pilot)
+    return screen
+
+
+async def test_recall_shows_facts_budget_lineage_and_verifies_receipt(
+    engine: Any, client: Any
+) -> None:
+    tea = client.add("Alice prefers green tea in the morning", "user:alice")
+    client.add("Alice drinks coffee after lunch", "user:alice")
+    client.add("Bob lives in Lyon", "user:bob")
+    app = create_app(store=engine, screen="recall", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        # The scopes box is prefilled with the store's scopes.
+        assert app.screen.query_one("#recall-scopes", Input).value == "user:alice, user:bob"
+        screen = await run_query(pilot, "alice tea")
+        assert screen.result is not None
+        facts = screen.result["facts"]
+        assert facts and facts[0]["recordId"] == tea["record"]["recordId"]
+        table = screen.query_one("#recall-table")
+        assert table.row_count == len(facts)
+        label = str(screen.query_one("#recall-budget-label", Label).content)
+        assert f"/512 tokens · {len(facts)}/8 facts" in label
+        status = text_of(app, "#recall-status")
+        assert "retrieval: lexical" in status and "semanticUnavailable" in status
+        assert "strictest lineage: " in status and "local_only" in status
+        receipt = screen.result["receipt"]
+        assert receipt["digest"] in text_of(app, "#recall-receipt")
+        assert receipt["digest"] in [r["digest"] for r in browse.recent_receipts(engine)]
+        # The focus is on the results: V verifies the receipt.
+        await pilot.press("V")
+        await settle(pilot)
+        assert screen.check is not None and screen.check.digest_ok and screen.check.stored
+        assert "no drift" in text_of(app, "#recall-receipt")
+        # The recalled fact is superseded behind the screen's back: V reports the drift.
+        newer = client.supersede(tea, "Alice prefers jasmine tea in the morning")
+        await pilot.press("V")
+        await settle(pilot)
+        assert screen.check.drifted == {
+            tea["record"]["recordId"]: f"superseded by {newer['record']['recordId']}"
+        }
+        assert "id(s) changed since issue" in text_of(app, "#recall-receipt")
+
+
+async def test_budget_cut_raw_json_and_ob1_format(engine: Any, client: Any) -> None:
+    for n in range(4):
+        client.add(f"Deploy note {n}: the deploy pipeline runs tests then ships", "project:x")
+    app = create_app(store=engine, screen="recall", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("escape", "b")  # b: the budget box
+        assert app.screen.query_one("#recall-max-tokens", Input).has_focus
+        await pilot.press("ctrl+u", "3", "0")
+        screen = await run_query(pilot, "deploy pipeline")
+        assert screen.result is not None
+        budget = screen.result["budget"]
+        assert budget["usedTokens"] <= 30 and budget["omitted"] >= 1
+        table = screen.query_one("#recall-table")
+        assert table.row_count == len(screen.result["facts"]) + 1  # the cut line
+        assert f"{budget['omitted']} omitted" in str(
+            screen.query_one("#recall-budget-label", Label).content
+        )
+        await pilot.press("o")
+        await pilot.pause()
+        assert isinstance(app.screen, JsonModal)
+        assert "valid against memory-recall@1.0" in str(
+            app.screen.query_one("#json-verdict", Static).content
+        )
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        # t cycles the format: the same recall as an OB1 response, valid against its schema.
+        await pilot.press("t")
+        await settle(pilot)
+        assert screen.format == "ob1" and screen.schema == "ob1_recall"
+        assert screen.document is not None and "memories" in screen.document
+        assert screen.errors == []
+        await pilot.press("o")
+        await pilot.pause()
+        assert "valid against openbrain.openclaw.recall_response.v1" in str(
+            app.screen.query_one("#json-verdict", Static).content
+        )
+
+
+async def test_confirm_and_stale_act_on_the_highlighted_fact(engine: Any, client: Any) -> None:
+    fact = client.add("The deploy runs on Fridays", "project:x")
+    app = create_app(store=engine, screen="recall", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await run_query(pilot, "deploy fridays")
+        await pilot.press("c")
+        await settle(pilot)
+        row = browse.fact_row(engine, fact["record"]["recordId"])
+        assert row.workbench["provenance"]["status"] == "user_confirmed"
+        await pilot.press("S")
+        await settle(pilot)
+        row = browse.fact_row(engine, fact["record"]["recordId"])
+        assert row.workbench["freshness"]["staleAfter"]
+
+
+async def test_empty_recall_shows_the_hint(engine: Any, client: Any) -> None:
+    client.add("Bob lives in Lyon", "user:bob")
+    app = create_app(store=engine, screen="recall", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = await run_query(pilot, "zebra savanna")
+        assert screen.result is not None and screen.result["facts"] == []
+        assert "gno-tui remember" in text_of(app, "#recall-receipt")
+        assert any("gno-tui remember" in n for n in notes(app))
+
+
+async def test_why_not_explains_what_was_left_out(engine: Any, client: Any) -> None:
+    engine.add_collection("team", policy="lan")
+    old = client.add("The deploy runs on Thursdays", "project:x")
+    client.supersede(old, "The deploy runs on Fridays")
+    client.add("The deploy pipeline has three stages", "project:x", collection="team")
+    client.add("The deploy dashboard is on grafana", "project:x", collection="team")
+    client.add("The deploy freeze starts in December", "project:y")
+    app = create_app(store=engine, screen="recall", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#recall-max-facts", Input).value = "1"
+        screen = await run_query(pilot, "deploy", scopes="project:x")
+        assert screen.result is not None and len(screen.result["facts"]) == 1
+        await pilot.press("w")
+        await settle(pilot)
+        assert screen.why is not None
+        assert screen.why.counts == {"budget": 2, "scope": 1, "status": 1}
+        why = text_of(app, "#recall-why")
+        assert "lexical fallback" in why and "cut by the budget" in why
+        assert "December" in why and "Thursdays" in why and "(superseded)" in why
+        # With the egress ceiling at lan, the local_only fact is withheld, and says so.
+        await pilot.press("e")
+        await settle(pilot)
+        assert screen.egress == "lan"
+        assert screen.why.counts.get("egress") == 1
+        assert "memory is local_only" in text_of(app, "#recall-why")
+        await pilot.press("w")
+        assert not screen.query_one("#recall-why").has_class("-visible")

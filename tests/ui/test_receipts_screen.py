@@ -1,0 +1,165 @@
+"""The Receipts & collections screen: verify, fence preview, policies and effective lineage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import Input, Static
+
+from gno_tui.app import create_app
+from screens.recall import RecallScreen
+from screens.receipts import ReceiptsScreen
+from screens.yes_no import YesNoPrompt
+
+
+async def settle(pilot: Any) -> None:
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if not any(worker.is_running for worker in pilot.app.workers):
+            break
+    await pilot.pause()
+
+
+def keys(text: str) -> list[str]:
+    return ["space" if c == " " else c for c in text]
+
+
+def text_of(screen: Any, selector: str) -> str:
+    return str(screen.query_one(selector, Static).content)
+
+
+async def test_receipts_newest_first_verify_and_drift(engine: Any, client: Any) -> None:
+    tea = client.add("Alice prefers green tea", "user:alice")
+    client.add("Bob lives in Lyon", "user:bob")
+    first = client.recall("alice tea", ["user:alice"], caller="mcp:claude-code")
+    second = client.recall("bob lyon", ["user:bob"], caller="cli:bob")
+    client.supersede(tea, "Alice prefers jasmine tea")
+    app = create_app(store=engine, screen="receipts", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ReceiptsScreen)
+        digests = [r["digest"] for r in screen.receipts]
+        assert set(digests) == {first["receipt"]["digest"], second["receipt"]["digest"]}
+        issued = [r["issuedAt"] for r in screen.receipts]
+        assert issued == sorted(issued, reverse=True)
+        table = screen.query_one("#receipts-table")
+        states = {r["digest"]: str(table.get_row(r["digest"])[5]) for r in screen.receipts}
+        assert states[first["receipt"]["digest"]] == "drift 1"
+        assert states[second["receipt"]["digest"]] == "current"
+        # Select the first receipt (the older one, at the bottom) and verify it.
+        await pilot.press("G", "V")
+        await settle(pilot)
+        detail = text_of(screen, "#receipts-detail-body")
+        assert "✓ matches" in detail and "✓ issued here" in detail
+        assert f"{tea['record']['recordId']}: superseded by" in detail
+        assert "1 of 1 id(s) changed since issue" in detail
+
+
+async def test_fence_preview_yes_and_no(engine: Any, client: Any) -> None:
+    client.add("Alice prefers green tea", "user:alice")
+    client.recall("alice tea", ["user:alice"])
+    app = create_app(store=engine, screen="receipts", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("f")
+        assert screen.query_one("#fence-text", Input).has_focus
+        # Whitespace differences do not matter: the contentHash is over normalised text.
+        await pilot.press(*keys("Alice  prefers green tea"))
+        assert "would be fenced" in text_of(screen, "#fence-verdict")
+        await pilot.press("ctrl+u", *keys("Alice prefers black tea"))
+        assert "not fenced by this receipt" in text_of(screen, "#fence-verdict")
+        # Letters typed in the box never trigger the screen's keys (p, V, P...).
+        assert [c.policy for c in screen.collections] == ["local_only"]
+        await pilot.press("escape")
+        assert screen.query_one("#receipts-table").has_focus
+
+
+async def test_policy_cycle_changes_effective_lineage_and_recall(engine: Any, client: Any) -> None:
+    engine.add_collection("team", policy="lan")
+    client.add("The staging database is Postgres 16", "team:infra", collection="team")
+    client.add("The staging cluster runs in Paris", "team:infra")
+    app = create_app(store=engine, screen="receipts", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert [(c.name, c.policy) for c in screen.collections] == [
+            ("memory", "local_only"),
+            ("team", "lan"),
+        ]
+        # Mark both collections: the effective policy is the strictest, local_only.
+        await pilot.press("space", "space", "P")
+        await settle(pilot)
+        assert screen.marked == {"memory", "team"}
+        assert screen.effective is not None
+        assert screen.effective["effectivePolicy"] == "local_only"
+        assert "memory: local_only (config_default)" in text_of(screen, "#effective-body")
+        # Relaxing memory (local_only -> lan) asks first; n leaves it.
+        screen.query_one("#collections-table").move_cursor(row=0)
+        await pilot.press("p")
+        await pilot.pause()
+        assert isinstance(app.screen, YesNoPrompt)
+        assert "revision 1" in str(app.screen.query_one("#yes-no-question").content)
+        await pilot.press("n")
+        await settle(pilot)
+        assert engine.collections_by_name()["memory"].policy == "local_only"
+        # y applies it, and the effective policy of the marked set follows.
+        await pilot.press("p")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(pilot)
+        memory = engine.collections_by_name()["memory"]
+        assert (memory.policy, memory.policy_source, memory.policy_revision) == (
+            "lan",
+            "explicit",
+            2,
+        )
+        assert screen.effective["effectivePolicy"] == "lan"
+        assert "memory: lan (explicit)" in text_of(screen, "#effective-body")
+        table = screen.query_one("#collections-table")
+        assert [str(cell) for cell in table.get_row("memory")[2:5]] == [" lan ", "explicit", "2"]
+        # A recall now carries the lan lineage.
+        await pilot.press("4")
+        await settle(pilot)
+        recall = app.screen
+        assert isinstance(recall, RecallScreen)
+        recall.query_one("#recall-query", Input).focus()
+        await pilot.press(*keys("staging"), "enter")
+        await settle(pilot)
+        assert recall.result is not None
+        assert recall.result["egressLineage"]["effectivePolicy"] == "lan"
+        # Back: lan -> remote asks again; remote -> local_only tightens at once.
+        await pilot.press("6")
+        await settle(pilot)
+        screen.query_one("#collections-table").move_cursor(row=0)
+        await pilot.press("p")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(pilot)
+        assert engine.collections_by_name()["memory"].policy == "remote"
+        await pilot.press("p")
+        await settle(pilot)
+        assert not isinstance(app.screen, YesNoPrompt)
+        assert engine.collections_by_name()["memory"].policy == "local_only"
+        assert engine.collections_by_name()["memory"].policy_revision == 4
+        await pilot.press("4")
+        await settle(pilot)
+        recall.query_one("#recall-query", Input).focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert recall.result["egressLineage"]["effectivePolicy"] == "local_only"
+
+
+async def test_relaxing_is_bound_to_the_revision_shown(engine: Any) -> None:
+    app = create_app(store=engine, screen="receipts", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("p")
+        await pilot.pause()
+        assert isinstance(app.screen, YesNoPrompt)
+        engine.set_policy("memory", "remote", actor="someone-else")  # meanwhile
+        await pilot.press("y")
+        await settle(pilot)
+        assert engine.collections_by_name()["memory"].policy == "remote"
+        assert any("changed meanwhile" in n.message for n in app._notifications)

@@ -1,0 +1,234 @@
+"""The Supersession screen: the chain, its diffs, as-of, and superseding the head."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Input, Static
+
+from engine import browse
+from engine.embeddings import EmbedderStatus
+from engine.factory import open_engine
+from engine.store import MemoryEngine
+from gno_tui.app import create_app
+from screens.reason_prompt import ReasonPrompt
+from screens.supersession import SupersessionScreen
+
+START = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+
+
+async def settle(pilot: Any) -> None:
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if not any(worker.is_running for worker in pilot.app.workers):
+            break
+    await pilot.pause()
+
+
+def keys(text: str) -> list[str]:
+    return ["space" if c == " " else c for c in text]
+
+
+def rendered(app: Any, selector: str) -> str:
+    """What a widget shows, as plain text (its content may be any rich renderable)."""
+    console = Console(width=138, file=io.StringIO(), record=True)
+    console.print(app.screen.query_one(selector, Static).content)
+    return console.export_text()
+
+
+def text_of(app: Any, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).content)
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.at = START
+
+    def __call__(self) -> datetime:
+        return self.at
+
+
+@pytest.fixture
+def clocked(tmp_path: Path) -> Iterator[tuple[MemoryEngine, Clock]]:
+    clock = Clock()
+    store = open_engine(
+        home=tmp_path / "clocked",
+        clock=clock,
+        embedder_status=EmbedderStatus(None, "tests: lexical"),
+    )
+    yield store, clock
+    store.db.dispose()
+
+
+def open_chain(store: MemoryEngine, ref: str) -> Any:
+    app = create_app(store=store, screen="supersession", watch_store=False)
+    app.selected_fact = ref  # type: ignore[attr-defined]
+    return app
+
+
+async def test_supersede_the_head_grows_the_chain(engine: Any, client: Any) -> None:
+    first = client.add("The deploy runs on Fridays at noon", "project:x")
+    app = open_chain(engine, first["record"]["recordId"])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SupersessionScreen)
+        assert len(screen.versions) == 1
+        await pilot.press("s")
+        await pilot.pause()
+        assert isinstance(app.screen, ReasonPrompt)
+        prompt = app.screen.query_one("#reason-input", Input)
+        assert prompt.value == "The deploy runs on Fridays at noon"  # the head's text
+        await pilot.press("ctrl+u", *keys("The deploy runs on Mondays at noon"))
+        assert prompt.value == "The deploy runs on Mondays at noon"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert [v.text for v in screen.versions] == [
+            "The deploy runs on Fridays at noon",
+            "The deploy runs on Mondays at noon",
+        ]
+        head = screen.versions[-1]
+        assert head.caller == app.actor and head.supersedes == [first["record"]["uri"]]
+        assert head.workbench["provenance"]["createdBy"] == "user"
+        assert screen.query_one("#chain-table").row_count == 2
+        assert "supersedes " + screen.versions[0].docid in str(
+            screen.query_one("#chain-table").get_row_at(1)[4]
+        )
+        body = rendered(app, "#chain-diff-body")
+        assert "Fridays" in body and "Mondays" in body and "1 word(s) changed from v1" in body
+        diff = screen.query_one("#chain-diff-body", Static).content
+        texts = [part for part in diff.renderables if isinstance(part, Text)]  # type: ignore[union-attr]
+        assert any("strike" in str(span.style) for text in texts for span in text.spans)
+        # i shows the diff side by side: the old version beside the new one.
+        await pilot.press("i")
+        diff = screen.query_one("#chain-diff-body", Static).content
+        assert any(isinstance(part, Table) for part in diff.renderables)  # type: ignore[union-attr]
+        assert "v1" in rendered(app, "#chain-diff-body")
+        await pilot.press("i")
+        # Again, from the new head: three versions.
+        await pilot.press("s")
+        await pilot.pause()
+        app.screen.query_one("#reason-input", Input).value = "The deploy runs on Tuesdays"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(screen.versions) == 3
+        assert len(browse.chain(engine, first["record"]["uri"])) == 3
+        # h / l move between versions; the cursor starts on the head.
+        table = screen.query_one("#chain-table")
+        assert table.cursor_row == 2
+        await pilot.press("h", "h")
+        assert table.cursor_row == 0
+        await pilot.press("l")
+        assert table.cursor_row == 1
+        assert "▶ v2" in rendered(app, "#chain-diff-body")
+        # u on v1 reverts: a fourth version with v1's text, the history kept.
+        await pilot.press("h", "u")
+        await pilot.pause()
+        assert app.screen.query_one("#reason-input", Input).value == screen.versions[0].text
+        await pilot.press("enter")
+        await settle(pilot)
+        assert [v.text for v in screen.versions][-1] == "The deploy runs on Fridays at noon"
+        assert len(screen.versions) == 4
+
+
+async def test_a_conflicting_head_says_refresh_and_reloads(engine: Any, client: Any) -> None:
+    first = client.add("Carol drinks coffee", "user:carol")
+    app = open_chain(engine, first["record"]["uri"])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert len(screen.versions) == 1
+        client.supersede(first, "Carol drinks water")  # another writer, unseen by the screen
+        await pilot.press("s")
+        await pilot.pause()
+        app.screen.query_one("#reason-input", Input).value = "Carol drinks tea"
+        await pilot.press("enter")
+        await settle(pilot)
+        messages = [note.message for note in app._notifications]
+        assert any("head changed, refresh" in m for m in messages)
+        assert [v.text for v in screen.versions] == ["Carol drinks coffee", "Carol drinks water"]
+        assert "Carol drinks tea" not in [r.text for r in browse.list_facts(engine).rows]
+
+
+async def test_as_of_highlights_the_version_current_then(
+    clocked: tuple[MemoryEngine, Clock],
+) -> None:
+    from tests.conftest import Client
+
+    store, clock = clocked
+    client = Client(store)
+    first = client.add("Alice lives in Paris", "user:alice")
+    clock.at = START + timedelta(days=10)
+    second = client.supersede(first, "Alice lives in Lyon")
+    clock.at = START + timedelta(days=20)
+    client.supersede(second, "Alice lives in Berlin")
+    clock.at = START + timedelta(days=30)
+    app = open_chain(store, second["record"]["recordId"])  # any version opens the whole chain
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert [v.text for v in screen.versions] == [
+            "Alice lives in Paris",
+            "Alice lives in Lyon",
+            "Alice lives in Berlin",
+        ]
+        await pilot.press("T")
+        await pilot.pause()
+        assert isinstance(app.screen, ReasonPrompt)
+        await pilot.press("ctrl+u", *"2026-11-15T00:00Z")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.as_of_id == second["record"]["recordId"]
+        assert screen.query_one("#chain-table").cursor_row == 1
+        status = text_of(app, "#chain-status")
+        assert "as of 2026-11-15T00:00:00.000Z" in status and "v2" in status
+        assert "◆ as of" in rendered(app, "#chain-diff-body")
+        # Before the first version, nothing was current.
+        await pilot.press("T", "ctrl+u", *"2026-10-01")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.as_of_id is None
+        assert "no version of this fact was current then" in text_of(app, "#chain-status")
+        # A time that is not ISO 8601 is refused with a message.
+        await pilot.press("T", "ctrl+u", *"last", "space", *"week", "enter")
+        await pilot.pause()
+        assert any("not an ISO 8601 time" in n.message for n in app._notifications)
+
+
+async def test_the_library_and_recall_open_the_chain(engine: Any, client: Any) -> None:
+    first = client.add("Dave likes maps", "user:dave")
+    client.supersede(first, "Dave likes old maps")
+    client.add("Erin likes trains", "user:erin")
+    app = create_app(store=engine, screen="library", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        app.screen.action_open_chain()  # the Library's "open chain" command (on the top row)
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SupersessionScreen)
+        assert len(screen.versions) in (1, 2)
+        # From Recall, enter on a fact opens its chain in the same (resumed) screen.
+        await pilot.press("4")
+        await settle(pilot)
+        app.screen.query_one("#recall-query", Input).focus()
+        await pilot.press(*"maps", "enter")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is screen
+        assert [v.text for v in screen.versions] == ["Dave likes maps", "Dave likes old maps"]
+        # Typing another reference in the box opens that chain.
+        erin = browse.list_facts(engine, text="Erin").rows[0]
+        await pilot.press("slash", "ctrl+u", *erin.docid, "enter")
+        await settle(pilot)
+        assert [v.text for v in screen.versions] == ["Erin likes trains"]
