@@ -21,9 +21,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import DATA, machine, write_report  # noqa: E402
-from engine.embeddings import load_embedder  # noqa: E402
-from engine.lexical import similarity as lexical_similarity  # noqa: E402
+from benchmarks.common import DATA, machine, write_report
+from engine.embeddings import load_embedder
+from engine.lexical import similarity as lexical_similarity
 
 TIERS = (("exact", 4.6, "precision75"), ("likely", 4.0, "f1"), ("weak", 3.0, "recall90"))
 
@@ -88,7 +88,8 @@ def main() -> None:
     splits = {name: read_split(folder / f"sts-{name}.csv") for name in ("dev", "test")}
     scorers: dict[str, Callable[[list[str], list[str]], np.ndarray]] = {
         "lexical (rapidfuzz sort+set)": lambda a, b: np.array(
-            [lexical_similarity(x, y) for x, y in zip(a, b, strict=True)]),
+            [lexical_similarity(x, y) for x, y in zip(a, b, strict=True)]
+        ),
     }
     status = load_embedder(args.model)
     if status.embedder is not None:
@@ -99,15 +100,19 @@ def main() -> None:
 
         scorers["semantic (static cosine)"] = cosine
         scorers["blend (mean of both)"] = lambda a, b: (
-            cosine(a, b) + scorers["lexical (rapidfuzz sort+set)"](a, b)) / 2
+            (cosine(a, b) + scorers["lexical (rapidfuzz sort+set)"](a, b)) / 2
+        )
     else:
         print(f"semantic skipped: {status.unavailable_reason}", file=sys.stderr)
     rows = []
     for name, scorer in scorers.items():
-        scores = {split: scorer(l, r) for split, (l, r, _) in splits.items()}
+        scores = {split: scorer(left, right) for split, (left, right, _) in splits.items()}
         dev_gold, test_gold = splits["dev"][2], splits["test"][2]
-        row: list[object] = [name, f"{spearman(scores['dev'], dev_gold) * 100:.1f}",
-                             f"{spearman(scores['test'], test_gold) * 100:.1f}"]
+        row: list[object] = [
+            name,
+            f"{spearman(scores['dev'], dev_gold) * 100:.1f}",
+            f"{spearman(scores['test'], test_gold) * 100:.1f}",
+        ]
         thresholds = {}
         for tier, cut, rule in TIERS:
             thresholds[tier] = pick(scores["dev"], dev_gold, cut, rule)
@@ -118,11 +123,24 @@ def main() -> None:
             p, r = pr(scores["test"], test_gold >= cut, thresholds[tier])
             row.append(f"{thresholds[tier]:.2f} (P {p:.2f} / R {r:.2f})")
         rows.append(row)
-    header = ["scorer", "Spearman dev", "Spearman test", "exact: t (test P/R, gold>=4.6)",
-              "likely: t (test P/R, gold>=4)", "weak: t (test P/R, gold>=3)"]
-    write_report("calibrate_tiers", header, rows,
-                 notes=[f"data: {folder}", f"machine: {machine()}",
-                        "thresholds chosen on dev; precision/recall measured on test"])
+    header = [
+        "scorer",
+        "Spearman dev",
+        "Spearman test",
+        "exact: t (test P/R, gold>=4.6)",
+        "likely: t (test P/R, gold>=4)",
+        "weak: t (test P/R, gold>=3)",
+    ]
+    write_report(
+        "calibrate_tiers",
+        header,
+        rows,
+        notes=[
+            f"data: {folder}",
+            f"machine: {machine()}",
+            "thresholds chosen on dev; precision/recall measured on test",
+        ],
+    )
 
 
 if __name__ == "__main__":

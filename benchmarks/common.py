@@ -15,11 +15,13 @@ RESULTS = ROOT / "benchmarks" / "results"
 
 def machine() -> str:
     cores = os.cpu_count()
-    return f"{platform.processor() or platform.machine()}, {cores} cores, Python {platform.python_version()}"
+    cpu = platform.processor() or platform.machine()
+    return f"{cpu}, {cores} cores, Python {platform.python_version()}"
 
 
-def write_report(name: str, header: list[str], rows: list[list[object]],
-                 notes: list[str] | None = None) -> Path:
+def write_report(
+    name: str, header: list[str], rows: list[list[object]], notes: list[str] | None = None
+) -> Path:
     """Print a Markdown table and write it to benchmarks/results/<name>.md."""
     lines = [f"# {name}", "", f"Run {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.", ""]
     lines += [f"- {note}" for note in notes or []]

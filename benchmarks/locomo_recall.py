@@ -22,12 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import DATA, machine, write_report  # noqa: E402
-from engine.embeddings import EmbedderStatus, load_embedder  # noqa: E402
-from engine.factory import open_engine  # noqa: E402
-from engine.lexical import tokenize  # noqa: E402
-from engine.recall import RecallRequest  # noqa: E402
-from engine.remember import RememberRequest  # noqa: E402
+from benchmarks.common import DATA, machine, write_report
+from engine.embeddings import EmbedderStatus, load_embedder
+from engine.factory import open_engine
+from engine.lexical import tokenize
+from engine.recall import RecallRequest
+from engine.remember import RememberRequest
 
 KS = (1, 5, 10, 20)
 _EVIDENCE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
@@ -85,14 +85,24 @@ def run_engine(conversation: dict, kind: str, status: EmbedderStatus) -> dict:
         engine = open_engine(home=home, embedder_status=status)
         dia_of: dict[str, set[str]] = {}
         for text, dia_id in units(conversation, kind):
-            result = engine.remember(RememberRequest(
-                text=text, scopes=["conv"], caller="bench", session="locomo", decision="add"))
+            result = engine.remember(
+                RememberRequest(
+                    text=text, scopes=["conv"], caller="bench", session="locomo", decision="add"
+                )
+            )
             dia_of.setdefault(result["record"]["recordId"], set()).add(dia_id)
         for question, gold in questions(conversation):
             start = time.perf_counter()
-            result = engine.recall(RecallRequest(
-                query=question, scopes=["conv"], caller="bench", session="locomo",
-                max_facts=max(KS), max_tokens=65_536))
+            result = engine.recall(
+                RecallRequest(
+                    query=question,
+                    scopes=["conv"],
+                    caller="bench",
+                    session="locomo",
+                    max_facts=max(KS),
+                    max_tokens=65_536,
+                )
+            )
             latencies.append(time.perf_counter() - start)
             score([dia_of[f["recordId"]] for f in result["facts"]], gold, totals)
         engine.db.dispose()
@@ -110,9 +120,13 @@ def run_fts5(conversation: dict, kind: str) -> dict:
         words = [w for w in re.findall(r"\w+", question.lower()) if w]
         match = " OR ".join(f'"{w}"' for w in words)
         start = time.perf_counter()
-        rows = db.execute(
-            "SELECT dia FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?", (match, max(KS))
-        ).fetchall() if words else []
+        rows = (
+            db.execute(
+                "SELECT dia FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?", (match, max(KS))
+            ).fetchall()
+            if words
+            else []
+        )
         latencies.append(time.perf_counter() - start)
         score([{dia} for (dia,) in rows], gold, totals)
     return {"totals": totals, "latencies": latencies}
@@ -132,8 +146,10 @@ def main() -> None:
     lexical = EmbedderStatus(None, "benchmark: lexical-only run")
     rows = []
     for kind in args.kinds.split(","):
-        systems = [("SQLite FTS5 bm25 (baseline)", lambda c, k=kind: run_fts5(c, k)),
-                   ("gno-tui lexical", lambda c, k=kind: run_engine(c, k, lexical))]
+        systems = [
+            ("SQLite FTS5 bm25 (baseline)", lambda c, k=kind: run_fts5(c, k)),
+            ("gno-tui lexical", lambda c, k=kind: run_engine(c, k, lexical)),
+        ]
         if semantic.embedder is not None:
             systems.append(("gno-tui hybrid", lambda c, k=kind: run_engine(c, k, semantic)))
         else:
@@ -146,14 +162,23 @@ def main() -> None:
                 for k in KS:
                     totals[k].extend(out["totals"][k])
                 latencies.extend(out["latencies"])
-            rows.append([kind, name, len(totals[1])]
-                        + [f"{statistics.mean(totals[k]):.3f}" for k in KS]
-                        + [f"{statistics.median(latencies) * 1000:.2f}"])
+            rows.append(
+                [kind, name, len(totals[1])]
+                + [f"{statistics.mean(totals[k]):.3f}" for k in KS]
+                + [f"{statistics.median(latencies) * 1000:.2f}"]
+            )
             print(rows[-1], file=sys.stderr)
     header = ["units", "system", "questions"] + [f"R@{k}" for k in KS] + ["p50 ms"]
-    write_report("locomo_recall", header, rows,
-                 notes=[f"data: {', '.join(args.files)}", f"machine: {machine()}",
-                        f"tokenizer sample: {tokenize('What did Caroline research?')}"])
+    write_report(
+        "locomo_recall",
+        header,
+        rows,
+        notes=[
+            f"data: {', '.join(args.files)}",
+            f"machine: {machine()}",
+            f"tokenizer sample: {tokenize('What did Caroline research?')}",
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -25,12 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import DATA, ROOT, machine, write_report  # noqa: E402
-from engine.bulk import BulkFact, add_many  # noqa: E402
-from engine.embeddings import BUNDLED_MODEL_DIR, EmbedderStatus, load_embedder  # noqa: E402
-from engine.factory import open_engine  # noqa: E402
-from engine.recall import RecallRequest  # noqa: E402
-from engine.remember import RememberRequest  # noqa: E402
+from benchmarks.common import DATA, ROOT, machine, write_report
+from engine.bulk import BulkFact, add_many
+from engine.embeddings import BUNDLED_MODEL_DIR, EmbedderStatus, load_embedder
+from engine.factory import open_engine
+from engine.recall import RecallRequest
+from engine.remember import RememberRequest
 
 SCOPES = [f"persona:{i}" for i in range(8)]
 QUERIES = 200
@@ -39,17 +39,23 @@ CACHE = ROOT / "benchmarks" / ".cache"
 
 def persona_facts(path: Path) -> list[str]:
     data = json.loads(path.read_text(encoding="utf-8"))
-    facts = [f for split in data.values() for dialog in split
-             for speaker, items in dialog.items() if speaker.startswith("Speaker")
-             for f in items]
+    facts = [
+        f
+        for split in data.values()
+        for dialog in split
+        for speaker, items in dialog.items()
+        if speaker.startswith("Speaker")
+        for f in items
+    ]
     return facts
 
 
 def corpus(facts: list[str], size: int) -> list[tuple[str, str]]:
     """(text, scope) pairs; a text repeats only in a different scope (not an exact duplicate)."""
     unique = list(dict.fromkeys(facts))
-    return [(unique[i % len(unique)], SCOPES[(i // len(unique) + i) % len(SCOPES)])
-            for i in range(size)]
+    return [
+        (unique[i % len(unique)], SCOPES[(i // len(unique) + i) % len(SCOPES)]) for i in range(size)
+    ]
 
 
 def build_store(size: int, rows: list[tuple[str, str]], status: EmbedderStatus) -> Path:
@@ -58,8 +64,11 @@ def build_store(size: int, rows: list[tuple[str, str]], status: EmbedderStatus) 
         return home
     engine = open_engine(home=home, embedder_status=status)
     start = time.perf_counter()
-    add_many(engine, [BulkFact(text=t, scopes=[s], caller="bench", session="speed")
-                      for t, s in rows], durable=False)
+    add_many(
+        engine,
+        [BulkFact(text=t, scopes=[s], caller="bench", session="speed") for t, s in rows],
+        durable=False,
+    )
     print(f"built {size} facts in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     engine.db.dispose()
     return home
@@ -74,8 +83,9 @@ def fts5_baseline(rows: list[tuple[str, str]], queries: list[str]) -> list[float
         words = [w for w in query.lower().replace(".", " ").split() if w.isalnum()]
         match = " OR ".join(f'"{w}"' for w in words) or '"x"'
         start = time.perf_counter()
-        db.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 8",
-                   (match,)).fetchall()
+        db.execute(
+            "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 8", (match,)
+        ).fetchall()
         timings.append(time.perf_counter() - start)
     return timings
 
@@ -91,22 +101,43 @@ def time_engine(home: Path, status: EmbedderStatus, queries: list[str]) -> dict[
         engine.recall(RecallRequest(query=query, scopes=SCOPES, caller="bench", session="q"))
         recall.append(time.perf_counter() - start)
         start = time.perf_counter()
-        engine.remember(RememberRequest(text=query + " too", scopes=SCOPES[:1], caller="bench",
-                                        session="q", decision="propose"))
+        engine.remember(
+            RememberRequest(
+                text=query + " too",
+                scopes=SCOPES[:1],
+                caller="bench",
+                session="q",
+                decision="propose",
+            )
+        )
         propose.append(time.perf_counter() - start)
     engine.db.dispose()
-    return {"recall_p50": statistics.median(recall) * 1000,
-            "recall_p95": sorted(recall)[int(len(recall) * 0.95)] * 1000,
-            "propose_p50": statistics.median(propose) * 1000, "snapshot_s": warm}
+    return {
+        "recall_p50": statistics.median(recall) * 1000,
+        "recall_p95": sorted(recall)[int(len(recall) * 0.95)] * 1000,
+        "propose_p50": statistics.median(propose) * 1000,
+        "snapshot_s": warm,
+    }
 
 
 def model_load_seconds(model: str | None, runs: int = 5) -> float:
-    code = ("import time,sys; t=time.perf_counter(); from model2vec import StaticModel; "
-            f"StaticModel.from_pretrained({str(model or BUNDLED_MODEL_DIR)!r}); "
-            "print(time.perf_counter()-t)")
-    times = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                  check=True, env={"HF_HUB_OFFLINE": "1"}).stdout)
-             for _ in range(runs)]
+    code = (
+        "import time,sys; t=time.perf_counter(); from model2vec import StaticModel; "
+        f"StaticModel.from_pretrained({str(model or BUNDLED_MODEL_DIR)!r}); "
+        "print(time.perf_counter()-t)"
+    )
+    times = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code],
+                capture_output=True,
+                text=True,
+                check=True,
+                env={"HF_HUB_OFFLINE": "1"},
+            ).stdout
+        )
+        for _ in range(runs)
+    ]
     return statistics.median(times)
 
 
@@ -129,13 +160,24 @@ def main() -> None:
         systems = [("lexical", lexical)] + ([("hybrid", semantic)] if semantic.embedder else [])
         for name, status in systems:
             timing = time_engine(home, status, queries)
-            rows_out.append([size, name, f"{timing['recall_p50']:.2f}",
-                             f"{timing['recall_p95']:.2f}", f"{timing['propose_p50']:.2f}",
-                             f"{base:.2f}", f"{timing['recall_p50'] / base:.1f}x",
-                             f"{timing['snapshot_s']:.1f}"])
+            rows_out.append(
+                [
+                    size,
+                    name,
+                    f"{timing['recall_p50']:.2f}",
+                    f"{timing['recall_p95']:.2f}",
+                    f"{timing['propose_p50']:.2f}",
+                    f"{base:.2f}",
+                    f"{timing['recall_p50'] / base:.1f}x",
+                    f"{timing['snapshot_s']:.1f}",
+                ]
+            )
             print(rows_out[-1], file=sys.stderr)
-    notes = [f"machine: {machine()}", f"data: {args.file}",
-             f"queries: {QUERIES} persona facts sampled with seed 7, recall over all 8 scopes"]
+    notes = [
+        f"machine: {machine()}",
+        f"data: {args.file}",
+        f"queries: {QUERIES} persona facts sampled with seed 7, recall over all 8 scopes",
+    ]
     if semantic.embedder is not None:
         embedder = semantic.embedder
         sample = facts[:20000]
@@ -143,14 +185,23 @@ def main() -> None:
         embedder.embed(sample)
         throughput = len(sample) / (time.perf_counter() - start)
         notes.append(f"bulk embedding: {throughput:,.0f} facts/s (batched, 20k facts)")
-        notes.append(f"model load (median of 5 fresh processes): "
-                     f"{model_load_seconds(args.model):.2f} s")
+        notes.append(
+            f"model load (median of 5 fresh processes): {model_load_seconds(args.model):.2f} s"
+        )
     else:
         notes.append(f"no model: {semantic.unavailable_reason}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     notes.append(f"peak RSS of this process: {peak:.0f} MiB")
-    header = ["facts", "mode", "recall p50 ms", "recall p95 ms", "propose p50 ms",
-              "FTS5 bm25 p50 ms (baseline)", "recall / baseline", "snapshot build s"]
+    header = [
+        "facts",
+        "mode",
+        "recall p50 ms",
+        "recall p95 ms",
+        "propose p50 ms",
+        "FTS5 bm25 p50 ms (baseline)",
+        "recall / baseline",
+        "snapshot build s",
+    ]
     write_report("speed", header, rows_out, notes)
 
 

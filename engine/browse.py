@@ -15,8 +15,8 @@ from sqlalchemy.orm import Session
 
 from engine import tables
 from engine.errors import MemoryFailure
-from engine.matching import LEXICAL_TIERS, SEMANTIC_TIERS, tier_of
 from engine.lexical import similarity as lexical_similarity
+from engine.matching import LEXICAL_TIERS, SEMANTIC_TIERS, tier_of
 from engine.normalize import POLICY_STRICTNESS, content_hash, digest_of, iso_utc
 from engine.receipts import ReceiptCheck, check_stored_receipt, public_receipt
 from engine.records import get_fact
@@ -43,12 +43,23 @@ class FactPage:
     total: int  # how many facts match the filter, across all pages
 
 
-def _filtered(query: Any, *, status: str | None, scope: str | None, collection: str | None,
-              text: str | None, now: datetime, invert: bool = False) -> Any:
+def _filtered(
+    query: Any,
+    *,
+    status: str | None,
+    scope: str | None,
+    collection: str | None,
+    text: str | None,
+    now: datetime,
+    invert: bool = False,
+) -> Any:
     fact = tables.FactRow
     if scope:
-        query = query.where(fact.record_id.in_(  # type: ignore[attr-defined]
-            select(tables.FactScopeRow.record_id).where(tables.FactScopeRow.scope == scope)))
+        query = query.where(
+            fact.record_id.in_(  # type: ignore[attr-defined]
+                select(tables.FactScopeRow.record_id).where(tables.FactScopeRow.scope == scope)
+            )
+        )
     if collection:
         query = query.where(fact.collection == collection)
     if text:
@@ -56,8 +67,11 @@ def _filtered(query: Any, *, status: str | None, scope: str | None, collection: 
         query = query.where(~and_(*words) if invert else and_(*words))
     not_expired = or_(fact.expires_at.is_(None), fact.expires_at > now)  # type: ignore[union-attr,operator]
     if status == "current":
-        query = query.where(fact.superseded_by.is_(None), fact.retired_at.is_(None),  # type: ignore[union-attr]
-                            not_expired)
+        query = query.where(
+            fact.superseded_by.is_(None),
+            fact.retired_at.is_(None),  # type: ignore[union-attr]
+            not_expired,
+        )
     elif status == "superseded":
         query = query.where(fact.superseded_by.is_not(None))  # type: ignore[union-attr]
     elif status == "retired":
@@ -67,21 +81,38 @@ def _filtered(query: Any, *, status: str | None, scope: str | None, collection: 
     return query
 
 
-def list_facts(engine: MemoryEngine, *, status: str | None = None, scope: str | None = None,
-               collection: str | None = None, text: str | None = None, invert: bool = False,
-               offset: int = 0, limit: int = 200) -> FactPage:
+def list_facts(
+    engine: MemoryEngine,
+    *,
+    status: str | None = None,
+    scope: str | None = None,
+    collection: str | None = None,
+    text: str | None = None,
+    invert: bool = False,
+    offset: int = 0,
+    limit: int = 200,
+) -> FactPage:
     """One page of facts, newest first; the total counts every match so a UI can page lazily.
     `text` keeps facts containing every word (`invert`: facts that do not)."""
     now = engine.now()
-    options = {"status": status, "scope": scope, "collection": collection, "text": text,
-               "now": now, "invert": invert}
+    options: dict[str, Any] = {
+        "status": status,
+        "scope": scope,
+        "collection": collection,
+        "text": text,
+        "now": now,
+        "invert": invert,
+    }
     with Session(engine.db, expire_on_commit=False) as session:
-        total = session.scalar(_filtered(select(func.count()).select_from(tables.FactRow),
-                                         **options)) or 0
+        total = (
+            session.scalar(_filtered(select(func.count()).select_from(tables.FactRow), **options))
+            or 0
+        )
         rows = session.scalars(
             _filtered(select(tables.FactRow), **options)
             .order_by(tables.FactRow.created_at.desc(), tables.FactRow.record_id)  # type: ignore[union-attr]
-            .offset(offset).limit(limit)
+            .offset(offset)
+            .limit(limit)
         ).all()
     return FactPage(list(rows), int(total))
 
@@ -90,21 +121,34 @@ def list_facts(engine: MemoryEngine, *, status: str | None = None, scope: str | 
 FUZZY_WINDOW = 5000
 
 
-def search_facts(engine: MemoryEngine, *, text: str, status: str | None = None,
-                 scope: str | None = None, collection: str | None = None,
-                 limit: int = 200) -> FactPage:
+def search_facts(
+    engine: MemoryEngine,
+    *,
+    text: str,
+    status: str | None = None,
+    scope: str | None = None,
+    collection: str | None = None,
+    limit: int = 200,
+) -> FactPage:
     """Filter as you type: facts containing every word; when none does, the recent facts
     closest to the text by rapidfuzz (so a typo still finds its fact)."""
-    page = list_facts(engine, status=status, scope=scope, collection=collection, text=text,
-                      limit=limit)
+    page = list_facts(
+        engine, status=status, scope=scope, collection=collection, text=text, limit=limit
+    )
     if page.total or not text.strip():
         return page
     from rapidfuzz import fuzz, process
 
-    window = list_facts(engine, status=status, scope=scope, collection=collection,
-                        limit=FUZZY_WINDOW).rows
-    found = process.extract(text.lower(), [row.text.lower() for row in window],
-                            scorer=fuzz.partial_ratio, score_cutoff=75, limit=limit)
+    window = list_facts(
+        engine, status=status, scope=scope, collection=collection, limit=FUZZY_WINDOW
+    ).rows
+    found = process.extract(
+        text.lower(),
+        [row.text.lower() for row in window],
+        scorer=fuzz.partial_ratio,
+        score_cutoff=75,
+        limit=limit,
+    )
     return FactPage([window[index] for _, _, index in found], len(found))
 
 
@@ -120,14 +164,23 @@ def needs_attention(engine: MemoryEngine, *, offset: int = 0, limit: int = 200) 
     """Current facts a person should look at: agent facts that still need confirmation, and
     facts whose freshness has run out (stale_after passed)."""
     now = engine.now()
-    options = {"status": "current", "scope": None, "collection": None, "text": None, "now": now}
+    options: dict[str, Any] = {"status": "current", "scope": None, "collection": None, "text": None, "now": now}
     with Session(engine.db, expire_on_commit=False) as session:
-        total = session.scalar(_filtered(select(func.count()).select_from(tables.FactRow),
-                                         **options).where(_attention_clause(now))) or 0
+        total = (
+            session.scalar(
+                _filtered(select(func.count()).select_from(tables.FactRow), **options).where(
+                    _attention_clause(now)
+                )
+            )
+            or 0
+        )
         rows = session.scalars(
-            _filtered(select(tables.FactRow), **options).where(_attention_clause(now))
+            _filtered(select(tables.FactRow), **options)
+            .where(_attention_clause(now))
             .order_by(tables.FactRow.created_at.desc())  # type: ignore[union-attr]
-            .offset(offset).limit(limit)).all()
+            .offset(offset)
+            .limit(limit)
+        ).all()
     return FactPage(list(rows), int(total))
 
 
@@ -135,17 +188,30 @@ def status_counts(engine: MemoryEngine) -> dict[str, int]:
     now = engine.now()
     with Session(engine.db) as session:
         return {
-            status: int(session.scalar(_filtered(
-                select(func.count()).select_from(tables.FactRow), status=status, scope=None,
-                collection=None, text=None, now=now)) or 0)
+            status: int(
+                session.scalar(
+                    _filtered(
+                        select(func.count()).select_from(tables.FactRow),
+                        status=status,
+                        scope=None,
+                        collection=None,
+                        text=None,
+                        now=now,
+                    )
+                )
+                or 0
+            )
             for status in STATUSES
         }
 
 
 def known_scopes(engine: MemoryEngine) -> list[str]:
     with Session(engine.db) as session:
-        return list(session.scalars(
-            select(tables.FactScopeRow.scope).distinct().order_by(tables.FactScopeRow.scope)))
+        return list(
+            session.scalars(
+                select(tables.FactScopeRow.scope).distinct().order_by(tables.FactScopeRow.scope)
+            )
+        )
 
 
 def fact_row(engine: MemoryEngine, ref: str) -> tables.FactRow:
@@ -200,7 +266,8 @@ def recent_receipts(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str,
         rows = session.scalars(
             select(tables.ReceiptRow)
             .order_by(tables.ReceiptRow.issued_at.desc())  # type: ignore[union-attr]
-            .limit(limit)).all()
+            .limit(limit)
+        ).all()
         return [public_receipt(row) for row in rows]
 
 
@@ -217,8 +284,9 @@ def fence_preview(receipt: dict[str, Any], text: str) -> bool:
 def recall_usage(engine: MemoryEngine, record_id: str) -> tuple[int, str | None]:
     """How many stored receipts name this fact, and the caller of the latest one."""
     with Session(engine.db) as session:
-        rows = session.scalars(select(tables.ReceiptRow).order_by(
-            tables.ReceiptRow.issued_at.desc())).all()  # type: ignore[union-attr]
+        rows = session.scalars(
+            select(tables.ReceiptRow).order_by(tables.ReceiptRow.issued_at.desc())
+        ).all()  # type: ignore[union-attr]
     hits = [row for row in rows if record_id in row.memory_ids]
     return len(hits), hits[0].caller if hits else None
 
@@ -228,7 +296,8 @@ def effective_policy(engine: MemoryEngine, names: Sequence[str]) -> dict[str, An
     collections = engine.collections_by_name()
     sources = [
         {"collection": n, "policy": collections[n].policy, "source": collections[n].policy_source}
-        for n in sorted(set(names)) if n in collections
+        for n in sorted(set(names))
+        if n in collections
     ]
     if not sources:
         raise MemoryFailure("MEMORY_COLLECTION_NOT_FOUND", "Choose at least one collection.")
@@ -264,13 +333,20 @@ def duplicate_pairs(engine: MemoryEngine, *, scope: str, limit: int = 200) -> li
             if left.collection != right.collection:
                 continue
             score = float(upper[i, j])
-            pairs.append(DuplicatePair(left, right, round(score, 4),
-                                       tier_of(score, SEMANTIC_TIERS) or "weak", "semantic"))
+            pairs.append(
+                DuplicatePair(
+                    left,
+                    right,
+                    round(score, 4),
+                    tier_of(score, SEMANTIC_TIERS) or "weak",
+                    "semantic",
+                )
+            )
     elif len(positions) > 1:
         for a_index, a in enumerate(positions):
             left = snapshot.facts[a]
             scores = snapshot.lexical.scores(left.text)
-            for b in positions[a_index + 1:]:
+            for b in positions[a_index + 1 :]:
                 right = snapshot.facts[b]
                 if scores[b] <= 0 or left.collection != right.collection:
                     continue

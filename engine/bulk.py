@@ -59,9 +59,13 @@ class BulkReport:
     skipped: list[int] = field(default_factory=list)  # input positions of exact duplicates
 
 
-def add_many(engine: MemoryEngine, facts: Sequence[BulkFact], *,
-             progress: Callable[[int, int], None] | None = None,
-             durable: bool = True) -> BulkReport:
+def add_many(
+    engine: MemoryEngine,
+    facts: Sequence[BulkFact],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    durable: bool = True,
+) -> BulkReport:
     """Validate everything first (one bad fact writes nothing), then write.
 
     `durable=False` skips the per-file fsync, for throwaway stores (benchmarks, the demo)."""
@@ -73,8 +77,8 @@ def add_many(engine: MemoryEngine, facts: Sequence[BulkFact], *,
     report = BulkReport()
     with engine.write_lock():
         seen = _current_hashes(engine)
-        with Session(engine.db) as session:
-            taken = set(session.scalars(select(tables.FactRow.docid)))
+        with Session(engine.db) as db:
+            taken = set(db.scalars(select(tables.FactRow.docid)))
         pending: list[tables.FactRow] = []
         for position, (text, scopes, caller, session, fact) in enumerate(checked):
             digest = content_hash(text)
@@ -86,22 +90,36 @@ def add_many(engine: MemoryEngine, facts: Sequence[BulkFact], *,
                 key_scopes.update(scopes)
             created_at = fact.created_at or iso_utc(engine.now())
             record_id = fact.record_id or new_record_id(
-                content_hash=digest, created_at=created_at, caller=caller, session=session)
-            docid = (fact.docid if fact.docid and fact.docid not in taken else
-                     allocate_docid(None, record_id=record_id, taken=taken))  # type: ignore[arg-type]
+                content_hash=digest, created_at=created_at, caller=caller, session=session
+            )
+            docid = (
+                fact.docid
+                if fact.docid and fact.docid not in taken
+                else allocate_docid(None, record_id=record_id, taken=taken)
+            )  # type: ignore[arg-type]
             taken.add(docid)
-            file = FactFile(record_id=record_id, scopes=scopes, caller=caller, session=session,
-                            created_at=created_at, content_hash=digest, text=text,
-                            source=fact.source, supersedes=list(fact.supersedes),
-                            workbench={"docid": docid, **curation_defaults(fact.created_by),
-                                       **fact.workbench})
+            file = FactFile(
+                record_id=record_id,
+                scopes=scopes,
+                caller=caller,
+                session=session,
+                created_at=created_at,
+                content_hash=digest,
+                text=text,
+                source=fact.source,
+                supersedes=list(fact.supersedes),
+                workbench={"docid": docid, **curation_defaults(fact.created_by), **fact.workbench},
+            )
             day = created_at[:10]
             rel_path = f"facts/{day}/{record_id}.md"
-            write_atomically(roots[fact.collection] / rel_path, file.render(),
-                             durable=durable)
-            row = row_from_file(file, collection=fact.collection,
-                                uri=fact_uri(fact.collection, day, record_id),
-                                rel_path=rel_path, docid=docid)
+            write_atomically(roots[fact.collection] / rel_path, file.render(), durable=durable)
+            row = row_from_file(
+                file,
+                collection=fact.collection,
+                uri=fact_uri(fact.collection, day, record_id),
+                rel_path=rel_path,
+                docid=docid,
+            )
             pending.append(row)
             report.added.append(record_id)
             if len(pending) >= BATCH:
@@ -121,16 +139,18 @@ def _link_predecessors(engine: MemoryEngine, record_ids: list[str]) -> None:
     as reindex derives it from the files."""
     with Session(engine.db, expire_on_commit=False) as session:
         successors = session.scalars(
-            select(tables.FactRow).where(tables.FactRow.record_id.in_(record_ids))  # type: ignore[attr-defined]
-            .order_by(tables.FactRow.created_at)).all()  # type: ignore[arg-type]
+            select(tables.FactRow)
+            .where(tables.FactRow.record_id.in_(record_ids))  # type: ignore[attr-defined]
+            .order_by(tables.FactRow.created_at)
+        ).all()  # type: ignore[arg-type]
         for successor in successors:
             for uri in successor.supersedes:
                 session.execute(
                     update(tables.FactRow)
                     .where(tables.FactRow.uri == uri)  # type: ignore[arg-type]
                     .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
-                    .values(superseded_by=successor.record_id,
-                            superseded_at=successor.created_at))
+                    .values(superseded_by=successor.record_id, superseded_at=successor.created_at)
+                )
         bump_generation(session)
         session.commit()
 
@@ -154,16 +174,23 @@ _COLUMNS = [column.name for column in tables.FactRow.__table__.columns]  # type:
 def _flush(engine: MemoryEngine, rows: list[tables.FactRow]) -> None:
     # Core inserts of plain dicts: ORM unit-of-work bookkeeping would cost more than the rows.
     with Session(engine.db, expire_on_commit=False) as session:
-        session.execute(insert(tables.FactRow), [
-            {name: getattr(row, name) for name in _COLUMNS} for row in rows])
-        session.execute(insert(tables.FactScopeRow), [
-            {"record_id": scope.record_id, "scope": scope.scope}
-            for row in rows for scope in scope_rows(row)])
+        session.execute(
+            insert(tables.FactRow),
+            [{name: getattr(row, name) for name in _COLUMNS} for row in rows],
+        )
+        session.execute(
+            insert(tables.FactScopeRow),
+            [
+                {"record_id": scope.record_id, "scope": scope.scope}
+                for row in rows
+                for scope in scope_rows(row)
+            ],
+        )
         bump_generation(session)
         session.commit()
     embedder = engine.embedder_status.embedder
     if embedder is not None:
         facts = [IndexedFact.from_row(row) for row in rows]
-        store_vectors(engine.db, embedder.model_id, facts,
-                      embedder.embed([row.text for row in rows]))
-
+        store_vectors(
+            engine.db, embedder.model_id, facts, embedder.embed([row.text for row in rows])
+        )

@@ -68,7 +68,7 @@ def ensure_valid(name: str, document: dict[str, Any]) -> dict[str, Any]:
     except fastjsonschema.JsonSchemaException as exc:
         raise MemoryFailure(
             "MEMORY_INTERNAL",
-            f"gno-tui built a {name} result that breaks its schema ({exc.message}); "
+            f"gno-tui built a {name} result that breaks its schema ({exc}); "
             "please report this with the command you ran.",
         ) from exc
     return document

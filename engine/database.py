@@ -23,7 +23,8 @@ def make_db_engine(url: str) -> Engine:
     try:
         if url.startswith("sqlite"):
             engine = create_engine(
-                url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False}
+                url,
+                connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
             )
             event.listen(engine, "connect", _configure_sqlite)
             return engine

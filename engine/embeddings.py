@@ -78,8 +78,10 @@ def load_embedder(model_path: str | Path | None = None) -> EmbedderStatus:
         from model2vec import StaticModel
 
         model = StaticModel.from_pretrained(str(folder))
-    except Exception as exc:  # a corrupt file, a wrong format: fall back, say why
-        return EmbedderStatus(None, f"model at {folder} failed to load: {type(exc).__name__}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a corrupt file, a wrong format: fall back, say why
+        return EmbedderStatus(
+            None, f"model at {folder} failed to load: {type(exc).__name__}: {exc}"
+        )
     return EmbedderStatus(StaticModelEmbedder(model, model_fingerprint(folder)))
 
 

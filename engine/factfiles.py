@@ -62,7 +62,7 @@ def parse_fact_file(content: str, *, where: str = "fact file") -> FactFile:
     if not match:
         raise FactFileError(f"{where}: no YAML front matter block (--- ... ---) at the top")
     try:
-        front = yaml.load(match.group(1), Loader=_Loader)  # noqa: S506 - a safe loader
+        front = yaml.load(match.group(1), Loader=_Loader)
     except yaml.YAMLError as exc:
         raise FactFileError(f"{where}: front matter is not valid YAML: {exc}") from exc
     if not isinstance(front, dict) or not isinstance(front.get("memory"), dict):
@@ -87,7 +87,9 @@ def parse_fact_file(content: str, *, where: str = "fact file") -> FactFile:
     except Exception as exc:
         raise FactFileError(f"{where}: {exc}") from exc
     caller, session = memory.get("caller"), memory.get("session")
-    if not (isinstance(caller, str) and caller.strip() and isinstance(session, str) and session.strip()):
+    if not (
+        isinstance(caller, str) and caller.strip() and isinstance(session, str) and session.strip()
+    ):
         raise FactFileError(f"{where}: memory.caller and memory.session are required")
     created_at = memory.get("createdAt")
     if not isinstance(created_at, str):
@@ -130,7 +132,7 @@ def write_atomically(path: Path, content: str, *, durable: bool = True) -> None:
             out.flush()
             if durable:
                 os.fsync(out.fileno())
-        os.replace(temp_name, path)
+        Path(temp_name).replace(path)
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)
         raise

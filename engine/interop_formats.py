@@ -20,8 +20,20 @@ from engine.factfiles import FactFileError, iter_fact_paths, parse_fact_file
 FORMATS = ("jsonl", "ob1", "gno", "mem0")
 # Fields a jsonl line may carry: what our export writes. Anything else is a typo to report.
 JSONL_FIELDS = {
-    "text", "scopes", "collection", "caller", "session", "source", "createdAt", "recordId",
-    "docid", "contentHash", "supersedes", "supersededBy", "uri", "workbench",
+    "text",
+    "scopes",
+    "collection",
+    "caller",
+    "session",
+    "source",
+    "createdAt",
+    "recordId",
+    "docid",
+    "contentHash",
+    "supersedes",
+    "supersededBy",
+    "uri",
+    "workbench",
 }
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
 
@@ -88,8 +100,7 @@ def read_incoming(path: Path, fmt: str, default_scopes: list[str]) -> list[Incom
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _bad(f"{path}:{exc.lineno}", f"not JSON ({exc.msg})") from exc
-    return _read_ob1(path, document) if fmt == "ob1" else _read_mem0(path, document,
-                                                                       default_scopes)
+    return _read_ob1(path, document) if fmt == "ob1" else _read_mem0(path, document, default_scopes)
 
 
 def _scopes(value: Any, default: list[str], where: str) -> list[str]:
@@ -116,63 +127,94 @@ def _read_jsonl(path: Path, text: str, default_scopes: list[str]) -> list[Incomi
             raise _bad(where, "each line must be a JSON object with text and scopes")
         unknown = sorted(set(item) - JSONL_FIELDS)
         if unknown:
-            raise _bad(where, f"unknown field(s) {', '.join(unknown)}; allowed: "
-                              f"{', '.join(sorted(JSONL_FIELDS))}")
+            raise _bad(
+                where,
+                f"unknown field(s) {', '.join(unknown)}; allowed: "
+                f"{', '.join(sorted(JSONL_FIELDS))}",
+            )
         if not isinstance(item.get("text"), str) or not item["text"].strip():
             raise _bad(where, "text is missing or empty")
         workbench = item.get("workbench") or {}
         if not isinstance(workbench, dict):
             raise _bad(where, "workbench must be an object")
-        found.append(Incoming(
-            text=item["text"], scopes=_scopes(item.get("scopes"), default_scopes, where),
-            where=where, collection=item.get("collection"), caller=item.get("caller"),
-            session=item.get("session"), source=item.get("source"),
-            created_at=item.get("createdAt"), record_id=item.get("recordId"),
-            docid=item.get("docid"), supersedes=list(item.get("supersedes") or []),
-            superseded=bool(item.get("supersededBy")), workbench=workbench))
+        found.append(
+            Incoming(
+                text=item["text"],
+                scopes=_scopes(item.get("scopes"), default_scopes, where),
+                where=where,
+                collection=item.get("collection"),
+                caller=item.get("caller"),
+                session=item.get("session"),
+                source=item.get("source"),
+                created_at=item.get("createdAt"),
+                record_id=item.get("recordId"),
+                docid=item.get("docid"),
+                supersedes=list(item.get("supersedes") or []),
+                superseded=bool(item.get("supersededBy")),
+                workbench=workbench,
+            )
+        )
     return found
 
 
 def _read_ob1(path: Path, document: Any) -> list[Incoming]:
     errors = schema_errors("ob1_recall", document)
     if errors:
-        raise _bad(f"{path}#/{errors[0].split(':')[0]}",
-                   f"not an OB1 recall response ({errors[0]})")
+        raise _bad(
+            f"{path}#/{errors[0].split(':')[0]}", f"not an OB1 recall response ({errors[0]})"
+        )
     found = []
     for index, memory in enumerate(document["memories"]):
         scope = memory["scope"]
-        scopes = [f"{prefix}:{scope[key]}" for prefix, key in
-                  (("project", "project_id"), ("channel", "channel_id")) if scope.get(key)]
+        scopes = [
+            f"{prefix}:{scope[key]}"
+            for prefix, key in (("project", "project_id"), ("channel", "channel_id"))
+            if scope.get(key)
+        ]
         scopes = scopes or [f"workspace:{scope['workspace_id'] or 'default'}"]
         provenance = memory["provenance"]
         policy = memory["use_policy"]
         freshness = memory["freshness"]
         source = memory.get("source") or {}
         successor = any(a["kind"] == "superseded_by" for a in memory["related_artifacts"])
-        found.append(Incoming(
-            text=memory["content"] or memory["summary"], scopes=scopes,
-            where=f"{path}#/memories/{index}", source=source.get("title"),
-            created_at=freshness["created_at"], caller=f"ob1:{provenance['created_by']}",
-            session=f"ob1:{document['request_id']}",
-            record_id=memory["memory_id"] if memory["memory_id"].startswith("mem-") else None,
-            supersedes=[a["uri"] for a in memory["related_artifacts"]
-                        if a["kind"] == "supersedes"],
-            superseded=successor,
-            workbench={
-                "provenance": {"status": provenance["status"],
-                               "confidence": provenance["confidence"],
-                               "createdBy": provenance["created_by"],
-                               **({"model": provenance["model"]} if provenance.get("model")
-                                  else {}),
-                               **({"runtime": provenance["runtime"]}
-                                  if provenance.get("runtime") else {})},
-                "usePolicy": {"canUseAsInstruction": policy["can_use_as_instruction"],
-                              "canUseAsEvidence": policy["can_use_as_evidence"],
-                              "requiresUserConfirmation": policy["requires_user_confirmation"]},
-                "freshness": {k: v for k, v in (
-                    ("lastConfirmedAt", freshness.get("last_confirmed_at")),
-                    ("staleAfter", freshness.get("stale_after"))) if v},
-            }))
+        found.append(
+            Incoming(
+                text=memory["content"] or memory["summary"],
+                scopes=scopes,
+                where=f"{path}#/memories/{index}",
+                source=source.get("title"),
+                created_at=freshness["created_at"],
+                caller=f"ob1:{provenance['created_by']}",
+                session=f"ob1:{document['request_id']}",
+                record_id=memory["memory_id"] if memory["memory_id"].startswith("mem-") else None,
+                supersedes=[
+                    a["uri"] for a in memory["related_artifacts"] if a["kind"] == "supersedes"
+                ],
+                superseded=successor,
+                workbench={
+                    "provenance": {
+                        "status": provenance["status"],
+                        "confidence": provenance["confidence"],
+                        "createdBy": provenance["created_by"],
+                        **({"model": provenance["model"]} if provenance.get("model") else {}),
+                        **({"runtime": provenance["runtime"]} if provenance.get("runtime") else {}),
+                    },
+                    "usePolicy": {
+                        "canUseAsInstruction": policy["can_use_as_instruction"],
+                        "canUseAsEvidence": policy["can_use_as_evidence"],
+                        "requiresUserConfirmation": policy["requires_user_confirmation"],
+                    },
+                    "freshness": {
+                        k: v
+                        for k, v in (
+                            ("lastConfirmedAt", freshness.get("last_confirmed_at")),
+                            ("staleAfter", freshness.get("stale_after")),
+                        )
+                        if v
+                    },
+                },
+            )
+        )
     return found
 
 
@@ -184,15 +226,23 @@ def _read_mem0(path: Path, document: Any, default_scopes: list[str]) -> list[Inc
         where = f"{path}#/results/{index}"
         if not isinstance(item, dict) or not isinstance(item.get("memory"), str):
             raise _bad(where, "each result needs a string `memory`")
-        scopes = [f"{kind}:{item[key]}" for kind, key in
-                  (("user", "user_id"), ("agent", "agent_id"), ("run", "run_id"))
-                  if isinstance(item.get(key), str) and item[key]]
+        scopes = [
+            f"{kind}:{item[key]}"
+            for kind, key in (("user", "user_id"), ("agent", "agent_id"), ("run", "run_id"))
+            if isinstance(item.get(key), str) and item[key]
+        ]
         metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
-        found.append(Incoming(
-            text=item["memory"], scopes=scopes or _scopes(None, default_scopes, where),
-            where=where, created_at=item.get("created_at"), caller="mem0:import",
-            session=f"mem0:{item.get('id', index)}",
-            source=f"mem0 {item.get('id')}" + (f" {json.dumps(metadata)}" if metadata else "")))
+        found.append(
+            Incoming(
+                text=item["memory"],
+                scopes=scopes or _scopes(None, default_scopes, where),
+                where=where,
+                created_at=item.get("created_at"),
+                caller="mem0:import",
+                session=f"mem0:{item.get('id', index)}",
+                source=f"mem0 {item.get('id')}" + (f" {json.dumps(metadata)}" if metadata else ""),
+            )
+        )
     return found
 
 
@@ -212,11 +262,20 @@ def _read_gno(path: Path, default_scopes: list[str]) -> list[Incoming]:
         successors.update(fact.supersedes)
     for file, fact in parsed:
         uri_tail = f"/facts/{file.parent.name}/{fact.record_id}.md"
-        found.append(Incoming(
-            text=fact.text, scopes=fact.scopes, where=str(file), caller=fact.caller,
-            session=fact.session, source=fact.source, created_at=fact.created_at,
-            record_id=fact.record_id, docid=fact.workbench.get("docid"),
-            supersedes=fact.supersedes,
-            superseded=any(uri.endswith(uri_tail) for uri in successors),
-            workbench={k: v for k, v in fact.workbench.items() if k != "docid"}))
+        found.append(
+            Incoming(
+                text=fact.text,
+                scopes=fact.scopes,
+                where=str(file),
+                caller=fact.caller,
+                session=fact.session,
+                source=fact.source,
+                created_at=fact.created_at,
+                record_id=fact.record_id,
+                docid=fact.workbench.get("docid"),
+                supersedes=fact.supersedes,
+                superseded=any(uri.endswith(uri_tail) for uri in successors),
+                workbench={k: v for k, v in fact.workbench.items() if k != "docid"},
+            )
+        )
     return found

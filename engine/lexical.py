@@ -21,13 +21,15 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 # Function words carry no evidence in short facts; questions are full of them.
 STOPWORDS = frozenset(
-    """a an the and or but if of to in on at by for with from as into about over under is are
-    was were be been being am do does did doing have has had having i me my mine we our ours you
+    """
+    a an the and or but if of to in on at by for with from as into about over under is are was
+    were be been being am do does did doing have has had having i me my mine we our ours you
     your yours he him his she her hers it its they them their theirs this that these those what
     which who whom whose when where why how there here then than so not no nor too very can
-    could should would will shall may might must just also any some each every all both few more
-    most other such only own same s t d ll m o re ve y ever yet up down out off again further
-    once let lets get got does""".split()
+    could should would will shall may might must just also any some each every all both few
+    more most other such only own same s t d ll m o re ve y ever yet up down out off again
+    further once let lets get got
+    """.split()  # noqa: SIM905 - a word list reads better as text
 )
 
 _SUFFIXES = (

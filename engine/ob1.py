@@ -18,16 +18,25 @@ def curation_defaults(created_by: str, *, runtime: str | None = None) -> dict[st
     person's confirmation; a person's own write is confirmed."""
     if created_by == "user":
         provenance = {"status": "user_confirmed", "confidence": 1.0, "createdBy": "user"}
-        policy = {"canUseAsInstruction": True, "canUseAsEvidence": True,
-                  "requiresUserConfirmation": False}
+        policy = {
+            "canUseAsInstruction": True,
+            "canUseAsEvidence": True,
+            "requiresUserConfirmation": False,
+        }
     elif created_by == "import":
         provenance = {"status": "imported", "confidence": 0.7, "createdBy": "import"}
-        policy = {"canUseAsInstruction": False, "canUseAsEvidence": True,
-                  "requiresUserConfirmation": True}
+        policy = {
+            "canUseAsInstruction": False,
+            "canUseAsEvidence": True,
+            "requiresUserConfirmation": True,
+        }
     else:
         provenance = {"status": "observed", "confidence": 0.7, "createdBy": created_by}
-        policy = {"canUseAsInstruction": False, "canUseAsEvidence": True,
-                  "requiresUserConfirmation": True}
+        policy = {
+            "canUseAsInstruction": False,
+            "canUseAsEvidence": True,
+            "requiresUserConfirmation": True,
+        }
     if runtime:
         provenance["runtime"] = runtime
     return {"provenance": provenance, "usePolicy": policy}
@@ -35,9 +44,14 @@ def curation_defaults(created_by: str, *, runtime: str | None = None) -> dict[st
 
 def _visibility(scopes: list[str]) -> str:
     prefixes = [scope.split(":", 1)[0] for scope in scopes if ":" in scope]
-    for prefix, visibility in (("user", "personal"), ("personal", "personal"),
-                               ("channel", "channel"), ("project", "project"),
-                               ("org", "organization"), ("organization", "organization")):
+    for prefix, visibility in (
+        ("user", "personal"),
+        ("personal", "personal"),
+        ("channel", "channel"),
+        ("project", "project"),
+        ("org", "organization"),
+        ("organization", "organization"),
+    ):
         if prefix in prefixes:
             return visibility
     return "workspace"
@@ -47,8 +61,13 @@ def _scoped(scopes: list[str], prefix: str) -> str | None:
     return next((s.split(":", 1)[1] for s in scopes if s.startswith(prefix + ":")), None)
 
 
-def ob1_memory(fact: dict[str, Any], *, collection: str, workbench: dict[str, Any],
-               superseded_by: str | None = None) -> dict[str, Any]:
+def ob1_memory(
+    fact: dict[str, Any],
+    *,
+    collection: str,
+    workbench: dict[str, Any],
+    superseded_by: str | None = None,
+) -> dict[str, Any]:
     """One OB1 memory from a public fact (seed 000's shape) and its workbench fields."""
     defaults = curation_defaults("agent")
     provenance = {**defaults["provenance"], **workbench.get("provenance", {})}
@@ -101,4 +120,3 @@ def ob1_response(request_id: str, memories: list[dict[str, Any]]) -> dict[str, A
         "request_id": request_id,
         "memories": memories,
     }
-

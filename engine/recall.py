@@ -81,9 +81,7 @@ class RankedMatches:
     mode: str
 
 
-def rank(
-    snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any
-) -> RankedMatches:
+def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> RankedMatches:
     """Visible matches, best first. Lexical matches have some query evidence (a shared or
     fuzzily close word); semantic ones a cosine above the floor."""
     lexical = snapshot.lexical.scores(query)

@@ -76,9 +76,12 @@ def allocate_docid(session: Session, *, record_id: str, taken: set[str] | None =
             if candidate not in taken:
                 return candidate
             continue
-        if session.scalars(
-            select(tables.FactRow.record_id).where(tables.FactRow.docid == candidate)  # type: ignore[arg-type]
-        ).first() is None:
+        if (
+            session.scalars(
+                select(tables.FactRow.record_id).where(tables.FactRow.docid == candidate)  # type: ignore[arg-type]
+            ).first()
+            is None
+        ):
             return candidate
     return "#" + hex_part
 
@@ -134,8 +137,11 @@ def keyed_columns(workbench: dict[str, Any], created_at: datetime) -> dict[str, 
         "kv_key": keyed["key"],
         "kv_revision": revision if isinstance(revision, int) else 1,
         "kv_topic": topic if isinstance(topic, str) else None,
-        "kv_tags": (KEYED_TAG_SEPARATOR + KEYED_TAG_SEPARATOR.join(tags) + KEYED_TAG_SEPARATOR
-                    if tags else None),
+        "kv_tags": (
+            KEYED_TAG_SEPARATOR + KEYED_TAG_SEPARATOR.join(tags) + KEYED_TAG_SEPARATOR
+            if tags
+            else None
+        ),
         "kv_occurred_at_ms": occurred,
     }
 

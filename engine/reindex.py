@@ -23,10 +23,30 @@ if TYPE_CHECKING:
 
 # Fields that define a row; a difference in any of them means the row is rewritten.
 _COMPARED = (
-    "docid", "uri", "collection", "rel_path", "text", "content_hash", "scopes", "caller",
-    "session", "created_at", "source", "supersedes", "superseded_by", "retired_at",
-    "retired_by", "retired_reason", "expires_at", "workbench",
-    "kv_namespace", "kv_key", "kv_revision", "kv_topic", "kv_tags", "kv_occurred_at_ms",
+    "docid",
+    "uri",
+    "collection",
+    "rel_path",
+    "text",
+    "content_hash",
+    "scopes",
+    "caller",
+    "session",
+    "created_at",
+    "source",
+    "supersedes",
+    "superseded_by",
+    "retired_at",
+    "retired_by",
+    "retired_reason",
+    "expires_at",
+    "workbench",
+    "kv_namespace",
+    "kv_key",
+    "kv_revision",
+    "kv_topic",
+    "kv_tags",
+    "kv_occurred_at_ms",
 )
 
 
@@ -52,8 +72,13 @@ def _rows_from_files(
         day = rel_path.split("/")[1]
         uri = fact_uri(collection, day, fact.record_id)
         docid = fact.workbench.get("docid")
-        row = row_from_file(fact, collection=collection, uri=uri, rel_path=rel_path,
-                            docid=docid if isinstance(docid, str) else "")
+        row = row_from_file(
+            fact,
+            collection=collection,
+            uri=uri,
+            rel_path=rel_path,
+            docid=docid if isinstance(docid, str) else "",
+        )
         if row.docid and row.docid not in taken:
             taken.add(row.docid)
         else:
@@ -85,19 +110,21 @@ def reindex(
     """Rebuild the facts and their scopes from the files; `progress(done, total)` per file."""
     problems: list[str] = []
     with engine.write_lock():
-        engine._sync_collections_from_file()  # noqa: SLF001 - the façade's own repair step
+        engine._sync_collections_from_file()
         wanted = _rows_from_files(engine, problems, progress)
         with Session(engine.db, expire_on_commit=False) as session:
             indexed = {row.record_id: row for row in session.scalars(select(tables.FactRow))}
             removed = [rid for rid in indexed if rid not in wanted]
             added = [rid for rid in wanted if rid not in indexed]
-            changed = [rid for rid in wanted if rid in indexed and not _same(wanted[rid], indexed[rid])]
+            changed = [
+                rid for rid in wanted if rid in indexed and not _same(wanted[rid], indexed[rid])
+            ]
             stale = removed + changed
             if stale:
-                session.execute(delete(tables.FactScopeRow).where(
-                    tables.FactScopeRow.record_id.in_(stale)))  # type: ignore[attr-defined]
-                session.execute(delete(tables.FactRow).where(
-                    tables.FactRow.record_id.in_(stale)))  # type: ignore[attr-defined]
+                session.execute(
+                    delete(tables.FactScopeRow).where(tables.FactScopeRow.record_id.in_(stale))
+                )  # type: ignore[attr-defined]
+                session.execute(delete(tables.FactRow).where(tables.FactRow.record_id.in_(stale)))  # type: ignore[attr-defined]
                 session.flush()
             for record_id in added + changed:
                 session.add(wanted[record_id])
@@ -115,4 +142,3 @@ def reindex(
         "removed": len(removed),
         "problems": problems,
     }
-

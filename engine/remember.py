@@ -85,8 +85,9 @@ class _Checked:
 
 
 def _validate(engine: MemoryEngine, request: RememberRequest) -> tuple[_Checked, list[str] | None]:
-    text = clean_text(request.text, max_bytes=KEYED_MAX_CONTENT_BYTES if request.keyed
-                      else MAX_TEXT_BYTES)
+    text = clean_text(
+        request.text, max_bytes=KEYED_MAX_CONTENT_BYTES if request.keyed else MAX_TEXT_BYTES
+    )
     caller, session = check_identity(request.caller, request.session)
     decision = request.decision or "propose"
     if decision not in DECISIONS:
@@ -109,18 +110,15 @@ def _validate(engine: MemoryEngine, request: RememberRequest) -> tuple[_Checked,
             "--supersede URI) or drop --predecessor/--predecessor-hash.",
         )
     # Scopes may be left out of a supersede: the predecessor's are used.
-    scopes = (
-        normalize_scopes(request.scopes)
-        if request.scopes or decision != "supersede"
-        else None
-    )
+    scopes = normalize_scopes(request.scopes) if request.scopes or decision != "supersede" else None
     collection = request.collection or "memory"
     engine.require_collection(collection)
     source = request.source.strip() if request.source and request.source.strip() else None
     if request.derived_from is not None and not isinstance(request.derived_from, str):
         raise MemoryFailure("MEMORY_DECISION_INVALID", "derivedFrom must be a string URI.")
-    checked = _Checked(text, content_hash(text), scopes or [], caller, session, decision,
-                       collection, source)
+    checked = _Checked(
+        text, content_hash(text), scopes or [], caller, session, decision, collection, source
+    )
     return checked, scopes
 
 
@@ -201,8 +199,14 @@ def _candidates_result(
     return result, scored
 
 
-def remember(engine: MemoryEngine, request: RememberRequest, *, hold_writes: bool = False,
-             origin: str = "cli", locked: bool = False) -> dict[str, Any]:
+def remember(
+    engine: MemoryEngine,
+    request: RememberRequest,
+    *,
+    hold_writes: bool = False,
+    origin: str = "cli",
+    locked: bool = False,
+) -> dict[str, Any]:
     """One remember call. `hold_writes` (a propose-only surface) turns an add or supersede
     into a pending proposal for a person and answers `candidates`. `locked`: the caller
     already holds engine.write_lock() (the keyed API checks its key under the same hold)."""
@@ -217,24 +221,42 @@ def remember(engine: MemoryEngine, request: RememberRequest, *, hold_writes: boo
                 if checked.decision == "supersede"
                 else None
             )
-            existing = None if request.keyed else current_duplicate(
-                session, collection=checked.collection, content_hash=checked.content_hash,
-                scopes=checked.scopes, now=engine.now())
+            existing = (
+                None
+                if request.keyed
+                else current_duplicate(
+                    session,
+                    collection=checked.collection,
+                    content_hash=checked.content_hash,
+                    scopes=checked.scopes,
+                    now=engine.now(),
+                )
+            )
         if existing is not None:
-            return ensure_valid("remember", {"outcome": "existing",
-                                             "record": public_fact(existing), "matching": matching})
+            return ensure_valid(
+                "remember",
+                {"outcome": "existing", "record": public_fact(existing), "matching": matching},
+            )
         exclude = [predecessor.record_id] if predecessor else []
         result, _ = _candidates_result(engine, checked, exclude)
         if checked.decision != "propose":
-            engine.queue_proposal(request, checked.text, checked.scopes, checked.collection,
-                                  checked.decision, result, origin=origin)
+            engine.queue_proposal(
+                request,
+                checked.text,
+                checked.scopes,
+                checked.collection,
+                checked.decision,
+                result,
+                origin=origin,
+            )
         return ensure_valid("remember", result)
     with nullcontext() if locked else engine.write_lock():
         return _write(engine, request, checked, matching)
 
 
-def _write(engine: MemoryEngine, request: RememberRequest, checked: _Checked,
-           matching: dict[str, Any]) -> dict[str, Any]:
+def _write(
+    engine: MemoryEngine, request: RememberRequest, checked: _Checked, matching: dict[str, Any]
+) -> dict[str, Any]:
     now = engine.now()
     with Session(engine.db, expire_on_commit=False) as session:
         predecessor = (
@@ -242,23 +264,42 @@ def _write(engine: MemoryEngine, request: RememberRequest, checked: _Checked,
             if checked.decision == "supersede"
             else None
         )
-        existing = None if request.keyed else current_duplicate(
-            session, collection=checked.collection, content_hash=checked.content_hash,
-            scopes=checked.scopes, now=now)
+        existing = (
+            None
+            if request.keyed
+            else current_duplicate(
+                session,
+                collection=checked.collection,
+                content_hash=checked.content_hash,
+                scopes=checked.scopes,
+                now=now,
+            )
+        )
         if existing is not None:
-            return ensure_valid("remember", {"outcome": "existing",
-                                             "record": public_fact(existing), "matching": matching})
+            return ensure_valid(
+                "remember",
+                {"outcome": "existing", "record": public_fact(existing), "matching": matching},
+            )
         created_at = iso_utc(now)
-        record_id = new_record_id(content_hash=checked.content_hash, created_at=created_at,
-                                  caller=checked.caller, session=checked.session)
+        record_id = new_record_id(
+            content_hash=checked.content_hash,
+            created_at=created_at,
+            caller=checked.caller,
+            session=checked.session,
+        )
         docid = allocate_docid(session, record_id=record_id)
     day = created_at[:10]
     uri = fact_uri(checked.collection, day, record_id)
     rel_path = f"facts/{day}/{record_id}.md"
     fact_file = FactFile(
-        record_id=record_id, scopes=checked.scopes, caller=checked.caller,
-        session=checked.session, created_at=created_at, content_hash=checked.content_hash,
-        text=checked.text, source=checked.source,
+        record_id=record_id,
+        scopes=checked.scopes,
+        caller=checked.caller,
+        session=checked.session,
+        created_at=created_at,
+        content_hash=checked.content_hash,
+        text=checked.text,
+        source=checked.source,
         supersedes=[predecessor.uri] if predecessor else [],
         workbench={"docid": docid, **curation_defaults(request.created_by), **request.workbench},
     )
@@ -271,8 +312,9 @@ def _write(engine: MemoryEngine, request: RememberRequest, checked: _Checked,
             f"Could not write the fact file {path}: {exc}. Check that the home folder is "
             "writable and has space; nothing was stored.",
         ) from exc
-    row = row_from_file(fact_file, collection=checked.collection, uri=uri, rel_path=rel_path,
-                        docid=docid)
+    row = row_from_file(
+        fact_file, collection=checked.collection, uri=uri, rel_path=rel_path, docid=docid
+    )
     sync: dict[str, Any] = {"status": "completed"}
     try:
         engine.index_new_fact(row, predecessor)
@@ -297,8 +339,9 @@ def _write(engine: MemoryEngine, request: RememberRequest, checked: _Checked,
     return ensure_valid("remember", result)
 
 
-def insert_fact_row(session: Session, row: tables.FactRow,
-                    predecessor: tables.FactRow | None, now_iso_moment: Any) -> None:
+def insert_fact_row(
+    session: Session, row: tables.FactRow, predecessor: tables.FactRow | None, now_iso_moment: Any
+) -> None:
     """The index half of a write, inside the caller's transaction."""
     if predecessor is not None:
         swapped = session.execute(

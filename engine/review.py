@@ -17,8 +17,8 @@ from engine.database import bump_generation
 from engine.errors import MemoryFailure
 from engine.factfiles import parse_fact_file, write_atomically
 from engine.normalize import iso_utc
-from engine.remember import RememberRequest
 from engine.records import get_fact
+from engine.remember import RememberRequest
 
 if TYPE_CHECKING:
     from engine.store import MemoryEngine
@@ -74,8 +74,10 @@ def decide(engine: MemoryEngine, decision: Decision) -> dict[str, Any]:
     """Apply a person's decision on a pending proposal; returns the remember result (or, for a
     rejection, the decided proposal)."""
     if decision.action not in ACTIONS:
-        raise MemoryFailure("MEMORY_DECISION_INVALID",
-                            f"Unknown review action {decision.action!r}; use one of {ACTIONS}.")
+        raise MemoryFailure(
+            "MEMORY_DECISION_INVALID",
+            f"Unknown review action {decision.action!r}; use one of {ACTIONS}.",
+        )
     proposal = _claim(engine, decision.proposal_id)
     try:
         return _apply(engine, decision, proposal)
@@ -90,43 +92,55 @@ def _claim(engine: MemoryEngine, proposal_id: int) -> tables.ProposalRow:
     with Session(engine.db, expire_on_commit=False) as session:
         proposal = session.get(tables.ProposalRow, proposal_id)
         if proposal is None:
-            raise MemoryFailure("MEMORY_PROPOSAL_NOT_FOUND",
-                                f"No proposal #{proposal_id}; list them with "
-                                "`gno-tui review --list`.")
+            raise MemoryFailure(
+                "MEMORY_PROPOSAL_NOT_FOUND",
+                f"No proposal #{proposal_id}; list them with `gno-tui review --list`.",
+            )
         claimed = session.execute(
             update(tables.ProposalRow)
             .where(tables.ProposalRow.id == proposal_id)  # type: ignore[arg-type]
             .where(tables.ProposalRow.state == "pending")  # type: ignore[arg-type]
-            .values(state="deciding"))
+            .values(state="deciding")
+        )
         session.commit()
         if getattr(claimed, "rowcount", 0) != 1:
-            raise MemoryFailure("MEMORY_PROPOSAL_DECIDED",
-                                f"Proposal #{proposal_id} was already decided ({proposal.state}).")
+            raise MemoryFailure(
+                "MEMORY_PROPOSAL_DECIDED",
+                f"Proposal #{proposal_id} was already decided ({proposal.state}).",
+            )
         session.expunge(proposal)
     return proposal
 
 
 def _set_state(engine: MemoryEngine, proposal_id: int, state: str) -> None:
     with Session(engine.db) as session:
-        session.execute(update(tables.ProposalRow)
-                        .where(tables.ProposalRow.id == proposal_id)  # type: ignore[arg-type]
-                        .values(state=state))
+        session.execute(
+            update(tables.ProposalRow)
+            .where(tables.ProposalRow.id == proposal_id)  # type: ignore[arg-type]
+            .values(state=state)
+        )
         session.commit()
 
 
-def _apply(engine: MemoryEngine, decision: Decision,
-           proposal: tables.ProposalRow) -> dict[str, Any]:
+def _apply(
+    engine: MemoryEngine, decision: Decision, proposal: tables.ProposalRow
+) -> dict[str, Any]:
     result: dict[str, Any]
     if decision.action == "reject":
         if not decision.reason or not decision.reason.strip():
-            raise MemoryFailure("MEMORY_DECISION_INVALID",
-                                "A rejection needs a reason, so the agent's author can learn.")
+            raise MemoryFailure(
+                "MEMORY_DECISION_INVALID",
+                "A rejection needs a reason, so the agent's author can learn.",
+            )
         state, resolution, result = "rejected", decision.reason.strip(), {}
     else:
         request = RememberRequest(
             text=decision.text if decision.action == "edit" else proposal.text,
-            scopes=list(proposal.scopes), caller=proposal.caller, session=proposal.session,
-            collection=proposal.collection, source=proposal.source,
+            scopes=list(proposal.scopes),
+            caller=proposal.caller,
+            session=proposal.session,
+            collection=proposal.collection,
+            source=proposal.source,
             workbench={"reviewedBy": decision.actor},
         )
         if decision.action == "supersede":
@@ -134,8 +148,10 @@ def _apply(engine: MemoryEngine, decision: Decision,
             with Session(engine.db, expire_on_commit=False) as session:
                 row = get_fact(session, ref=target) if target else None
             if row is None:
-                raise MemoryFailure("MEMORY_PREDECESSOR_REQUIRED",
-                                    "Choose the fact to supersede (one of the candidates).")
+                raise MemoryFailure(
+                    "MEMORY_PREDECESSOR_REQUIRED",
+                    "Choose the fact to supersede (one of the candidates).",
+                )
             request.decision, request.predecessor = "supersede", row.uri
             request.predecessor_hash = row.content_hash
             request.collection = None
@@ -145,25 +161,36 @@ def _apply(engine: MemoryEngine, decision: Decision,
         state = {"added": "added", "superseded": "superseded"}.get(result["outcome"], "existing")
         resolution = result["record"]["uri"]
     with Session(engine.db, expire_on_commit=False) as session:
-        row = session.get(tables.ProposalRow, decision.proposal_id)
-        assert row is not None
-        row.state, row.resolution = state, resolution
-        row.decided_at, row.decided_by = engine.now(), decision.actor
-        session.add(tables.DecisionRow(
-            at=engine.now(), actor=decision.actor, action=f"review:{decision.action}",
-            target=f"proposal:{decision.proposal_id}",
-            detail={"before": {"text": proposal.text, "decision": proposal.decision},
-                    "after": {"state": state, "resolution": resolution,
-                              "text": decision.text if decision.action == "edit" else None}}))
+        decided_row = session.get(tables.ProposalRow, decision.proposal_id)
+        assert decided_row is not None
+        decided_row.state, decided_row.resolution = state, resolution
+        decided_row.decided_at, decided_row.decided_by = engine.now(), decision.actor
+        session.add(
+            tables.DecisionRow(
+                at=engine.now(),
+                actor=decision.actor,
+                action=f"review:{decision.action}",
+                target=f"proposal:{decision.proposal_id}",
+                detail={
+                    "before": {"text": proposal.text, "decision": proposal.decision},
+                    "after": {
+                        "state": state,
+                        "resolution": resolution,
+                        "text": decision.text if decision.action == "edit" else None,
+                    },
+                },
+            )
+        )
         bump_generation(session)
         session.commit()
-        session.refresh(row)
-        decided = public_proposal(row)
+        session.refresh(decided_row)
+        decided = public_proposal(decided_row)
     return result or decided
 
 
-def _rewrite_workbench(engine: MemoryEngine, row: tables.FactRow,
-                       updates: dict[str, Any | None]) -> None:
+def _rewrite_workbench(
+    engine: MemoryEngine, row: tables.FactRow, updates: dict[str, Any | None]
+) -> None:
     """Set (or, with None, drop) keys under the fact file's `workbench:`; the file stays
     canonical, so every curation change lands there before the index."""
     path = Path(engine.collection_root(row.collection)) / row.rel_path
@@ -183,13 +210,23 @@ def retire(engine: MemoryEngine, *, ref: str, actor: str, reason: str) -> None:
     now = engine.now()
     with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
         row = _current(session, ref)
-        _rewrite_workbench(engine, row, {"retired": {"at": iso_utc(now), "by": actor,
-                                                     "reason": reason.strip()}})
+        _rewrite_workbench(
+            engine, row, {"retired": {"at": iso_utc(now), "by": actor, "reason": reason.strip()}}
+        )
         row.retired_at, row.retired_by, row.retired_reason = now, actor, reason.strip()
-        row.workbench = {**row.workbench, "retired": {"at": iso_utc(now), "by": actor,
-                                                      "reason": reason.strip()}}
-        session.add(tables.DecisionRow(at=now, actor=actor, action="retire", target=row.uri,
-                                       detail={"reason": reason.strip()}))
+        row.workbench = {
+            **row.workbench,
+            "retired": {"at": iso_utc(now), "by": actor, "reason": reason.strip()},
+        }
+        session.add(
+            tables.DecisionRow(
+                at=now,
+                actor=actor,
+                action="retire",
+                target=row.uri,
+                detail={"reason": reason.strip()},
+            )
+        )
         bump_generation(session)
         session.commit()
 
@@ -203,8 +240,9 @@ def restore(engine: MemoryEngine, *, ref: str, actor: str) -> None:
         _rewrite_workbench(engine, row, {"retired": None})
         row.retired_at = row.retired_by = row.retired_reason = None
         row.workbench = {k: v for k, v in row.workbench.items() if k != "retired"}
-        session.add(tables.DecisionRow(at=now, actor=actor, action="restore", target=row.uri,
-                                       detail={}))
+        session.add(
+            tables.DecisionRow(at=now, actor=actor, action="restore", target=row.uri, detail={})
+        )
         bump_generation(session)
         session.commit()
 
@@ -220,15 +258,27 @@ def _current(session: Session, ref: str) -> tables.FactRow:
 
 def decision_log(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, Any]]:
     with Session(engine.db, expire_on_commit=False) as session:
-        rows = session.scalars(select(tables.DecisionRow)
-                               .order_by(tables.DecisionRow.id.desc())  # type: ignore[union-attr]
-                               .limit(limit)).all()
-        return [{"id": r.id, "at": iso_utc(r.at) if r.at else None, "actor": r.actor,
-                 "action": r.action, "target": r.target, "detail": r.detail} for r in rows]
+        rows = session.scalars(
+            select(tables.DecisionRow)
+            .order_by(tables.DecisionRow.id.desc())  # type: ignore[union-attr]
+            .limit(limit)
+        ).all()
+        return [
+            {
+                "id": r.id,
+                "at": iso_utc(r.at) if r.at else None,
+                "actor": r.actor,
+                "action": r.action,
+                "target": r.target,
+                "detail": r.detail,
+            }
+            for r in rows
+        ]
 
 
-def set_curation(engine: MemoryEngine, *, ref: str, actor: str, action: str,
-                 changes: dict[str, dict[str, Any]]) -> None:
+def set_curation(
+    engine: MemoryEngine, *, ref: str, actor: str, action: str, changes: dict[str, dict[str, Any]]
+) -> None:
     """Merge OB1 curation fields (provenance / usePolicy / freshness) into a fact, in its file
     and its row, and log who changed what."""
     now = engine.now()
@@ -242,26 +292,47 @@ def set_curation(engine: MemoryEngine, *, ref: str, actor: str, action: str,
             merged[key] = {**merged.get(key, {}), **values}
         _rewrite_workbench(engine, row, {key: merged[key] for key in changes})
         row.workbench = merged
-        session.add(tables.DecisionRow(at=now, actor=actor, action=action, target=row.uri,
-                                       detail={"before": before, "after": changes}))
+        session.add(
+            tables.DecisionRow(
+                at=now,
+                actor=actor,
+                action=action,
+                target=row.uri,
+                detail={"before": before, "after": changes},
+            )
+        )
         bump_generation(session)
         session.commit()
 
 
 def confirm(engine: MemoryEngine, *, ref: str, actor: str) -> None:
     """A person vouches for a fact: user_confirmed, usable as instruction, freshness reset."""
-    set_curation(engine, ref=ref, actor=actor, action="confirm", changes={
-        "provenance": {"status": "user_confirmed", "confidence": 1.0},
-        "usePolicy": {"canUseAsInstruction": True, "canUseAsEvidence": True,
-                      "requiresUserConfirmation": False},
-        "freshness": {"lastConfirmedAt": iso_utc(engine.now())},
-    })
+    set_curation(
+        engine,
+        ref=ref,
+        actor=actor,
+        action="confirm",
+        changes={
+            "provenance": {"status": "user_confirmed", "confidence": 1.0},
+            "usePolicy": {
+                "canUseAsInstruction": True,
+                "canUseAsEvidence": True,
+                "requiresUserConfirmation": False,
+            },
+            "freshness": {"lastConfirmedAt": iso_utc(engine.now())},
+        },
+    )
 
 
 def mark_stale(engine: MemoryEngine, *, ref: str, actor: str) -> None:
     """Stale from now on: shown as needing attention until a person confirms it again."""
-    set_curation(engine, ref=ref, actor=actor, action="mark-stale",
-                 changes={"freshness": {"staleAfter": iso_utc(engine.now())}})
+    set_curation(
+        engine,
+        ref=ref,
+        actor=actor,
+        action="mark-stale",
+        changes={"freshness": {"staleAfter": iso_utc(engine.now())}},
+    )
 
 
 KEEP_BOTH = "keep-both"
@@ -273,10 +344,18 @@ def keep_both(engine: MemoryEngine, *, left: str, right: str, actor: str) -> Non
     now = engine.now()
     with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
         rows = [_current(session, ref) for ref in (left, right)]
-        session.add(tables.DecisionRow(
-            at=now, actor=actor, action=KEEP_BOTH, target=f"{rows[0].uri}|{rows[1].uri}",
-            detail={"before": {"left": rows[0].text, "right": rows[1].text},
-                    "after": {"kept": [rows[0].uri, rows[1].uri]}}))
+        session.add(
+            tables.DecisionRow(
+                at=now,
+                actor=actor,
+                action=KEEP_BOTH,
+                target=f"{rows[0].uri}|{rows[1].uri}",
+                detail={
+                    "before": {"left": rows[0].text, "right": rows[1].text},
+                    "after": {"kept": [rows[0].uri, rows[1].uri]},
+                },
+            )
+        )
         bump_generation(session)
         session.commit()
 
@@ -284,6 +363,7 @@ def keep_both(engine: MemoryEngine, *, left: str, right: str, actor: str) -> Non
 def kept_pairs(engine: MemoryEngine) -> set[frozenset[str]]:
     """The uri pairs a person chose to keep both of."""
     with Session(engine.db) as session:
-        rows = session.scalars(select(tables.DecisionRow)
-                               .where(tables.DecisionRow.action == KEEP_BOTH))  # type: ignore[arg-type]
+        rows = session.scalars(
+            select(tables.DecisionRow).where(tables.DecisionRow.action == KEEP_BOTH)
+        )  # type: ignore[arg-type]
         return {frozenset(row.target.split("|", 1)) for row in rows}

@@ -151,9 +151,7 @@ class SnapshotCache:
             # and keep the vectors, so the next snapshot does not pay again.
             fresh = self._embedder.embed([facts[i].text for i in missing])
             matrix[missing] = fresh
-            store_vectors(
-                self._db, self._embedder.model_id, [facts[i] for i in missing], fresh
-            )
+            store_vectors(self._db, self._embedder.model_id, [facts[i] for i in missing], fresh)
         return matrix
 
 

@@ -100,8 +100,12 @@ class MemoryEngine:
                 create_tables(self.db)
                 self._sync_collections_from_file()
                 if DEFAULT_COLLECTION not in self.collections_by_name():
-                    self.add_collection(DEFAULT_COLLECTION, policy="local_only",
-                                        policy_source="config_default", _locked=True)
+                    self.add_collection(
+                        DEFAULT_COLLECTION,
+                        policy="local_only",
+                        policy_source="config_default",
+                        _locked=True,
+                    )
                 self._write_collections_file()
 
     def snapshot(self) -> Snapshot:
@@ -159,8 +163,13 @@ class MemoryEngine:
                     f"Collection {name!r} already exists; pick another name or change its "
                     f"policy with `gno-tui collection set-policy {name} POLICY`.",
                 )
-            row = tables.CollectionRow(name=name, root=str(root), policy=policy,
-                                       policy_source=policy_source, created_at=self.now())
+            row = tables.CollectionRow(
+                name=name,
+                root=str(root),
+                policy=policy,
+                policy_source=policy_source,
+                created_at=self.now(),
+            )
             session.add(row)
             bump_generation(session)
             session.commit()
@@ -177,13 +186,22 @@ class MemoryEngine:
             if row is None:
                 self.require_collection(name)
             assert row is not None
-            before = {"policy": row.policy, "source": row.policy_source,
-                      "revision": row.policy_revision}
+            before = {
+                "policy": row.policy,
+                "source": row.policy_source,
+                "revision": row.policy_revision,
+            }
             row.policy, row.policy_source = policy, "explicit"
             row.policy_revision += 1
-            session.add(tables.DecisionRow(at=self.now(), actor=actor, action="set-policy",
-                                           target=name, detail={"before": before,
-                                                                "after": {"policy": policy}}))
+            session.add(
+                tables.DecisionRow(
+                    at=self.now(),
+                    actor=actor,
+                    action="set-policy",
+                    target=name,
+                    detail={"before": before, "after": {"policy": policy}},
+                )
+            )
             bump_generation(session)
             session.commit()
             session.refresh(row)
@@ -201,12 +219,18 @@ class MemoryEngine:
 
     def _write_collections_file(self) -> None:
         listing = [
-            {"name": row.name, "root": row.root, "policy": row.policy,
-             "policySource": row.policy_source, "policyRevision": row.policy_revision}
+            {
+                "name": row.name,
+                "root": row.root,
+                "policy": row.policy,
+                "policySource": row.policy_source,
+                "policyRevision": row.policy_revision,
+            }
             for row in sorted(self.collections_by_name().values(), key=lambda r: r.name)
         ]
-        write_atomically(self.collections_file,
-                         yaml.safe_dump({"collections": listing}, sort_keys=False))
+        write_atomically(
+            self.collections_file, yaml.safe_dump({"collections": listing}, sort_keys=False)
+        )
 
     def _sync_collections_from_file(self) -> None:
         """collections.yaml is canonical, like the fact files: an index rebuilt from nothing
@@ -217,17 +241,23 @@ class MemoryEngine:
         with Session(self.db, expire_on_commit=False) as session:
             for entry in loaded.get("collections", []):
                 if session.get(tables.CollectionRow, entry["name"]) is None:
-                    session.add(tables.CollectionRow(
-                        name=entry["name"], root=entry["root"], policy=entry["policy"],
-                        policy_source=entry.get("policySource", "explicit"),
-                        policy_revision=int(entry.get("policyRevision", 1)),
-                        created_at=self.now()))
+                    session.add(
+                        tables.CollectionRow(
+                            name=entry["name"],
+                            root=entry["root"],
+                            policy=entry["policy"],
+                            policy_source=entry.get("policySource", "explicit"),
+                            policy_revision=int(entry.get("policyRevision", 1)),
+                            created_at=self.now(),
+                        )
+                    )
             session.commit()
 
     # -- the contract -----------------------------------------------------------------------
 
-    def remember(self, request: Any, *, hold_writes: bool = False,
-                 origin: str = "cli") -> dict[str, Any]:
+    def remember(
+        self, request: Any, *, hold_writes: bool = False, origin: str = "cli"
+    ) -> dict[str, Any]:
         from engine.remember import remember
 
         return remember(self, request, hold_writes=hold_writes, origin=origin)
@@ -252,8 +282,11 @@ class MemoryEngine:
                 )
             }
         memories = [
-            ob1_memory(fact, collection=rows[fact["recordId"]].collection,
-                       workbench=rows[fact["recordId"]].workbench)
+            ob1_memory(
+                fact,
+                collection=rows[fact["recordId"]].collection,
+                workbench=rows[fact["recordId"]].workbench,
+            )
             for fact in result["facts"]
         ]
         return ensure_valid("ob1_recall", ob1_response(result["receipt"]["digest"], memories))
@@ -267,8 +300,17 @@ class MemoryEngine:
             session.commit()
         keep_vector(self, row)
 
-    def queue_proposal(self, request: Any, text: str, scopes: list[str], collection: str,
-                       decision: str, result: dict[str, Any], *, origin: str) -> int:
+    def queue_proposal(
+        self,
+        request: Any,
+        text: str,
+        scopes: list[str],
+        collection: str,
+        decision: str,
+        result: dict[str, Any],
+        *,
+        origin: str,
+    ) -> int:
         """Queue a write for a person; an agent repeating the same write while it still waits
         gets the same pending proposal, not a second one."""
         with Session(self.db, expire_on_commit=False) as session:
@@ -281,14 +323,26 @@ class MemoryEngine:
             ).all()
             for row in waiting:
                 if (row.scopes, row.decision, row.predecessor) == (
-                        scopes, decision, request.predecessor) and row.id is not None:
+                    scopes,
+                    decision,
+                    request.predecessor,
+                ) and row.id is not None:
                     return row.id
             proposal = tables.ProposalRow(
-                created_at=self.now(), origin=origin, text=text, scopes=scopes,
-                collection=collection, caller=request.caller.strip(),
-                session=request.session.strip(), source=request.source, decision=decision,
-                predecessor=request.predecessor, predecessor_hash=request.predecessor_hash,
-                candidates=result["candidates"], matching=result["matching"])
+                created_at=self.now(),
+                origin=origin,
+                text=text,
+                scopes=scopes,
+                collection=collection,
+                caller=request.caller.strip(),
+                session=request.session.strip(),
+                source=request.source,
+                decision=decision,
+                predecessor=request.predecessor,
+                predecessor_hash=request.predecessor_hash,
+                candidates=result["candidates"],
+                matching=result["matching"],
+            )
             session.add(proposal)
             bump_generation(session)
             session.commit()

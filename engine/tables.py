@@ -5,7 +5,7 @@ SQLModel needs real annotations at class creation.
 """
 
 from datetime import UTC, datetime
-from typing import Any, Optional
+from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, String, Text, TypeDecorator
 from sqlmodel import Field, SQLModel
@@ -46,7 +46,7 @@ class CollectionRow(SQLModel, table=True):
     policy_source: str
     # Bumped on each policy change, so a relaxation can be confirmed against what was shown.
     policy_revision: int = 1
-    created_at: Optional[datetime] = _utc_column(nullable=False)
+    created_at: datetime | None = _utc_column(nullable=False)
 
 
 class FactRow(SQLModel, table=True):
@@ -69,15 +69,15 @@ class FactRow(SQLModel, table=True):
     scopes: list[str] = Field(sa_column=Column(JSON, nullable=False))
     caller: str
     session: str
-    created_at: Optional[datetime] = _utc_column(nullable=False, index=True)
-    source: Optional[str] = Field(default=None, sa_column=Column(Text))
+    created_at: datetime | None = _utc_column(nullable=False, index=True)
+    source: str | None = Field(default=None, sa_column=Column(Text))
     supersedes: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    superseded_by: Optional[str] = Field(default=None, index=True)
-    superseded_at: Optional[datetime] = _utc_column()
-    retired_at: Optional[datetime] = _utc_column()
-    retired_by: Optional[str] = None
-    retired_reason: Optional[str] = None
-    expires_at: Optional[datetime] = _utc_column(index=True)
+    superseded_by: str | None = Field(default=None, index=True)
+    superseded_at: datetime | None = _utc_column()
+    retired_at: datetime | None = _utc_column()
+    retired_by: str | None = None
+    retired_reason: str | None = None
+    expires_at: datetime | None = _utc_column(index=True)
     # The workbench's own fields (front matter key `workbench:`), kept whole for round trips.
     workbench: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     # The keyed API (engine/keyed.py), NULL on other facts; derived from `workbench.keyed` by
@@ -122,7 +122,7 @@ class ReceiptRow(SQLModel, table=True):
     digest: str = Field(primary_key=True)
     caller: str = Field(index=True)
     session: str
-    issued_at: Optional[datetime] = _utc_column(nullable=False, index=True)
+    issued_at: datetime | None = _utc_column(nullable=False, index=True)
     memory_ids: list[str] = Field(sa_column=Column(JSON, nullable=False))
     span_hashes: list[str] = Field(sa_column=Column(JSON, nullable=False))
 
@@ -132,8 +132,8 @@ class ProposalRow(SQLModel, table=True):
 
     __tablename__ = "proposals"
 
-    id: Optional[int] = Field(default=None, primary_key=True)
-    created_at: Optional[datetime] = _utc_column(nullable=False, index=True)
+    id: int | None = Field(default=None, primary_key=True)
+    created_at: datetime | None = _utc_column(nullable=False, index=True)
     origin: str  # "mcp" (a propose-only server) or "import"
     state: str = Field(default="pending", index=True)
     text: str = Field(sa_column=Column(Text, nullable=False))
@@ -141,17 +141,17 @@ class ProposalRow(SQLModel, table=True):
     collection: str
     caller: str
     session: str
-    source: Optional[str] = None
+    source: str | None = None
     decision: str  # what the agent asked for: add or supersede
-    predecessor: Optional[str] = None
-    predecessor_hash: Optional[str] = None
+    predecessor: str | None = None
+    predecessor_hash: str | None = None
     candidates: list[dict[str, Any]] = Field(
         default_factory=list, sa_column=Column(JSON, nullable=False)
     )
     matching: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    decided_at: Optional[datetime] = _utc_column()
-    decided_by: Optional[str] = None
-    resolution: Optional[str] = None  # the reason of a rejection, or the written fact's uri
+    decided_at: datetime | None = _utc_column()
+    decided_by: str | None = None
+    resolution: str | None = None  # the reason of a rejection, or the written fact's uri
 
 
 class DecisionRow(SQLModel, table=True):
@@ -159,8 +159,8 @@ class DecisionRow(SQLModel, table=True):
 
     __tablename__ = "decisions"
 
-    id: Optional[int] = Field(default=None, primary_key=True)
-    at: Optional[datetime] = _utc_column(nullable=False, index=True)
+    id: int | None = Field(default=None, primary_key=True)
+    at: datetime | None = _utc_column(nullable=False, index=True)
     actor: str
     action: str
     target: str

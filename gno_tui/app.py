@@ -29,8 +29,15 @@ class GnoApp(App[None]):
     MODES = dict(SCREENS_BY_MODE)
     BINDINGS = bindings(GLOBAL_COMMANDS)
 
-    def __init__(self, store: MemoryEngine, *, start: str = "library", actor: str | None = None,
-                 read_only: bool = False, watch_store: bool = True) -> None:
+    def __init__(
+        self,
+        store: MemoryEngine,
+        *,
+        start: str = "library",
+        actor: str | None = None,
+        read_only: bool = False,
+        watch_store: bool = True,
+    ) -> None:
         super().__init__()
         self.store = store
         self.actor = actor or f"tui:{_user()}"
@@ -61,8 +68,7 @@ class GnoApp(App[None]):
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             error = event.worker.error
             message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
-            self.notify(message, title=getattr(error, "code", "Error"), severity="error",
-                        timeout=8)
+            self.notify(message, title=getattr(error, "code", "Error"), severity="error", timeout=8)
 
     def action_show_screen_help(self) -> None:
         if self.screen.query("HelpPanel"):
@@ -72,11 +78,11 @@ class GnoApp(App[None]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Any:
         yield from super().get_system_commands(screen)
-        commands: list[WorkbenchCommand] = [*GLOBAL_COMMANDS,
-                                            *getattr(screen, "COMMANDS_LIST", ())]
+        commands: list[WorkbenchCommand] = [*GLOBAL_COMMANDS, *getattr(screen, "COMMANDS_LIST", ())]
         for command in commands:
-            yield SystemCommand(command.title, command.help,
-                                lambda c=command: self._run_command(c, screen))
+            yield SystemCommand(
+                command.title, command.help, lambda c=command: self._run_command(c, screen)
+            )
 
     def _run_command(self, command: WorkbenchCommand, screen: Screen[Any]) -> None:
         # run_action is a coroutine: scheduled, so the palette's synchronous callback can fire it.
@@ -93,14 +99,19 @@ def _user() -> str:
         return "unknown"
 
 
-def create_app(*, home: str | Path | None = None, db_url: str | None = None,
-               model: str | Path | None = None, screen: str | None = None,
-               store: MemoryEngine | None = None, read_only: bool = False,
-               watch_store: bool = True) -> GnoApp:
+def create_app(
+    *,
+    home: str | Path | None = None,
+    db_url: str | None = None,
+    model: str | Path | None = None,
+    screen: str | None = None,
+    store: MemoryEngine | None = None,
+    read_only: bool = False,
+    watch_store: bool = True,
+) -> GnoApp:
     """The one way to build the workbench (CLI, tests, screenshots)."""
     if store is None:
         from engine.factory import open_engine
 
         store = open_engine(home=home, db_url=db_url, model=model)
-    return GnoApp(store, start=screen or "library", read_only=read_only,
-                  watch_store=watch_store)
+    return GnoApp(store, start=screen or "library", read_only=read_only, watch_store=watch_store)

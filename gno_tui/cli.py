@@ -43,19 +43,31 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  gno-tui remember 'Alice prefers tea' --scope user:alice --add\n"
         "  gno-tui recall 'what does alice drink' --scope user:alice --json",
     )
-    parser.add_argument("--home", metavar="DIR", help="store folder (default $GNO_TUI_HOME or "
-                        "the user data folder)")
-    parser.add_argument("--db", metavar="URL", help="SQLAlchemy URL of the index (default "
-                        "$GNO_TUI_DB or sqlite in the home)")
-    parser.add_argument("--model", metavar="PATH", help="model2vec model folder (default "
-                        "$GNO_TUI_MODEL or the bundled model)")
-    parser.add_argument("--demo", action="store_true", help="open the workbench on a "
-                        "throwaway store seeded with demo facts (deleted on exit)")
+    parser.add_argument(
+        "--home", metavar="DIR", help="store folder (default $GNO_TUI_HOME or the user data folder)"
+    )
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="SQLAlchemy URL of the index (default $GNO_TUI_DB or sqlite in the home)",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="PATH",
+        help="model2vec model folder (default $GNO_TUI_MODEL or the bundled model)",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="open the workbench on a throwaway store seeded with demo facts (deleted on exit)",
+    )
     parser.add_argument("--version", action="version", version=f"gno-tui {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     remember = commands.add_parser(
-        "remember", formatter_class=_formatter, help="store a fact, or ask which facts it repeats",
+        "remember",
+        formatter_class=_formatter,
+        help="store a fact, or ask which facts it repeats",
         description="Propose (default), add or supersede a fact. A propose writes nothing and "
         "answers the near-duplicate candidates.",
         epilog="examples:\n  gno-tui remember 'Alice moved to Lyon' --scope user:alice\n"
@@ -64,22 +76,33 @@ def build_parser() -> argparse.ArgumentParser:
         "mem-0123456789abcdef.md --predecessor-hash <sha256>",
     )
     remember.add_argument("text", nargs="?", metavar="TEXT", help="the fact ('-' reads stdin)")
-    remember.add_argument("--scope", action="append", dest="scopes", metavar="S",
-                          help="a scope the fact belongs to (repeat for more; 1 to 8)")
+    remember.add_argument(
+        "--scope",
+        action="append",
+        dest="scopes",
+        metavar="S",
+        help="a scope the fact belongs to (repeat for more; 1 to 8)",
+    )
     remember.add_argument("--add", action="store_true", help="write it (decision add)")
-    remember.add_argument("--supersede", metavar="URI", help="replace this fact (decision "
-                          "supersede)")
+    remember.add_argument(
+        "--supersede", metavar="URI", help="replace this fact (decision supersede)"
+    )
     remember.add_argument("--decision", metavar="D", help="propose | add | supersede")
     remember.add_argument("--predecessor", metavar="URI", help="the fact a supersede replaces")
     remember.add_argument("--predecessor-hash", metavar="HASH", help="its contentHash, as read")
     remember.add_argument("--source", metavar="TEXT", help="evidence: where the fact came from")
-    remember.add_argument("--receipt", metavar="FILE", help="the last recall's --json output "
-                          "or its receipt (fences replays)")
+    remember.add_argument(
+        "--receipt",
+        metavar="FILE",
+        help="the last recall's --json output or its receipt (fences replays)",
+    )
     remember.add_argument("--derived-from", metavar="URI", help="the text was derived from this")
     _common(remember, collection=True, identity=True)
 
     recall = commands.add_parser(
-        "recall", formatter_class=_formatter, help="facts relevant to a query, under a budget",
+        "recall",
+        formatter_class=_formatter,
+        help="facts relevant to a query, under a budget",
         description="Recall current facts in the given scopes, best first, within --max-facts "
         "and --max-tokens; issues a content-free receipt.",
         epilog="examples:\n  gno-tui recall 'where does alice live' --scope user:alice\n"
@@ -89,38 +112,59 @@ def build_parser() -> argparse.ArgumentParser:
     recall.add_argument("--scope", action="append", dest="scopes", metavar="S")
     recall.add_argument("--max-facts", default="8", metavar="N", help="at most N facts (8)")
     recall.add_argument("--max-tokens", default="512", metavar="N", help="token budget (512)")
-    recall.add_argument("--egress", metavar="P", help="only facts that may leave for "
-                        "local_only | lan | remote")
-    recall.add_argument("--format", default="gno", choices=("gno", "ob1"),
-                        help="result shape (gno: seed 001; ob1: OB1 recall response)")
+    recall.add_argument(
+        "--egress", metavar="P", help="only facts that may leave for local_only | lan | remote"
+    )
+    recall.add_argument(
+        "--format",
+        default="gno",
+        choices=("gno", "ob1"),
+        help="result shape (gno: seed 001; ob1: OB1 recall response)",
+    )
     _common(recall, collection=True, identity=True)
 
     collection = commands.add_parser(
-        "collection", formatter_class=_formatter, help="list, add or re-police collections",
+        "collection",
+        formatter_class=_formatter,
+        help="list, add or re-police collections",
         description="Collections group facts under a root folder and an egress policy.",
         epilog="examples:\n  gno-tui collection add work --policy lan\n"
         "  gno-tui collection list --json\n  gno-tui collection set-policy work remote",
     )
     actions = collection.add_subparsers(dest="action", metavar="ACTION")
-    add = actions.add_parser("add", help="create a collection", formatter_class=_formatter,
-                             epilog="example:\n  gno-tui collection add work --policy lan")
+    add = actions.add_parser(
+        "add",
+        help="create a collection",
+        formatter_class=_formatter,
+        epilog="example:\n  gno-tui collection add work --policy lan",
+    )
     add.add_argument("name", metavar="NAME")
     add.add_argument("--path", metavar="DIR", help="root folder (default under the home)")
-    add.add_argument("--policy", default="local_only", metavar="P",
-                     help="local_only (default) | lan | remote")
+    add.add_argument(
+        "--policy", default="local_only", metavar="P", help="local_only (default) | lan | remote"
+    )
     _common(add)
-    listing = actions.add_parser("list", help="show collections", formatter_class=_formatter,
-                                 epilog="example:\n  gno-tui collection list --json")
+    listing = actions.add_parser(
+        "list",
+        help="show collections",
+        formatter_class=_formatter,
+        epilog="example:\n  gno-tui collection list --json",
+    )
     _common(listing)
-    policy = actions.add_parser("set-policy", help="change a collection's egress policy",
-                                formatter_class=_formatter,
-                                epilog="example:\n  gno-tui collection set-policy work remote")
+    policy = actions.add_parser(
+        "set-policy",
+        help="change a collection's egress policy",
+        formatter_class=_formatter,
+        epilog="example:\n  gno-tui collection set-policy work remote",
+    )
     policy.add_argument("name", metavar="NAME")
     policy.add_argument("policy", metavar="P")
     _common(policy)
 
     review = commands.add_parser(
-        "review", formatter_class=_formatter, help="the queue of writes held for a person",
+        "review",
+        formatter_class=_formatter,
+        help="the queue of writes held for a person",
         description="Open the workbench on the review queue; --list prints the pending "
         "proposals instead.",
         epilog="example:\n  gno-tui review --list --json",
@@ -130,14 +174,18 @@ def build_parser() -> argparse.ArgumentParser:
     _common(review)
 
     reindex = commands.add_parser(
-        "reindex", formatter_class=_formatter, help="rebuild the index from the fact files",
+        "reindex",
+        formatter_class=_formatter,
+        help="rebuild the index from the fact files",
         description="The fact files are canonical; this makes the index agree with them.",
         epilog="example:\n  gno-tui reindex --json",
     )
     _common(reindex)
 
     importer = commands.add_parser(
-        "import", formatter_class=_formatter, help="bring facts in from OB1, GNO, mem0 or JSONL",
+        "import",
+        formatter_class=_formatter,
+        help="bring facts in from OB1, GNO, mem0 or JSONL",
         description="Import facts. The whole file is checked first (an error names the file and "
         "line and nothing is written). Exact duplicates are skipped, likely duplicates wait in "
         "the review queue, the rest are added as `imported`.",
@@ -146,16 +194,27 @@ def build_parser() -> argparse.ArgumentParser:
         "  gno-tui import ~/gno/memory --format gno\n  gno-tui import mem0.json --scope user:alice",
     )
     importer.add_argument("path", metavar="PATH", help="a file, or a GNO fact folder")
-    importer.add_argument("--format", choices=("jsonl", "ob1", "gno", "mem0"),
-                          help="the input format (default: guessed from the file)")
-    importer.add_argument("--scope", action="append", dest="scopes", metavar="S",
-                          help="scopes for items that carry none")
-    importer.add_argument("--dry-run", action="store_true", help="say what would happen; "
-                          "write nothing")
+    importer.add_argument(
+        "--format",
+        choices=("jsonl", "ob1", "gno", "mem0"),
+        help="the input format (default: guessed from the file)",
+    )
+    importer.add_argument(
+        "--scope",
+        action="append",
+        dest="scopes",
+        metavar="S",
+        help="scopes for items that carry none",
+    )
+    importer.add_argument(
+        "--dry-run", action="store_true", help="say what would happen; write nothing"
+    )
     _common(importer, collection=True)
 
     exporter = commands.add_parser(
-        "export", formatter_class=_formatter, help="write every fact out as JSONL, OB1 or GNO",
+        "export",
+        formatter_class=_formatter,
+        help="write every fact out as JSONL, OB1 or GNO",
         description="Export the whole store (history included). jsonl and ob1 go to stdout or "
         "--output FILE; gno writes a fact folder to --output DIR.",
         epilog="examples:\n  gno-tui export --format jsonl > facts.jsonl\n"
@@ -167,13 +226,18 @@ def build_parser() -> argparse.ArgumentParser:
     _common(exporter)
 
     mcp = commands.add_parser(
-        "mcp", formatter_class=_formatter, help="serve the memory to agents over MCP (stdio)",
+        "mcp",
+        formatter_class=_formatter,
+        help="serve the memory to agents over MCP (stdio)",
         description="An MCP server over stdio. By default it is propose-only: an agent's add or "
         "supersede waits in the review queue for a person; --enable-write lets writes through.",
         epilog="examples:\n  gno-tui --home ~/agent-memory mcp\n  gno-tui mcp --enable-write",
     )
-    mcp.add_argument("--enable-write", action="store_true",
-                     help="apply agents' add/supersede directly instead of queueing them")
+    mcp.add_argument(
+        "--enable-write",
+        action="store_true",
+        help="apply agents' add/supersede directly instead of queueing them",
+    )
     _add_memory(commands)
     return parser
 
@@ -181,59 +245,91 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_memory(commands: Any) -> None:
     """`gno-tui memory ...`: the keyed API (DESIGN.md section 8, docs/keyed-api.md)."""
     memory = commands.add_parser(
-        "memory", formatter_class=_formatter, help="the keyed memory API (instantKV requests)",
+        "memory",
+        formatter_class=_formatter,
+        help="the keyed memory API (instantKV requests)",
         description="Keyed memories with revisions, tags, topic, TTL and byte-bounded pages. "
         "remember/recall/search read one seed-003 JSON request (--request FILE, or stdin) and "
         "print the response as compact JSON on stdout; errors follow --json.",
-        epilog="examples:\n  echo '{\"key\": \"pref/tea\", \"memory\": {\"content\": \"Alice "
-        "prefers green tea\", \"tags\": [\"food\"]}}' | gno-tui memory remember --json\n"
-        "  echo '{\"tag\": \"food\", \"limit\": 5}' | gno-tui memory recall\n"
+        epilog='examples:\n  echo \'{"key": "pref/tea", "memory": {"content": "Alice '
+        'prefers green tea", "tags": ["food"]}}\' | gno-tui memory remember --json\n'
+        '  echo \'{"tag": "food", "limit": 5}\' | gno-tui memory recall\n'
         "  gno-tui memory search --request query.json --namespace team-a\n"
         "  gno-tui memory history pref/tea",
     )
     actions = memory.add_subparsers(dest="action", metavar="ACTION")
     examples = {
-        "remember": ("store a memory under a key (create, retry or update by if_revision)",
-                     "RememberRequest",
-                     '{"key": "pref/tea", "if_revision": 1, "memory": {"content": "Alice '
-                     'prefers black tea", "topic": "drinks", "tags": ["alice"]}}'),
-        "recall": ("memories newest event first; every query term must occur", "MemoryQuery",
-                   '{"query": "tea", "tag": "alice", "since_ms": 1764460800000, "limit": 10}'),
-        "search": ("memories ranked by BM25; any term may match", "SearchQuery",
-                   '{"query": "what does alice drink", "expand": true, "max_bytes": 4096}'),
+        "remember": (
+            "store a memory under a key (create, retry or update by if_revision)",
+            "RememberRequest",
+            '{"key": "pref/tea", "if_revision": 1, "memory": {"content": "Alice '
+            'prefers black tea", "topic": "drinks", "tags": ["alice"]}}',
+        ),
+        "recall": (
+            "memories newest event first; every query term must occur",
+            "MemoryQuery",
+            '{"query": "tea", "tag": "alice", "since_ms": 1764460800000, "limit": 10}',
+        ),
+        "search": (
+            "memories ranked by BM25; any term may match",
+            "SearchQuery",
+            '{"query": "what does alice drink", "expand": true, "max_bytes": 4096}',
+        ),
     }
     for name, (summary, title, example) in examples.items():
         sub = actions.add_parser(
-            name, formatter_class=_formatter, help=summary,
+            name,
+            formatter_class=_formatter,
+            help=summary,
             description=f"{summary[0].upper()}{summary[1:]}. The request is seed 003's {title} "
             "(schemas/keyed-memory-requests.schema.json).",
             epilog=f"example:\n  echo '{example}' | gno-tui memory {name} --json",
         )
-        sub.add_argument("--request", default="-", metavar="FILE",
-                         help="the JSON request ('-', the default, reads stdin)")
-        sub.add_argument("--namespace", default="default", metavar="NAME",
-                         help="keyed namespace; its facts get the scope kv:NAME (default)")
+        sub.add_argument(
+            "--request",
+            default="-",
+            metavar="FILE",
+            help="the JSON request ('-', the default, reads stdin)",
+        )
+        sub.add_argument(
+            "--namespace",
+            default="default",
+            metavar="NAME",
+            help="keyed namespace; its facts get the scope kv:NAME (default)",
+        )
         _common(sub, identity=name == "remember")
-    for name, summary in (("get", "the current revision of a key"),
-                          ("history", "every revision of a key, oldest first")):
-        sub = actions.add_parser(name, formatter_class=_formatter, help=summary,
-                                 description=f"Print {summary} as JSON.",
-                                 epilog=f"example:\n  gno-tui memory {name} pref/tea --json")
+    for name, summary in (
+        ("get", "the current revision of a key"),
+        ("history", "every revision of a key, oldest first"),
+    ):
+        sub = actions.add_parser(
+            name,
+            formatter_class=_formatter,
+            help=summary,
+            description=f"Print {summary} as JSON.",
+            epilog=f"example:\n  gno-tui memory {name} pref/tea --json",
+        )
         sub.add_argument("key", metavar="KEY")
-        sub.add_argument("--namespace", default="default", metavar="NAME",
-                         help="keyed namespace (default)")
+        sub.add_argument(
+            "--namespace", default="default", metavar="NAME", help="keyed namespace (default)"
+        )
         _common(sub)
 
 
-def _common(sub: argparse.ArgumentParser, *, collection: bool = False,
-            identity: bool = False) -> None:
+def _common(
+    sub: argparse.ArgumentParser, *, collection: bool = False, identity: bool = False
+) -> None:
     if collection:
         sub.add_argument("--collection", metavar="NAME", help="collection (default memory)")
     if identity:
-        sub.add_argument("--caller", metavar="ID", help="who writes (default $GNO_TUI_CALLER "
-                         "or cli:<user>)")
-        sub.add_argument("--session", metavar="ID", help="session (default $GNO_TUI_SESSION "
-                         "or ppid:<parent pid>)")
+        sub.add_argument(
+            "--caller", metavar="ID", help="who writes (default $GNO_TUI_CALLER or cli:<user>)"
+        )
+        sub.add_argument(
+            "--session",
+            metavar="ID",
+            help="session (default $GNO_TUI_SESSION or ppid:<parent pid>)",
+        )
     sub.add_argument("--json", action="store_true", help="machine-readable output")
 
 

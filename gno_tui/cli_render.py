@@ -35,24 +35,29 @@ def render_remember(result: dict[str, Any]) -> None:
                 console.print(f"  [red]index sync failed:[/] {sync.get('error', '')}")
         return
     candidates = result["candidates"]
-    console.print(f"[bold]candidates[/]: {len(candidates)} (matching {method}, likely ≥ "
-                  f"{matching['threshold']}); nothing was written.")
+    console.print(
+        f"[bold]candidates[/]: {len(candidates)} (matching {method}, likely ≥ "
+        f"{matching['threshold']}); nothing was written."
+    )
     if candidates:
         table = Table("tier", "similarity", "docid", "text", "uri")
         for c in candidates:
-            table.add_row(c["match"], f"{c['similarity']:.3f}", c["docid"], _short(c["text"], 50),
-                          c["uri"])
+            table.add_row(
+                c["match"], f"{c['similarity']:.3f}", c["docid"], _short(c["text"], 50), c["uri"]
+            )
         console.print(table)
-    console.print("Write it with --add, or replace one with --supersede URI --predecessor-hash "
-                  "HASH.")
+    console.print(
+        "Write it with --add, or replace one with --supersede URI --predecessor-hash HASH."
+    )
 
 
 def render_recall(result: dict[str, Any], fmt: str) -> None:
     if fmt == "ob1":
         table = Table("memory_id", "status", "summary")
         for memory in result["memories"]:
-            table.add_row(memory["memory_id"], memory["provenance"]["status"],
-                          _short(memory["summary"], 70))
+            table.add_row(
+                memory["memory_id"], memory["provenance"]["status"], _short(memory["summary"], 70)
+            )
         console.print(table)
         console.print(f"request_id (receipt digest): {result['request_id']}")
         return
@@ -65,20 +70,32 @@ def render_recall(result: dict[str, Any], fmt: str) -> None:
     else:
         table = Table("#", "score", "docid", "text", "egress")
         for rank, fact in enumerate(result["facts"], start=1):
-            table.add_row(str(rank), f"{fact['score']:.3f}", fact["docid"],
-                          _short(fact["text"], 60), fact["egressLineage"]["effectivePolicy"])
+            table.add_row(
+                str(rank),
+                f"{fact['score']:.3f}",
+                fact["docid"],
+                _short(fact["text"], 60),
+                fact["egressLineage"]["effectivePolicy"],
+            )
         console.print(table)
-    console.print(f"retrieval {mode}; tokens {budget['usedTokens']}/{budget['maxTokens']}, "
-                  f"{len(result['facts'])}/{budget['maxFacts']} facts, {budget['omitted']} "
-                  "omitted")
+    console.print(
+        f"retrieval {mode}; tokens {budget['usedTokens']}/{budget['maxTokens']}, "
+        f"{len(result['facts'])}/{budget['maxFacts']} facts, {budget['omitted']} "
+        "omitted"
+    )
     if "egressLineage" in result:
         console.print(f"lineage: {result['egressLineage']['effectivePolicy']}")
     console.print(f"receipt {result['receipt']['digest']}")
 
 
 def collection_json(row: Any) -> dict[str, Any]:
-    return {"name": row.name, "root": row.root, "policy": row.policy,
-            "policySource": row.policy_source, "policyRevision": row.policy_revision}
+    return {
+        "name": row.name,
+        "root": row.root,
+        "policy": row.policy,
+        "policySource": row.policy_source,
+        "policyRevision": row.policy_revision,
+    }
 
 
 def render_collections(rows: list[Any]) -> None:
@@ -94,8 +111,15 @@ def render_proposals(proposals: list[dict[str, Any]]) -> None:
         return
     table = Table("id", "state", "decision", "caller", "scopes", "text", "candidates")
     for p in proposals:
-        table.add_row(str(p["id"]), p["state"], p["decision"], p["caller"],
-                      ", ".join(p["scopes"]), _short(p["text"], 50), str(len(p["candidates"])))
+        table.add_row(
+            str(p["id"]),
+            p["state"],
+            p["decision"],
+            p["caller"],
+            ", ".join(p["scopes"]),
+            _short(p["text"], 50),
+            str(len(p["candidates"])),
+        )
     console.print(table)
 
 

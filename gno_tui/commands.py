@@ -41,16 +41,21 @@ def _decision(args: argparse.Namespace) -> tuple[str | None, str | None]:
     """Merge --add / --supersede URI with --decision / --predecessor; contradictions are errors."""
     implied = "add" if args.add else "supersede" if args.supersede else None
     if args.add and args.supersede:
-        raise MemoryFailure("MEMORY_DECISION_INVALID",
-                            "--add and --supersede contradict each other; pass one of them.")
+        raise MemoryFailure(
+            "MEMORY_DECISION_INVALID",
+            "--add and --supersede contradict each other; pass one of them.",
+        )
     if implied and args.decision and args.decision != implied:
         raise MemoryFailure(
             "MEMORY_DECISION_INVALID",
             f"--{'add' if args.add else 'supersede'} contradicts --decision {args.decision}; "
-            "pass one of them.")
+            "pass one of them.",
+        )
     if args.supersede and args.predecessor and args.predecessor != args.supersede:
-        raise MemoryFailure("MEMORY_DECISION_INVALID",
-                            "--supersede and --predecessor name different facts; pass one.")
+        raise MemoryFailure(
+            "MEMORY_DECISION_INVALID",
+            "--supersede and --predecessor name different facts; pass one.",
+        )
     return implied or args.decision, args.supersede or args.predecessor
 
 
@@ -60,23 +65,26 @@ def _read_receipt(path: str | None) -> Any:
     try:
         raw = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise MemoryFailure("MEMORY_RECEIPT_INVALID",
-                            f"Cannot read the receipt file {path}: {exc.strerror}. Save a recall "
-                            "with `gno-tui recall ... --json > receipt.json` and pass that file."
-                            ) from exc
+        raise MemoryFailure(
+            "MEMORY_RECEIPT_INVALID",
+            f"Cannot read the receipt file {path}: {exc.strerror}. Save a recall "
+            "with `gno-tui recall ... --json > receipt.json` and pass that file.",
+        ) from exc
     try:
         receipt = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise MemoryFailure(
             "MEMORY_RECEIPT_INVALID",
             f"The receipt file {path} is not JSON ({exc.msg} at line {exc.lineno}). Pass the "
-            "saved output of `gno-tui recall ... --json` or its receipt object.") from exc
+            "saved output of `gno-tui recall ... --json` or its receipt object.",
+        ) from exc
     if not isinstance(receipt, dict):
         # A `null` would otherwise read as "no receipt" and silently skip the fence.
         raise MemoryFailure(
             "MEMORY_RECEIPT_INVALID",
             f"The receipt file {path} holds JSON {type(receipt).__name__}, not an object. Pass "
-            "the saved output of `gno-tui recall ... --json` or its receipt object.")
+            "the saved output of `gno-tui recall ... --json` or its receipt object.",
+        )
     return receipt
 
 
@@ -86,10 +94,17 @@ def cmd_remember(args: argparse.Namespace) -> int:
     decision, predecessor = _decision(args)
     text = sys.stdin.read() if args.text == "-" else args.text
     request = RememberRequest(
-        text=text, scopes=args.scopes, caller=default_caller(args.caller),
-        session=default_session(args.session), decision=decision, predecessor=predecessor,
-        predecessor_hash=args.predecessor_hash, collection=args.collection, source=args.source,
-        receipt=_read_receipt(args.receipt), derived_from=args.derived_from,
+        text=text,
+        scopes=args.scopes,
+        caller=default_caller(args.caller),
+        session=default_session(args.session),
+        decision=decision,
+        predecessor=predecessor,
+        predecessor_hash=args.predecessor_hash,
+        collection=args.collection,
+        source=args.source,
+        receipt=_read_receipt(args.receipt),
+        derived_from=args.derived_from,
     )
     result = open_store(args).remember(request)
     if args.json:
@@ -106,9 +121,14 @@ def cmd_recall(args: argparse.Namespace) -> int:
     from engine.recall import RecallRequest
 
     request = RecallRequest(
-        query=args.query, scopes=args.scopes, caller=default_caller(args.caller),
-        session=default_session(args.session), max_facts=args.max_facts,
-        max_tokens=args.max_tokens, collection=args.collection, egress=args.egress,
+        query=args.query,
+        scopes=args.scopes,
+        caller=default_caller(args.caller),
+        session=default_session(args.session),
+        max_facts=args.max_facts,
+        max_tokens=args.max_tokens,
+        collection=args.collection,
+        egress=args.egress,
     )
     store = open_store(args)
     result = store.recall_ob1(request) if args.format == "ob1" else store.recall(request)
@@ -125,8 +145,10 @@ def cmd_collection(args: argparse.Namespace) -> int:
     from gno_tui.cli_render import collection_json, render_collections
 
     if args.action is None:
-        raise MemoryFailure("MEMORY_USAGE_INVALID",
-                            "Name an action: gno-tui collection add|list|set-policy (see --help).")
+        raise MemoryFailure(
+            "MEMORY_USAGE_INVALID",
+            "Name an action: gno-tui collection add|list|set-policy (see --help).",
+        )
     store = open_store(args)
     if args.action == "add":
         rows = [store.add_collection(args.name, path=args.path, policy=args.policy)]
@@ -169,9 +191,11 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
     else:
-        print(f"{report['indexed']} facts indexed from {report['files']} files: "
-              f"{report['added']} added, {report['changed']} changed, "
-              f"{report['removed']} removed.")
+        print(
+            f"{report['indexed']} facts indexed from {report['files']} files: "
+            f"{report['added']} added, {report['changed']} changed, "
+            f"{report['removed']} removed."
+        )
         for problem in report["problems"]:
             print(f"  skipped: {problem}")
     return 0
@@ -190,16 +214,25 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     with progress_reporter(enabled=not args.json, label="Importing") as progress:
-        report = run_import(store, Path(args.path), fmt=args.format, scopes=args.scopes,
-                            collection=args.collection, dry_run=args.dry_run,
-                            caller=f"import:{default_caller(None)}", progress=progress)
+        report = run_import(
+            store,
+            Path(args.path),
+            fmt=args.format,
+            scopes=args.scopes,
+            collection=args.collection,
+            dry_run=args.dry_run,
+            caller=f"import:{default_caller(None)}",
+            progress=progress,
+        )
     if args.json:
         emit_json(report.to_json())
     else:
         verb = "would be" if args.dry_run else "were"
-        print(f"{len(report.actions)} items: {report.count('add')} {verb} added, "
-              f"{report.count('skip')} skipped, {report.count('propose')} {verb} queued for "
-              "review.")
+        print(
+            f"{len(report.actions)} items: {report.count('add')} {verb} added, "
+            f"{report.count('skip')} skipped, {report.count('propose')} {verb} queued for "
+            "review."
+        )
         for action in report.actions:
             if action["action"] != "add":
                 print(f"  {action['action']}: {action['where']}: {action['reason']}")
@@ -212,8 +245,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     store = open_store(args)
     if args.format == "gno":
         if not args.output:
-            raise MemoryFailure("MEMORY_USAGE_INVALID",
-                                "--format gno writes a folder: pass --output DIR.")
+            raise MemoryFailure(
+                "MEMORY_USAGE_INVALID", "--format gno writes a folder: pass --output DIR."
+            )
         count = interop.export_gno(store, Path(args.output))
         summary = {"format": "gno", "output": str(Path(args.output).resolve()), "facts": count}
         if args.json:
@@ -224,8 +258,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.format == "ob1":
         text = json.dumps(interop.export_ob1(store), ensure_ascii=False) + "\n"
     else:
-        text = "".join(json.dumps(item, ensure_ascii=False) + "\n"
-                       for item in interop.export_jsonl_items(store))
+        text = "".join(
+            json.dumps(item, ensure_ascii=False) + "\n"
+            for item in interop.export_jsonl_items(store)
+        )
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         if args.json:
@@ -241,26 +277,37 @@ def cmd_memory(args: argparse.Namespace) -> int:
     from engine.keyed_cursor import dumps
 
     if args.action is None:
-        raise MemoryFailure("MEMORY_USAGE_INVALID", "Name an action: gno-tui memory "
-                            "remember|recall|search|get|history (see --help).")
+        raise MemoryFailure(
+            "MEMORY_USAGE_INVALID",
+            "Name an action: gno-tui memory remember|recall|search|get|history (see --help).",
+        )
     if args.action in ("get", "history"):
         lookup = keyed.get if args.action == "get" else keyed.history
         result = lookup(open_store(args), args.key, namespace=args.namespace)
     else:
         where = "stdin" if args.request == "-" else args.request
         try:
-            raw = sys.stdin.read() if args.request == "-" else Path(args.request).read_text(
-                encoding="utf-8")
+            raw = (
+                sys.stdin.read()
+                if args.request == "-"
+                else Path(args.request).read_text(encoding="utf-8")
+            )
         except (OSError, UnicodeDecodeError) as exc:
-            raise MemoryFailure("MEMORY_REQUEST_INVALID",
-                                f"Cannot read the request from {where}: {exc}. Pass a JSON "
-                                "file with --request FILE, or the JSON on stdin.") from exc
+            raise MemoryFailure(
+                "MEMORY_REQUEST_INVALID",
+                f"Cannot read the request from {where}: {exc}. Pass a JSON "
+                "file with --request FILE, or the JSON on stdin.",
+            ) from exc
         request = keyed.parse_request_json(raw, where=f"The request ({where})")
         store = open_store(args)
         if args.action == "remember":
-            result = keyed.remember(store, request, namespace=args.namespace,
-                                    caller=default_caller(args.caller),
-                                    session=default_session(args.session))
+            result = keyed.remember(
+                store,
+                request,
+                namespace=args.namespace,
+                caller=default_caller(args.caller),
+                session=default_session(args.session),
+            )
         else:
             run_query = keyed.recall if args.action == "recall" else keyed.search
             result = run_query(store, request, namespace=args.namespace)

@@ -44,8 +44,11 @@ _DESCRIPTIONS = {
         "the search again."
     ),
 }
-_OUTPUTS = {MEMORY_REMEMBER: "keyed_hit", MEMORY_RECALL: "keyed_recall",
-            MEMORY_SEARCH: "keyed_search"}
+_OUTPUTS = {
+    MEMORY_REMEMBER: "keyed_hit",
+    MEMORY_RECALL: "keyed_recall",
+    MEMORY_SEARCH: "keyed_search",
+}
 _INPUTS = {MEMORY_REMEMBER: "remember", MEMORY_RECALL: "recall", MEMORY_SEARCH: "search"}
 
 

@@ -211,8 +211,12 @@ class GnoMcp:
         try:
             if params.name in KEYED_TOOLS:
                 result = await self._blocking(
-                    call_keyed, self.engine, params.name, params.arguments or {},
-                    caller=caller, session=self.session_id,
+                    call_keyed,
+                    self.engine,
+                    params.name,
+                    params.arguments or {},
+                    caller=caller,
+                    session=self.session_id,
                     writes=params.name == MEMORY_REMEMBER,
                 )
                 return ok_result(result)

@@ -22,24 +22,58 @@ class WorkbenchCommand:
 
 def bindings(commands: Iterable[WorkbenchCommand]) -> list[BindingType]:
     return [
-        Binding(c.key, c.action, c.title, show=c.show, tooltip=c.help, id=c.id)
-        for c in commands
+        Binding(c.key, c.action, c.title, show=c.show, tooltip=c.help, id=c.id) for c in commands
     ]
 
 
 GLOBAL_COMMANDS: tuple[WorkbenchCommand, ...] = (
-    WorkbenchCommand("app.library", "1", "app.switch_mode('library')", "Library",
-                     "All facts, filterable, with details"),
-    WorkbenchCommand("app.remember", "2", "app.switch_mode('remember')", "Remember",
-                     "Compose a fact and see its duplicates before writing"),
-    WorkbenchCommand("app.review", "3", "app.switch_mode('review')", "Review",
-                     "Proposals held for a person, and near-duplicates"),
-    WorkbenchCommand("app.recall", "4", "app.switch_mode('recall')", "Recall",
-                     "Recall under a budget; see the receipt"),
-    WorkbenchCommand("app.supersession", "5", "app.switch_mode('supersession')", "Chain",
-                     "A fact's supersession chain with diffs"),
-    WorkbenchCommand("app.receipts", "6", "app.switch_mode('receipts')", "Receipts",
-                     "Receipts, fence preview, collections and egress"),
-    WorkbenchCommand("app.help", "f1,question_mark", "app.show_screen_help", "Help",
-                     "What this screen shows and its keys"),
+    WorkbenchCommand(
+        "app.library",
+        "1",
+        "app.switch_mode('library')",
+        "Library",
+        "All facts, filterable, with details",
+    ),
+    WorkbenchCommand(
+        "app.remember",
+        "2",
+        "app.switch_mode('remember')",
+        "Remember",
+        "Compose a fact and see its duplicates before writing",
+    ),
+    WorkbenchCommand(
+        "app.review",
+        "3",
+        "app.switch_mode('review')",
+        "Review",
+        "Proposals held for a person, and near-duplicates",
+    ),
+    WorkbenchCommand(
+        "app.recall",
+        "4",
+        "app.switch_mode('recall')",
+        "Recall",
+        "Recall under a budget; see the receipt",
+    ),
+    WorkbenchCommand(
+        "app.supersession",
+        "5",
+        "app.switch_mode('supersession')",
+        "Chain",
+        "A fact's supersession chain with diffs",
+    ),
+    WorkbenchCommand(
+        "app.receipts",
+        "6",
+        "app.switch_mode('receipts')",
+        "Receipts",
+        "Receipts, fence preview, collections and egress",
+    ),
+    WorkbenchCommand(
+        "app.help",
+        "f1,question_mark",
+        "app.show_screen_help",
+        "Help",
+        "What this screen shows and its keys",
+    ),
 )

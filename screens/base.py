@@ -47,5 +47,9 @@ class WorkbenchScreen(Screen[None]):
             self.notify_failure(event.worker.error)
 
     def notify_failure(self, error: Any) -> None:
-        self.notify(getattr(error, "message", str(error)), title=getattr(error, "code", "Error"),
-                    severity="error", timeout=8)
+        self.notify(
+            getattr(error, "message", str(error)),
+            title=getattr(error, "code", "Error"),
+            severity="error",
+            timeout=8,
+        )

@@ -20,8 +20,14 @@ from screens.base import WorkbenchScreen
 from screens.reason_prompt import ReasonPrompt
 
 PAGE_SIZE = 200
-TABS = (("all", "All"), ("current", "Current"), ("attention", "Needs attention"),
-        ("superseded", "Superseded"), ("retired", "Retired"), ("expired", "Expired"))
+TABS = (
+    ("all", "All"),
+    ("current", "Current"),
+    ("attention", "Needs attention"),
+    ("superseded", "Superseded"),
+    ("retired", "Retired"),
+    ("expired", "Expired"),
+)
 
 
 @dataclass
@@ -98,24 +104,72 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     """
 
     COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = (
-        WorkbenchCommand("library.filter", "slash", "open_filter", "Filter",
-                         "Filter as you type (s: c: st: prefixes, ! inverts)"),
-        WorkbenchCommand("library.next_tab", "right_square_bracket", "next_tab", "Next tab",
-                         "Next status tab", show=False),
-        WorkbenchCommand("library.prev_tab", "left_square_bracket", "prev_tab", "Prev tab",
-                         "Previous status tab", show=False),
-        WorkbenchCommand("library.confirm", "c", "confirm", "Confirm",
-                         "Confirm the fact: user_confirmed, freshness reset", writes=True),
-        WorkbenchCommand("library.stale", "S", "mark_stale", "Stale",
-                         "Mark the fact stale (needs attention)", writes=True),
-        WorkbenchCommand("library.retire", "X", "retire", "Retire",
-                         "Take the fact out of recall, with a reason", writes=True),
-        WorkbenchCommand("library.restore", "u", "restore", "Restore",
-                         "Bring a retired fact back", writes=True),
-        WorkbenchCommand("library.chain", "enter", "open_chain", "Chain",
-                         "Open the fact's supersession chain", show=False),
-        WorkbenchCommand("library.close_filter", "escape", "close_filter", "Close filter",
-                         "Hide the filter box", show=False),
+        WorkbenchCommand(
+            "library.filter",
+            "slash",
+            "open_filter",
+            "Filter",
+            "Filter as you type (s: c: st: prefixes, ! inverts)",
+        ),
+        WorkbenchCommand(
+            "library.next_tab",
+            "right_square_bracket",
+            "next_tab",
+            "Next tab",
+            "Next status tab",
+            show=False,
+        ),
+        WorkbenchCommand(
+            "library.prev_tab",
+            "left_square_bracket",
+            "prev_tab",
+            "Prev tab",
+            "Previous status tab",
+            show=False,
+        ),
+        WorkbenchCommand(
+            "library.confirm",
+            "c",
+            "confirm",
+            "Confirm",
+            "Confirm the fact: user_confirmed, freshness reset",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "library.stale",
+            "S",
+            "mark_stale",
+            "Stale",
+            "Mark the fact stale (needs attention)",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "library.retire",
+            "X",
+            "retire",
+            "Retire",
+            "Take the fact out of recall, with a reason",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "library.restore", "u", "restore", "Restore", "Bring a retired fact back", writes=True
+        ),
+        WorkbenchCommand(
+            "library.chain",
+            "enter",
+            "open_chain",
+            "Chain",
+            "Open the fact's supersession chain",
+            show=False,
+        ),
+        WorkbenchCommand(
+            "library.close_filter",
+            "escape",
+            "close_filter",
+            "Close filter",
+            "Hide the filter box",
+            show=False,
+        ),
     )
     BINDINGS = bindings(COMMANDS_LIST)
 
@@ -129,8 +183,10 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     def compose(self) -> ComposeResult:
         yield Header()
         yield Tabs(*[Tab(label, id=f"tab-{key}") for key, label in TABS], id="library-tabs")
-        yield Input(placeholder="filter: words  s:scope  c:collection  st:status  !invert",
-                    id="library-filter")
+        yield Input(
+            placeholder="filter: words  s:scope  c:collection  st:status  !invert",
+            id="library-filter",
+        )
         with Horizontal(id="library-body"):
             with Vertical(id="library-list"):
                 yield FactTable(id="library-table")
@@ -141,8 +197,17 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
     def on_mount(self) -> None:
         table = self.query_one(FactTable)
-        table.add_columns("summary", "scopes", "collection", "status", "provenance",
-                          "use policy", "conf.", "created", "caller")
+        table.add_columns(
+            "summary",
+            "scopes",
+            "collection",
+            "status",
+            "provenance",
+            "use policy",
+            "conf.",
+            "created",
+            "caller",
+        )
         table.focus()
         self.reload()
 
@@ -160,13 +225,25 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         if tab == "attention":
             page = browse.needs_attention(self.store, offset=offset, limit=PAGE_SIZE)
         elif wanted.text and not wanted.invert and offset == 0:
-            page = browse.search_facts(self.store, text=wanted.text, status=status,
-                                       scope=wanted.scope, collection=wanted.collection,
-                                       limit=PAGE_SIZE)
+            page = browse.search_facts(
+                self.store,
+                text=wanted.text,
+                status=status,
+                scope=wanted.scope,
+                collection=wanted.collection,
+                limit=PAGE_SIZE,
+            )
         else:
-            page = browse.list_facts(self.store, status=status, scope=wanted.scope,
-                                     collection=wanted.collection, text=wanted.text or None,
-                                     invert=wanted.invert, offset=offset, limit=PAGE_SIZE)
+            page = browse.list_facts(
+                self.store,
+                status=status,
+                scope=wanted.scope,
+                collection=wanted.collection,
+                text=wanted.text or None,
+                invert=wanted.invert,
+                offset=offset,
+                limit=PAGE_SIZE,
+            )
         counts = browse.status_counts(self.store)
         counts["attention"] = browse.needs_attention(self.store, limit=1).total
         self.post_message(FactsLoaded(page.rows, page.total, offset, counts))
@@ -187,16 +264,21 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         if keep is not None and self.rows:
             table.move_cursor(row=min(keep, len(self.rows) - 1))
         for key, label in TABS:
-            count = sum(message.counts.values()) - message.counts.get("attention", 0) \
-                if key == "all" else message.counts.get(key, 0)
+            count = (
+                sum(message.counts.values()) - message.counts.get("attention", 0)
+                if key == "all"
+                else message.counts.get(key, 0)
+            )
             self.query_one(f"#tab-{key}", Tab).label = f"{label} {count}"
         self.query_one("#library-summary", Static).update(
-            f"{len(self.rows)} of {self.total} shown" + (" · filter: " + self._filter_text()
-                                                         if self._filter_text() else ""))
+            f"{len(self.rows)} of {self.total} shown"
+            + (" · filter: " + self._filter_text() if self._filter_text() else "")
+        )
         if not self.rows:
             self.query_one("#library-detail-body", Static).update(
                 "No fact matches. Agents add facts with `gno-tui remember`; press 2 to "
-                "compose one here.")
+                "compose one here."
+            )
 
     def _filter_text(self) -> str:
         return self.query_one("#library-filter", Input).value.strip()
@@ -218,9 +300,12 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         row = browse.fact_row(self.store, record_id)
         recalled, last_by = browse.recall_usage(self.store, record_id)
         root = self.store.collection_root(row.collection)
-        self.post_message(DetailLoaded(record_id, detail_text(row, self.store.now(),
-                                                               str(root / row.rel_path),
-                                                               recalled, last_by)))
+        self.post_message(
+            DetailLoaded(
+                record_id,
+                detail_text(row, self.store.now(), str(root / row.rel_path), recalled, last_by),
+            )
+        )
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
         self.query_one("#library-detail-body", Static).update(message.body)
@@ -316,11 +401,19 @@ def fact_cells(row: Any, now: Any) -> list[Text]:
     provenance = row.workbench.get("provenance", {})
     policy = row.workbench.get("usePolicy", {})
     use = ("instr" if policy.get("canUseAsInstruction") else "evid") + (
-        "·confirm?" if policy.get("requiresUserConfirmation") else "")
-    cells = [collapse_text(row.text)[:60], ",".join(row.scopes), row.collection, status,
-             f"{provenance.get('status', '?')}/{provenance.get('createdBy', '?')}", use,
-             f"{float(provenance.get('confidence', 0)):.2f}",
-             iso_utc(row.created_at)[:16].replace("T", " "), row.caller]
+        "·confirm?" if policy.get("requiresUserConfirmation") else ""
+    )
+    cells = [
+        collapse_text(row.text)[:60],
+        ",".join(row.scopes),
+        row.collection,
+        status,
+        f"{provenance.get('status', '?')}/{provenance.get('createdBy', '?')}",
+        use,
+        f"{float(provenance.get('confidence', 0)):.2f}",
+        iso_utc(row.created_at)[:16].replace("T", " "),
+        row.caller,
+    ]
     return [Text(str(cell), style=style) for cell in cells]
 
 
@@ -329,15 +422,23 @@ def detail_text(row: Any, now: Any, path: str, recalled: int, last_by: str | Non
     lines = Text()
     lines.append(f"{row.docid}  {status}\n", style="bold")
     lines.append(f"{row.text}\n\n")
-    fields = [("uri", row.uri), ("scopes", ", ".join(row.scopes)),
-              ("collection", row.collection), ("caller", row.caller),
-              ("session", row.session), ("created", iso_utc(row.created_at)),
-              ("contentHash", row.content_hash), ("source", row.source or "—"),
-              ("file", path), ("supersedes", ", ".join(row.supersedes) or "—"),
-              ("superseded by", row.superseded_by or "—")]
+    fields = [
+        ("uri", row.uri),
+        ("scopes", ", ".join(row.scopes)),
+        ("collection", row.collection),
+        ("caller", row.caller),
+        ("session", row.session),
+        ("created", iso_utc(row.created_at)),
+        ("contentHash", row.content_hash),
+        ("source", row.source or "—"),
+        ("file", path),
+        ("supersedes", ", ".join(row.supersedes) or "—"),
+        ("superseded by", row.superseded_by or "—"),
+    ]
     if row.retired_at:
-        fields.append(("retired", f"{iso_utc(row.retired_at)} by {row.retired_by}: "
-                                  f"{row.retired_reason}"))
+        fields.append(
+            ("retired", f"{iso_utc(row.retired_at)} by {row.retired_by}: {row.retired_reason}")
+        )
     if row.expires_at:
         fields.append(("expires", iso_utc(row.expires_at)))
     for key in ("provenance", "usePolicy", "freshness"):

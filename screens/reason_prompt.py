@@ -18,8 +18,11 @@ class ReasonPrompt(ModalScreen[str | None]):
                       background: $surface; }
     }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="reason.cancel",
-                        tooltip="Close without doing anything")]
+    BINDINGS = [
+        Binding(
+            "escape", "cancel", "Cancel", id="reason.cancel", tooltip="Close without doing anything"
+        )
+    ]
 
     def __init__(self, question: str, *, initial: str = "") -> None:
         super().__init__()
@@ -29,8 +32,11 @@ class ReasonPrompt(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="reason-box"):
             yield Label(self.question)
-            yield Input(value=self.initial, placeholder="type, then enter; escape cancels",
-                        id="reason-input")
+            yield Input(
+                value=self.initial,
+                placeholder="type, then enter; escape cancels",
+                id="reason-input",
+            )
 
     @on(Input.Submitted, "#reason-input")
     def submitted(self, event: Input.Submitted) -> None:

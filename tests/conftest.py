@@ -111,7 +111,9 @@ _PG_HOMES: dict[Path, str] = {}
 
 
 @pytest.fixture(autouse=True)
-def postgres_per_home(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def postgres_per_home(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     if not PG_SERVER or "engine" not in Path(str(request.node.path)).parts:
         yield
         return
@@ -330,8 +332,9 @@ def check_cli_output(args: Sequence[str], returncode: int, stdout: str, stderr: 
     command = next((a for a in args if a in ("memory", "remember", "recall")), None)
     if command == "memory":  # the keyed API has response schemas of its own
         verb = next(a for a in args if a in ("remember", "recall", "search", "get", "history"))
-        assert_valid({"remember": "keyed_hit", "get": "keyed_hit"}.get(verb, f"keyed_{verb}"),
-                     result.doc)
+        assert_valid(
+            {"remember": "keyed_hit", "get": "keyed_hit"}.get(verb, f"keyed_{verb}"), result.doc
+        )
     elif command == "remember":
         assert_valid("remember", result.doc)
     elif command == "recall":

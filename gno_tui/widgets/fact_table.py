@@ -11,8 +11,7 @@ class FactTable(DataTable[object]):
         Binding("j", "cursor_down", "Down", show=False, id="list.down", tooltip="Next row"),
         Binding("k", "cursor_up", "Up", show=False, id="list.up", tooltip="Previous row"),
         Binding("g", "scroll_top", "Top", show=False, id="list.top", tooltip="First row"),
-        Binding("G", "scroll_bottom", "Bottom", show=False, id="list.bottom",
-                tooltip="Last row"),
+        Binding("G", "scroll_bottom", "Bottom", show=False, id="list.bottom", tooltip="Last row"),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:

@@ -32,5 +32,6 @@ def changed_words(old: str, new: str) -> int:
     """How many words differ: a quick size of a change for lists."""
     before, after = old.split(), new.split()
     matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
-    return sum(max(a1 - a0, b1 - b0) for op, a0, a1, b0, b1 in matcher.get_opcodes()
-               if op != "equal")
+    return sum(
+        max(a1 - a0, b1 - b0) for op, a0, a1, b0, b1 in matcher.get_opcodes() if op != "equal"
+    )

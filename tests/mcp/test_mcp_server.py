@@ -37,8 +37,13 @@ def _remember(text: str, **extra: Any) -> dict[str, Any]:
 async def test_tools_declare_their_schemas(mcp_home: Path) -> None:
     async with mcp_session(mcp_home) as session:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-    assert set(tools) == {"gno_remember", "gno_recall", "memory_remember", "memory_recall",
-                          "memory_search"}
+    assert set(tools) == {
+        "gno_remember",
+        "gno_recall",
+        "memory_remember",
+        "memory_recall",
+        "memory_search",
+    }
     remember, recall = tools["gno_remember"], tools["gno_recall"]
     # Output schemas are the seed result schemas, exactly.
     assert remember.output_schema == load_schema("remember")

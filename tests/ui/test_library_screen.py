@@ -87,7 +87,9 @@ async def test_sees_writes_from_another_process(engine: Any, client: Any) -> Non
         assert summary(app).startswith("1 of 1")
 
 
-async def test_enter_opens_the_chain_and_the_palette_runs_commands(engine: Any, client: Any) -> None:
+async def test_enter_opens_the_chain_and_the_palette_runs_commands(
+    engine: Any, client: Any
+) -> None:
     first = client.add("Carol drinks coffee", "user:carol")
     client.supersede(first, "Carol drinks water")
     app = create_app(store=engine, watch_store=False)
