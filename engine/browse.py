@@ -164,7 +164,13 @@ def needs_attention(engine: MemoryEngine, *, offset: int = 0, limit: int = 200) 
     """Current facts a person should look at: agent facts that still need confirmation, and
     facts whose freshness has run out (stale_after passed)."""
     now = engine.now()
-    options: dict[str, Any] = {"status": "current", "scope": None, "collection": None, "text": None, "now": now}
+    options: dict[str, Any] = {
+        "status": "current",
+        "scope": None,
+        "collection": None,
+        "text": None,
+        "now": now,
+    }
     with Session(engine.db, expire_on_commit=False) as session:
         total = (
             session.scalar(
