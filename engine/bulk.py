@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from engine import tables
 from engine.database import bump_generation
+from engine.embeddings import embed_facts
 from engine.factfiles import FactFile, write_atomically
 from engine.normalize import (
     check_identity,
@@ -192,5 +193,5 @@ def _flush(engine: MemoryEngine, rows: list[tables.FactRow]) -> None:
     if embedder is not None:
         facts = [IndexedFact.from_row(row) for row in rows]
         store_vectors(
-            engine.db, embedder.model_id, facts, embedder.embed([row.text for row in rows])
+            engine.db, embedder.model_id, facts, embed_facts(embedder, [row.text for row in rows])
         )

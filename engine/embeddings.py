@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,9 +86,39 @@ def load_embedder(model_path: str | Path | None = None) -> EmbedderStatus:
     return EmbedderStatus(StaticModelEmbedder(model, model_fingerprint(folder)))
 
 
-def vector_to_bytes(vector: np.ndarray) -> bytes:
-    return np.asarray(vector, dtype=np.float32).tobytes()
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
-def vector_from_bytes(blob: bytes) -> np.ndarray:
-    return np.frombuffer(blob, dtype=np.float32)
+def sentences(text: str) -> list[str]:
+    """The sentences of a fact with more than one; [] for a one-sentence fact."""
+    parts = [part.strip() for part in _SENTENCE_END.split(text.strip()) if part.strip()]
+    return parts if len(parts) > 1 else []
+
+
+def embed_facts(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray]:
+    """Per fact, a (k, dims) block: row 0 the whole text, then one row per sentence when it has
+    more than one. Recall scores a fact by its best row (a long turn that mentions the answer
+    in one sentence is not diluted by the rest); dedup compares whole texts (row 0)."""
+    split = [sentences(text) for text in texts]
+    flat = list(texts) + [sentence for parts in split for sentence in parts]
+    vectors = embedder.embed(flat)
+    blocks, cursor = [], len(texts)
+    for index, parts in enumerate(split):
+        whole = vectors[index]
+        # A sentence row keeps its fact's context (whole + sentence, renormalised): a bare
+        # sentence loses who or what the fact is about, which hurt recall on LoCoMo.
+        rows = [whole]
+        for offset in range(len(parts)):
+            mixed = whole + vectors[cursor + offset]
+            rows.append(mixed / max(float(np.linalg.norm(mixed)), 1e-12))
+        cursor += len(parts)
+        blocks.append(np.vstack(rows).astype(np.float32))
+    return blocks
+
+
+def vector_to_bytes(block: np.ndarray) -> bytes:
+    return np.asarray(block, dtype=np.float32).tobytes()
+
+
+def vector_from_bytes(blob: bytes, dims: int) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float32).reshape(-1, dims)

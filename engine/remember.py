@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from engine import tables
 from engine.contracts import ensure_valid
 from engine.database import bump_generation
+from engine.embeddings import embed_facts
 from engine.errors import MemoryFailure
 from engine.factfiles import FactFile, write_atomically
 from engine.matching import ScoredCandidate, find_candidates, matching_block
@@ -367,4 +368,4 @@ def keep_vector(engine: MemoryEngine, row: tables.FactRow) -> None:
     embedder = engine.embedder_status.embedder
     if embedder is not None:
         fact = IndexedFact.from_row(row)
-        store_vectors(engine.db, embedder.model_id, [fact], embedder.embed([row.text]))
+        store_vectors(engine.db, embedder.model_id, [fact], embed_facts(embedder, [row.text]))

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from engine import tables
 from engine.database import read_generation
-from engine.embeddings import Embedder, vector_from_bytes, vector_to_bytes
+from engine.embeddings import Embedder, embed_facts, vector_from_bytes, vector_to_bytes
 from engine.lexical import Bm25Index
 
 
@@ -61,11 +61,26 @@ class IndexedFact:
 
 class Snapshot:
     def __init__(
-        self, generation: int, facts: list[IndexedFact], vectors: np.ndarray | None
+        self,
+        generation: int,
+        facts: list[IndexedFact],
+        blocks: list[np.ndarray] | None,
+        dims: int = 0,
     ) -> None:
         self.generation = generation
         self.facts = facts
-        self.vectors = vectors  # (n, dims) unit rows, or None without a model
+        # (n, dims) whole-text unit vectors, or None without a model; `rows` stacks every
+        # fact's block (whole text, then its sentences) and `starts` says where each begins.
+        self.vectors: np.ndarray | None = None
+        self.rows: np.ndarray | None = None
+        self.starts: np.ndarray | None = None
+        if blocks is not None and blocks:
+            self.vectors = np.vstack([block[0] for block in blocks])
+            self.rows = np.vstack(blocks)
+            self.starts = np.cumsum([0] + [len(block) for block in blocks[:-1]])
+        elif blocks is not None:
+            self.vectors = self.rows = np.zeros((0, dims), dtype=np.float32)
+            self.starts = np.zeros(0, dtype=np.int64)
         self.lexical = Bm25Index([fact.text for fact in facts])
         self.positions = {fact.record_id: i for i, fact in enumerate(facts)}
         by_scope: dict[str, list[int]] = {}
@@ -81,6 +96,13 @@ class Snapshot:
             [fact.expires_at.timestamp() if fact.expires_at else np.inf for fact in facts],
             dtype=np.float64,
         )
+
+    def best_cosine(self, query: np.ndarray) -> np.ndarray:
+        """Per fact, the cosine of its best row (whole text or one of its sentences)."""
+        assert self.rows is not None and self.starts is not None
+        if not len(self.facts):
+            return np.zeros(0, dtype=np.float32)
+        return np.maximum.reduceat(self.rows @ query, self.starts)
 
     def visible(
         self, *, scopes: Sequence[str], collections: Iterable[str] | None, now: datetime
@@ -125,11 +147,13 @@ class SnapshotCache:
             .order_by(tables.FactRow.created_at, tables.FactRow.record_id)  # type: ignore[arg-type]
         ).all()
         facts = [IndexedFact.from_row(row) for row in rows]
-        vectors = self._vectors(session, facts) if self._embedder else None
-        return Snapshot(generation, facts, vectors)
+        if self._embedder is None:
+            return Snapshot(generation, facts, None)
+        return Snapshot(generation, facts, self._vectors(session, facts), self._embedder.dims)
 
-    def _vectors(self, session: Session, facts: list[IndexedFact]) -> np.ndarray:
+    def _vectors(self, session: Session, facts: list[IndexedFact]) -> list[np.ndarray]:
         assert self._embedder is not None
+        dims = self._embedder.dims
         stored = {
             row.record_id: row
             for row in session.scalars(
@@ -138,25 +162,27 @@ class SnapshotCache:
                 )
             )
         }
-        matrix = np.zeros((len(facts), self._embedder.dims), dtype=np.float32)
+        blocks: list[np.ndarray] = []
         missing: list[int] = []
         for position, fact in enumerate(facts):
             row = stored.get(fact.record_id)
             if row is not None and row.content_hash == fact.content_hash:
-                matrix[position] = vector_from_bytes(row.vector)
+                blocks.append(vector_from_bytes(row.vector, dims))
             else:
+                blocks.append(np.zeros((1, dims), dtype=np.float32))
                 missing.append(position)
         if missing:
             # Facts written by a process without the model (or another model): embed them now
             # and keep the vectors, so the next snapshot does not pay again.
-            fresh = self._embedder.embed([facts[i].text for i in missing])
-            matrix[missing] = fresh
+            fresh = embed_facts(self._embedder, [facts[i].text for i in missing])
+            for position, block in zip(missing, fresh, strict=True):
+                blocks[position] = block
             store_vectors(self._db, self._embedder.model_id, [facts[i] for i in missing], fresh)
-        return matrix
+        return blocks
 
 
 def store_vectors(
-    db: Engine, model_id: str, facts: Sequence[IndexedFact], vectors: np.ndarray
+    db: Engine, model_id: str, facts: Sequence[IndexedFact], vectors: Sequence[np.ndarray]
 ) -> None:
     """Best effort: a vector is derived data, so failing to keep it loses nothing."""
     try:
