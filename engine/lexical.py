@@ -146,6 +146,16 @@ class Bm25Index:
                 weights[word] = max(weights.get(word, 0.0), score / 100.0)
         return weights
 
+    def ceiling(self, query: str) -> float:
+        """The most BM25 any document could score for this query (every term matched at
+        saturation): dividing by it keeps a match on one common word a weak match."""
+        total = 0.0
+        for term, weight in self.expand(tokenize(query)).items():
+            ids, _ = self._postings[term]
+            idf = math.log(1 + (self.size - len(ids) + 0.5) / (len(ids) + 0.5))
+            total += weight * idf * (self.K1 + 1)
+        return total
+
     def scores(self, query: str) -> np.ndarray:
         """BM25 of every document for the query (0 where no term matches)."""
         total = np.zeros(self.size, dtype=np.float32)

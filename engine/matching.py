@@ -25,7 +25,7 @@ class Tiers:
     weak: float  # the floor: below it a fact is not a candidate at all
 
 
-SEMANTIC_TIERS = Tiers(exact=0.94, likely=0.83, weak=0.58)
+SEMANTIC_TIERS = Tiers(exact=0.95, likely=0.86, weak=0.66)
 LEXICAL_TIERS = Tiers(exact=0.94, likely=0.82, weak=0.58)
 MAX_CANDIDATES = 8
 # In lexical mode rapidfuzz runs on the BM25 shortlist only (it is too slow for a whole store).

@@ -1,7 +1,7 @@
 """recall (DESIGN.md section 6): rank current facts in scope, fill the budget, issue a receipt.
 
 Hybrid ranking fuses the lexical (BM25) and semantic (cosine) legs by a calibrated blend:
-BM25 normalised by the query's best BM25, plus a weighted cosine. On LoCoMo it beat reciprocal
+BM25 normalised by the query's BM25 ceiling, plus a weighted cosine. On LoCoMo it beat reciprocal
 rank fusion, which let the weaker semantic leg pull good lexical hits down
 (docs/retrieval.md)."""
 
@@ -34,9 +34,9 @@ DEFAULT_MAX_FACTS = 8
 DEFAULT_MAX_TOKENS = 512
 MAX_FACTS_LIMIT = 256
 MAX_TOKENS_LIMIT = 65_536
-# Weight of the cosine against max-normalised BM25 in the hybrid score: 1.5 sits in the flat
-# optimum (1.5-2.0) measured on LoCoMo turns and observations (docs/retrieval.md).
-SEMANTIC_WEIGHT = 1.5
+# Weight of the cosine against ceiling-normalised BM25 in the hybrid score: the best of
+# 0.5 / 1 / 1.5 / 2 on both LoCoMo turns and observations (docs/retrieval.md).
+SEMANTIC_WEIGHT = 1.0
 # Ranked matches considered for the budget; beyond this a match is not even counted as omitted.
 MATCH_WINDOW = 256
 # Below this cosine the semantic leg does not count a fact as a match on its own.
@@ -88,9 +88,10 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
     """Visible matches, best first. A lexical match shares a (stemmed or fuzzily close) word
     with the query; a semantic match has a cosine at or above the floor.
 
-    Hybrid score = BM25 / the best BM25 of this query + SEMANTIC_WEIGHT x cosine (the best of
-    the fact's whole text and its sentences), so a strong lexical hit and a strong semantic
-    hit weigh alike. docs/retrieval.md has the fusions compared on LoCoMo."""
+    Hybrid score = BM25 / the query's BM25 ceiling (every term matched at saturation) +
+    SEMANTIC_WEIGHT x cosine (the best of the fact's whole text and its sentences). Against the
+    ceiling, a fact that only shares a common word stays a weak lexical match; normalising by
+    the best hit instead would promote it to 1. docs/retrieval.md compares the fusions."""
     lexical = snapshot.lexical.scores(query)
     if embedder is None or snapshot.rows is None:
         hits = np.flatnonzero(mask & (lexical > 0))
@@ -98,8 +99,8 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
         return RankedMatches([int(i) for i in top], [float(lexical[i]) for i in top], "lexical")
     cosine = np.clip(snapshot.best_cosine(embedder.embed([query])[0]), 0.0, 1.0)
     hits = np.flatnonzero(mask & ((lexical > 0) | (cosine >= SEMANTIC_MATCH_FLOOR)))
-    best = float(lexical[hits].max()) if len(hits) else 0.0
-    fused = (lexical[hits] / best if best > 0 else 0.0) + SEMANTIC_WEIGHT * cosine[hits]
+    ceiling = snapshot.lexical.ceiling(query)
+    fused = (lexical[hits] / ceiling if ceiling > 0 else 0.0) + SEMANTIC_WEIGHT * cosine[hits]
     order = np.argsort(-fused, kind="stable")[:MATCH_WINDOW]
     return RankedMatches([int(hits[i]) for i in order], [float(fused[i]) for i in order], "hybrid")
 

@@ -216,23 +216,22 @@ def remember(
     status = engine.embedder_status
     matching = matching_block(status.embedder, status.unavailable_reason)
     if checked.decision == "propose" or hold_writes:
-        with Session(engine.db, expire_on_commit=False) as session:
-            predecessor = (
-                _check_predecessor(session, request, checked)
-                if checked.decision == "supersede"
-                else None
+        predecessor = None
+        if checked.decision == "supersede":
+            with Session(engine.db, expire_on_commit=False) as session:
+                predecessor = _check_predecessor(session, request, checked)
+        # Nothing is written on this path, so the snapshot (fresh for the store's generation)
+        # answers the exact check without a query.
+        existing = (
+            None
+            if request.keyed
+            else engine.snapshot().current_duplicate(
+                collection=checked.collection,
+                content_hash=checked.content_hash,
+                scopes=checked.scopes,
+                now=engine.now(),
             )
-            existing = (
-                None
-                if request.keyed
-                else current_duplicate(
-                    session,
-                    collection=checked.collection,
-                    content_hash=checked.content_hash,
-                    scopes=checked.scopes,
-                    now=engine.now(),
-                )
-            )
+        )
         if existing is not None:
             return ensure_valid(
                 "remember",

@@ -83,6 +83,9 @@ class Snapshot:
             self.starts = np.zeros(0, dtype=np.int64)
         self.lexical = Bm25Index([fact.text for fact in facts])
         self.positions = {fact.record_id: i for i, fact in enumerate(facts)}
+        self._by_hash: dict[str, list[int]] = {}
+        for position, fact in enumerate(facts):
+            self._by_hash.setdefault(fact.content_hash, []).append(position)
         by_scope: dict[str, list[int]] = {}
         by_collection: dict[str, list[int]] = {}
         for position, fact in enumerate(facts):
@@ -96,6 +99,18 @@ class Snapshot:
             [fact.expires_at.timestamp() if fact.expires_at else np.inf for fact in facts],
             dtype=np.float64,
         )
+
+    def current_duplicate(
+        self, *, collection: str, content_hash: str, scopes: Sequence[str], now: datetime
+    ) -> IndexedFact | None:
+        """The oldest current fact with this content hash in the collection sharing a scope."""
+        wanted = set(scopes)
+        for position in self._by_hash.get(content_hash, []):
+            fact = self.facts[position]
+            expired = fact.expires_at is not None and fact.expires_at <= now
+            if fact.collection == collection and wanted & set(fact.scopes) and not expired:
+                return fact
+        return None
 
     def best_cosine(self, query: np.ndarray) -> np.ndarray:
         """Per fact, the cosine of its best row (whole text or one of its sentences)."""
