@@ -89,7 +89,10 @@ def fuzz_scores(s1: list[str], s2: list[str]) -> np.ndarray:
 
     # default_process: lower-case, strip non-alphanumerics (what a fuzzy matcher would normally use)
     return np.asarray(
-        [fuzz.token_sort_ratio(a, b, processor=utils.default_process) for a, b in zip(s1, s2)],
+        [
+            fuzz.token_sort_ratio(a, b, processor=utils.default_process)
+            for a, b in zip(s1, s2, strict=True)
+        ],
         dtype=np.float64,
     )
 
@@ -112,9 +115,15 @@ def folder_size(path: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("data_dir", nargs="?", default=str(DEFAULT_DATA), help="folder with sts-{dev,test}.csv")
-    ap.add_argument("--model", default=str(DEFAULT_MODEL), help="model2vec model folder (default engine/model)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "data_dir", nargs="?", default=str(DEFAULT_DATA), help="folder with sts-{dev,test}.csv"
+    )
+    ap.add_argument(
+        "--model", default=str(DEFAULT_MODEL), help="model2vec model folder (default engine/model)"
+    )
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="markdown file to write ('-' to skip)")
     args = ap.parse_args(argv)
 
@@ -146,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"Model folder: `{shown}` ({folder_size(model_dir) / 1e6:.1f} MB, dim {model.dim}, "
         f"dtype {model.embedding_dtype}); loaded in {load_s:.2f} s.",
-        "Spearman x100 against the gold scores. `mean` = per-pair mean of cosine and token_sort_ratio/100.",
+        "Spearman x100 against the gold scores. `mean` = per-pair mean of cosine and "
+        "token_sort_ratio/100.",
         "",
         "| scorer | dev | test |",
         "|---|---:|---:|",

@@ -77,11 +77,15 @@ def find_candidates(
         return []
     if embedder is not None and snapshot.vectors is not None:
         query = embedder.embed([text])[0]
-        scores = np.clip(snapshot.vectors @ query, 0.0, 1.0)
-        scores[~mask] = -1.0
+        # Only the visible rows are scored: a scope is usually a small part of the store, and
+        # the product is the cost of a propose.
+        visible = np.flatnonzero(mask)
+        similarity = np.clip(snapshot.vectors[visible] @ query, 0.0, 1.0)
         tiers = SEMANTIC_TIERS
-        order = _top(scores, MAX_CANDIDATES * 4)
-        scored = [(int(i), float(scores[i])) for i in order if scores[i] >= tiers.weak]
+        order = _top(similarity, MAX_CANDIDATES * 4)
+        scored = [
+            (int(visible[i]), float(similarity[i])) for i in order if similarity[i] >= tiers.weak
+        ]
     else:
         tiers = LEXICAL_TIERS
         bm25 = snapshot.lexical.scores(text)

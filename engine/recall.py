@@ -37,6 +37,10 @@ MAX_TOKENS_LIMIT = 65_536
 # Weight of the cosine against ceiling-normalised BM25 in the hybrid score: the best of
 # 0.5 / 1 / 1.5 / 2 on both LoCoMo turns and observations (docs/retrieval.md).
 SEMANTIC_WEIGHT = 1.0
+# Pseudo-relevance feedback: the first pass's best facts, and how far the query moves to them
+# (docs/retrieval.md: +1.1 R@10 on LoCoMo turns, +0.6 R@1 on observations).
+FEEDBACK_FACTS = 3
+FEEDBACK_WEIGHT = 0.6
 # Ranked matches considered for the budget; beyond this a match is not even counted as omitted.
 MATCH_WINDOW = 256
 # Below this cosine the semantic leg does not count a fact as a match on its own.
@@ -97,12 +101,31 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
         hits = np.flatnonzero(mask & (lexical > 0))
         top = hits[np.argsort(-lexical[hits], kind="stable")][:MATCH_WINDOW]
         return RankedMatches([int(i) for i in top], [float(lexical[i]) for i in top], "lexical")
-    cosine = np.clip(snapshot.best_cosine(embedder.embed([query])[0]), 0.0, 1.0)
-    hits = np.flatnonzero(mask & ((lexical > 0) | (cosine >= SEMANTIC_MATCH_FLOOR)))
     ceiling = snapshot.lexical.ceiling(query)
-    fused = (lexical[hits] / ceiling if ceiling > 0 else 0.0) + SEMANTIC_WEIGHT * cosine[hits]
+    normalised = lexical / ceiling if ceiling > 0 else np.zeros_like(lexical)
+    query_vector = embedder.embed([query])[0]
+    hits, fused = _fuse(snapshot, query_vector, normalised, lexical, mask)
+    if len(hits) and snapshot.vectors is not None:
+        # Pseudo-relevance feedback (Rocchio): move the query towards its best first-pass
+        # facts, then rank again; a static model's query vector alone misses paraphrases.
+        first = hits[np.argsort(-fused, kind="stable")[:FEEDBACK_FACTS]]
+        query_vector = query_vector + FEEDBACK_WEIGHT * snapshot.vectors[first].mean(axis=0)
+        query_vector /= max(float(np.linalg.norm(query_vector)), 1e-12)
+        hits, fused = _fuse(snapshot, query_vector, normalised, lexical, mask)
     order = np.argsort(-fused, kind="stable")[:MATCH_WINDOW]
     return RankedMatches([int(hits[i]) for i in order], [float(fused[i]) for i in order], "hybrid")
+
+
+def _fuse(
+    snapshot: Snapshot,
+    query_vector: np.ndarray,
+    normalised: np.ndarray,
+    lexical: np.ndarray,
+    mask: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    cosine = np.clip(snapshot.best_cosine(query_vector), 0.0, 1.0)
+    hits = np.flatnonzero(mask & ((lexical > 0) | (cosine >= SEMANTIC_MATCH_FLOOR)))
+    return hits, normalised[hits] + SEMANTIC_WEIGHT * cosine[hits]
 
 
 def lineage(collections: list[tuple[str, str, str]]) -> dict[str, Any]:

@@ -441,10 +441,12 @@ def detail_text(row: Any, now: Any, path: str, recalled: int, last_by: str | Non
         )
     keyed = row.workbench.get("keyed")
     if isinstance(keyed, dict) and keyed.get("key"):
-        fields += [("key", f"{keyed['key']} (namespace {keyed.get('namespace', 'default')})"),
-                   ("revision", str(keyed.get("revision", 1))),
-                   ("topic", str(keyed.get("topic") or "—")),
-                   ("tags", ", ".join(keyed.get("tags") or []) or "—")]
+        fields += [
+            ("key", f"{keyed['key']} (namespace {keyed.get('namespace', 'default')})"),
+            ("revision", str(keyed.get("revision", 1))),
+            ("topic", str(keyed.get("topic") or "—")),
+            ("tags", ", ".join(keyed.get("tags") or []) or "—"),
+        ]
     if row.expires_at:
         fields.append(("expires", iso_utc(row.expires_at)))
     for key in ("provenance", "usePolicy", "freshness"):

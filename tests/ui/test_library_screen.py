@@ -109,9 +109,18 @@ async def test_enter_opens_the_chain_and_the_palette_runs_commands(
 async def test_detail_shows_key_revision_topic_tags_and_expiry(engine: Any) -> None:
     from engine import keyed
 
-    keyed.remember(engine, {"key": "alice/drink", "ttl_seconds": 3600,
-                            "memory": {"content": "Alice drinks tea", "topic": "prefs",
-                                       "tags": ["Diet", "morning"]}})
+    keyed.remember(
+        engine,
+        {
+            "key": "alice/drink",
+            "ttl_seconds": 3600,
+            "memory": {
+                "content": "Alice drinks tea",
+                "topic": "prefs",
+                "tags": ["Diet", "morning"],
+            },
+        },
+    )
     app = create_app(store=engine, watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
