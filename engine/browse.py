@@ -160,6 +160,14 @@ def _attention_clause(now: datetime) -> Any:
     return or_(unconfirmed.is_(True), stale)
 
 
+def is_stale(row: tables.FactRow, now: datetime) -> bool:
+    """Its freshness ran out (`stale_after` passed): shown as stale until confirmed again."""
+    from engine.normalize import parse_iso
+
+    stale_after = row.workbench.get("freshness", {}).get("staleAfter")
+    return isinstance(stale_after, str) and parse_iso(stale_after) <= now
+
+
 def needs_attention(engine: MemoryEngine, *, offset: int = 0, limit: int = 200) -> FactPage:
     """Current facts a person should look at: agent facts that still need confirmation, and
     facts whose freshness has run out (stale_after passed)."""

@@ -319,7 +319,7 @@ def confirm(engine: MemoryEngine, *, ref: str, actor: str) -> None:
                 "canUseAsEvidence": True,
                 "requiresUserConfirmation": False,
             },
-            "freshness": {"lastConfirmedAt": iso_utc(engine.now())},
+            "freshness": {"lastConfirmedAt": iso_utc(engine.now()), "staleAfter": None},
         },
     )
 

@@ -128,6 +128,22 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
             show=False,
         ),
         WorkbenchCommand(
+            "library.evidence",
+            "E",
+            "toggle_instruction",
+            "Evidence-only",
+            "Toggle the use policy: evidence only, or usable as an instruction",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "library.confidence",
+            "percent_sign",
+            "set_confidence",
+            "Confidence",
+            "Set the fact's confidence (0 to 1)",
+            writes=True,
+        ),
+        WorkbenchCommand(
             "library.confirm",
             "c",
             "confirm",
@@ -360,6 +376,42 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         if (row := self._selected()) is not None:
             self.curate("stale", row.record_id)
 
+    def action_toggle_instruction(self) -> None:
+        if (row := self._selected()) is not None:
+            policy = row.workbench.get("usePolicy", {})
+            self.curate(
+                "use-policy",
+                row.record_id,
+                changes={
+                    "usePolicy": {
+                        "canUseAsInstruction": not policy.get("canUseAsInstruction", False),
+                        "canUseAsEvidence": True,
+                    }
+                },
+            )
+
+    def action_set_confidence(self) -> None:
+        row = self._selected()
+        if row is None:
+            return
+        current = row.workbench.get("provenance", {}).get("confidence", 0.7)
+
+        def apply(answer: str | None) -> None:
+            try:
+                value = float(answer) if answer is not None else None
+            except ValueError:
+                value = -1.0
+            if value is None:
+                return
+            if not 0.0 <= value <= 1.0:
+                self.notify("Confidence is a number from 0 to 1, e.g. 0.8.", severity="warning")
+                return
+            self.curate("confidence", row.record_id, changes={"provenance": {"confidence": value}})
+
+        self.app.push_screen(
+            ReasonPrompt(f"Confidence of {row.docid} (0 to 1)", initial=str(current)), apply
+        )
+
     def action_restore(self) -> None:
         if (row := self._selected()) is not None:
             self.curate("restore", row.record_id)
@@ -376,8 +428,18 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         self.app.push_screen(ReasonPrompt(f"Why retire {row.docid}?"), retire_with)
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="library-curate")
-    def curate(self, what: str, record_id: str, reason: str = "") -> None:
-        if what == "confirm":
+    def curate(
+        self,
+        what: str,
+        record_id: str,
+        reason: str = "",
+        changes: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        if changes is not None:
+            review.set_curation(
+                self.store, ref=record_id, actor=self.actor, action=what, changes=changes
+            )
+        elif what == "confirm":
             review.confirm(self.store, ref=record_id, actor=self.actor)
         elif what == "stale":
             review.mark_stale(self.store, ref=record_id, actor=self.actor)
@@ -397,6 +459,8 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
 def fact_cells(row: Any, now: Any) -> list[Text]:
     status = browse.status_of(row, now)
+    if status == "current" and browse.is_stale(row, now):
+        status = "stale"
     style = "" if status == "current" else "dim"
     provenance = row.workbench.get("provenance", {})
     policy = row.workbench.get("usePolicy", {})

@@ -127,3 +127,26 @@ async def test_detail_shows_key_revision_topic_tags_and_expiry(engine: Any) -> N
         detail = str(app.screen.query_one("#library-detail-body", Static).content)
         assert "alice/drink" in detail and "prefs" in detail
         assert "diet, morning" in detail and "expires" in detail
+
+
+async def test_use_policy_confidence_and_stale_from_the_keyboard(engine: Any, client: Any) -> None:
+    client.add("Fay prefers short meetings", "user:fay")
+    app = create_app(store=engine, watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("E")
+        await settle(pilot)
+        row = browse.list_facts(engine).rows[0]
+        assert row.workbench["usePolicy"]["canUseAsInstruction"] is True
+        await pilot.press("percent_sign", *["backspace"] * 5, *"0.35", "enter")
+        await settle(pilot)
+        assert browse.list_facts(engine).rows[0].workbench["provenance"]["confidence"] == 0.35
+        await pilot.press("S")
+        await settle(pilot)
+        table = app.screen.query_one(DataTable)
+        assert str(table.get_row_at(0)[3]) == "stale"
+        await pilot.press("c")
+        await settle(pilot)
+        assert str(table.get_row_at(0)[3]) == "current"
+        actions = [entry["action"] for entry in review.decision_log(engine)]
+        assert actions[:4] == ["confirm", "mark-stale", "confidence", "use-policy"]
