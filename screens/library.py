@@ -315,12 +315,16 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     def load_detail(self, record_id: str) -> None:
         row = browse.fact_row(self.store, record_id)
         recalled, last_by = browse.recall_usage(self.store, record_id)
-        root = self.store.collection_root(row.collection)
+        path = self.store.collection_root(row.collection) / row.rel_path
+        # Shown relative to the store's home when it lives there (the usual case): shorter,
+        # and the same on every machine.
+        shown = (
+            f"<home>/{path.relative_to(self.store.home)}"
+            if path.is_relative_to(self.store.home)
+            else str(path)
+        )
         self.post_message(
-            DetailLoaded(
-                record_id,
-                detail_text(row, self.store.now(), str(root / row.rel_path), recalled, last_by),
-            )
+            DetailLoaded(record_id, detail_text(row, self.store.now(), shown, recalled, last_by))
         )
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:

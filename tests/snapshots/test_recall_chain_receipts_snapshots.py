@@ -67,7 +67,10 @@ def steps(*groups: list[str] | str) -> Callable[[Any], Awaitable[None]]:
             await pilot.press(*([group] if isinstance(group, str) else group))
             await settle(pilot)
         pilot.app.clear_notifications()
-        await pilot.pause()
+        # DataTable sizes its auto-width columns on a later refresh; let it, or the picture
+        # depends on timing.
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause(0.2)
 
     return run
 
@@ -121,4 +124,18 @@ def test_collections_policy_and_effective(snap_compare: Any, demo: Any) -> None:
         make_app(demo, "receipts"),
         terminal_size=SIZE,
         run_before=steps(["space", "space"], "p", "y", "P"),
+    )
+
+
+def test_library_with_detail(snap_compare: Any, demo: Any) -> None:
+    assert snap_compare(make_app(demo, "library"), terminal_size=SIZE, run_before=steps("j"))
+
+
+def test_library_needs_attention_filtered(snap_compare: Any, demo: Any) -> None:
+    assert snap_compare(
+        make_app(demo, "library"),
+        terminal_size=SIZE,
+        run_before=steps(
+            ["right_square_bracket", "right_square_bracket"], ["slash", *"alice", "enter"]
+        ),
     )
