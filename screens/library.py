@@ -472,8 +472,9 @@ def fact_cells(row: Any, now: Any) -> list[Text]:
         "·confirm?" if policy.get("requiresUserConfirmation") else ""
     )
     cells = [
-        collapse_text(row.text)[:60],
-        ",".join(row.scopes),
+        # Short cells so that every column fits beside the detail pane; the pane has it all.
+        collapse_text(row.text)[:36],
+        ",".join(row.scopes)[:18],
         row.collection,
         status,
         f"{provenance.get('status', '?')}/{provenance.get('createdBy', '?')}",
