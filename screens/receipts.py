@@ -153,7 +153,7 @@ revision.
         collections = self.query_one("#collections-table", FactTable)
         # Fixed widths: an unfocused table otherwise keeps a header measured before its rows.
         for label, width in ((" ", 1), ("collection", 16), ("policy", 12), ("source", 15),
-                             ("revision", 8), ("root", None)):  # fmt: skip
+                             ("revision", 8), ("root", 30)):  # fmt: skip
             collections.add_column(label, width=width)
         self.query_one("#fence-text", Input).border_title = "fence preview"
         self.query_one("#receipts-table", FactTable).focus()

@@ -43,6 +43,15 @@ def chain_diff(versions: Sequence[Any], *, selected: int, as_of_id: str | None,
         head = Text(f"{'▶' if chosen else ' '} v{index + 1} {version.docid}  "
                     f"{iso_utc(version.created_at)}  by {version.caller}",
                     style="bold reverse" if chosen else "bold")  # fmt: skip
+        keyed = version.workbench.get("keyed")
+        if isinstance(keyed, dict) and keyed.get("key"):
+            head.append(f"  key {keyed['key']} rev {keyed.get('revision', 1)}", style="cyan")
+            if keyed.get("topic"):
+                head.append(f" · topic {keyed['topic']}", style="cyan")
+            if keyed.get("tags"):
+                head.append(f" · tags {', '.join(keyed['tags'])}", style="cyan")
+        if version.expires_at is not None:
+            head.append(f"  expires {iso_utc(version.expires_at)}", style="yellow")
         if version.record_id == as_of_id:
             head.append("  ◆ as of", style="bold magenta")
         parts.append(head)

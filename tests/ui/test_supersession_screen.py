@@ -232,3 +232,46 @@ async def test_the_library_and_recall_open_the_chain(engine: Any, client: Any) -
         await pilot.press("slash", "ctrl+u", *erin.docid, "enter")
         await settle(pilot)
         assert [v.text for v in screen.versions] == ["Erin likes trains"]
+
+
+async def test_a_keyed_chain_shows_key_revision_topic_tags_and_expiry(engine) -> None:
+    from engine import keyed
+    from gno_tui.app import create_app
+
+    keyed.remember(
+        engine,
+        {
+            "key": "bob/city",
+            "memory": {"content": "Bob lives in Paris", "topic": "home", "tags": ["Move"]},
+        },
+    )
+    head = keyed.remember(
+        engine,
+        {
+            "key": "bob/city",
+            "if_revision": 1,
+            "ttl_seconds": 600,
+            "memory": {"content": "Bob lives in Lyon", "topic": "home"},
+        },
+    )
+    assert head["revision"] == 2
+    app = create_app(store=engine, screen="supersession", watch_store=False)
+    app.selected_fact = browse_head(engine)  # type: ignore[attr-defined]
+    async with app.run_test(size=(140, 40)) as pilot:
+        for _ in range(60):
+            await pilot.pause(0.05)
+        import io
+
+        from rich.console import Console
+
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(app.screen.query_one("#chain-diff-body").content)  # type: ignore[attr-defined]
+        text = console.export_text()
+        assert "key bob/city rev 1" in text and "key bob/city rev 2" in text
+        assert "topic home" in text and "tags move" in text and "expires" in text
+
+
+def browse_head(engine) -> str:
+    from engine import browse
+
+    return browse.list_facts(engine, status="current").rows[0].record_id
