@@ -68,6 +68,8 @@ class Decision:
     target: str | None = None  # the fact to supersede (uri), for `supersede`
     text: str | None = None  # the edited text, for `edit`
     reason: str | None = None  # why, for `reject`
+    # The person also vouches for the fact: it is written, then confirmed (user_confirmed).
+    confirm: bool = False
 
 
 def decide(engine: MemoryEngine, decision: Decision) -> dict[str, Any]:
@@ -160,6 +162,8 @@ def _apply(
         result = engine.remember(request)
         state = {"added": "added", "superseded": "superseded"}.get(result["outcome"], "existing")
         resolution = result["record"]["uri"]
+        if decision.confirm:
+            confirm(engine, ref=resolution, actor=decision.actor)
     with Session(engine.db, expire_on_commit=False) as session:
         decided_row = session.get(tables.ProposalRow, decision.proposal_id)
         assert decided_row is not None

@@ -3,6 +3,7 @@ refresh when the store changes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.screen import Screen
@@ -45,6 +46,44 @@ class WorkbenchScreen(Screen[None]):
         changes go to the node that started the worker; they do not bubble to the app)."""
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             self.notify_failure(event.worker.error)
+
+    # -- curation shared by the screens that show facts (Library, Recall) -------------------
+
+    def toggle_instruction(
+        self, record_id: str, workbench: dict[str, Any], curate: Callable[..., Any]
+    ) -> None:
+        """Flip the fact's use policy between evidence-only and usable as an instruction."""
+        policy = workbench.get("usePolicy", {})
+        flipped = not policy.get("canUseAsInstruction", False)
+        curate(
+            "use-policy",
+            record_id,
+            changes={"usePolicy": {"canUseAsInstruction": flipped, "canUseAsEvidence": True}},
+        )
+
+    def ask_confidence(
+        self, record_id: str, docid: str, workbench: dict[str, Any], curate: Callable[..., Any]
+    ) -> None:
+        """Ask a confidence from 0 to 1 and set it; anything else is refused with a hint."""
+        from screens.reason_prompt import ReasonPrompt
+
+        current = workbench.get("provenance", {}).get("confidence", 0.7)
+
+        def apply(answer: str | None) -> None:
+            if answer is None:
+                return
+            try:
+                value = float(answer)
+            except ValueError:
+                value = -1.0
+            if not 0.0 <= value <= 1.0:
+                self.notify("Confidence is a number from 0 to 1, e.g. 0.8.", severity="warning")
+                return
+            curate("confidence", record_id, changes={"provenance": {"confidence": value}})
+
+        self.app.push_screen(
+            ReasonPrompt(f"Confidence of {docid} (0 to 1)", initial=str(current)), apply
+        )
 
     def notify_failure(self, error: Any) -> None:
         self.notify(

@@ -382,39 +382,11 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
     def action_toggle_instruction(self) -> None:
         if (row := self._selected()) is not None:
-            policy = row.workbench.get("usePolicy", {})
-            self.curate(
-                "use-policy",
-                row.record_id,
-                changes={
-                    "usePolicy": {
-                        "canUseAsInstruction": not policy.get("canUseAsInstruction", False),
-                        "canUseAsEvidence": True,
-                    }
-                },
-            )
+            self.toggle_instruction(row.record_id, row.workbench, self.curate)
 
     def action_set_confidence(self) -> None:
-        row = self._selected()
-        if row is None:
-            return
-        current = row.workbench.get("provenance", {}).get("confidence", 0.7)
-
-        def apply(answer: str | None) -> None:
-            try:
-                value = float(answer) if answer is not None else None
-            except ValueError:
-                value = -1.0
-            if value is None:
-                return
-            if not 0.0 <= value <= 1.0:
-                self.notify("Confidence is a number from 0 to 1, e.g. 0.8.", severity="warning")
-                return
-            self.curate("confidence", row.record_id, changes={"provenance": {"confidence": value}})
-
-        self.app.push_screen(
-            ReasonPrompt(f"Confidence of {row.docid} (0 to 1)", initial=str(current)), apply
-        )
+        if (row := self._selected()) is not None:
+            self.ask_confidence(row.record_id, row.docid, row.workbench, self.curate)
 
     def action_restore(self) -> None:
         if (row := self._selected()) is not None:

@@ -119,6 +119,10 @@ Recall the facts an agent would get for a query, under a budget.
                          "Matches left out: by scope, egress ceiling, budget or status"),
         WorkbenchCommand("recall.confirm", "c", "confirm", "Confirm",
                          "Confirm the highlighted fact (user_confirmed)", writes=True),
+        WorkbenchCommand("recall.evidence", "E", "toggle_instruction", "Evidence-only",
+                         "Toggle the highlighted fact's use policy", writes=True),
+        WorkbenchCommand("recall.confidence", "percent_sign", "set_confidence", "Confidence",
+                         "Set the highlighted fact's confidence (0 to 1)", writes=True),
         WorkbenchCommand("recall.stale", "S", "mark_stale", "Stale",
                          "Mark the highlighted fact stale", writes=True, show=False),
         WorkbenchCommand("recall.edit", "slash", "edit_query", "Query",
@@ -364,14 +368,29 @@ Recall the facts an agent would get for a query, under a budget.
         if (fact := self._selected_fact()) is not None:
             self.curate("stale", fact["recordId"])
 
+    def action_toggle_instruction(self) -> None:
+        if (fact := self._selected_fact()) is not None:
+            row = browse.fact_row(self.store, fact["recordId"])
+            self.toggle_instruction(row.record_id, row.workbench, self.curate)
+
+    def action_set_confidence(self) -> None:
+        if (fact := self._selected_fact()) is not None:
+            row = browse.fact_row(self.store, fact["recordId"])
+            self.ask_confidence(row.record_id, row.docid, row.workbench, self.curate)
+
     @work(thread=True, exclusive=False, exit_on_error=False, group="recall-curate")
-    def curate(self, what: str, record_id: str) -> None:
-        if what == "confirm":
+    def curate(
+        self, what: str, record_id: str, changes: dict[str, dict[str, Any]] | None = None
+    ) -> None:
+        if changes is not None:
+            review.set_curation(
+                self.store, ref=record_id, actor=self.actor, action=what, changes=changes
+            )
+        elif what == "confirm":
             review.confirm(self.store, ref=record_id, actor=self.actor)
         else:
             review.mark_stale(self.store, ref=record_id, actor=self.actor)
-        label = "confirmed" if what == "confirm" else "marked stale"
-        self.app.call_from_thread(self.notify, f"{record_id} {label}")
+        self.app.call_from_thread(self.notify, f"{record_id}: {what} done")
 
     @on(DataTable.RowSelected, "#recall-table")
     def open_chain(self, event: DataTable.RowSelected) -> None:

@@ -96,6 +96,14 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
             "review.add", "a", "add", "Add", "Add the proposal as a new fact", writes=True
         ),
         WorkbenchCommand(
+            "review.add_confirmed",
+            "C",
+            "add_confirmed",
+            "Add+confirm",
+            "Add the proposal and vouch for it (user_confirmed)",
+            writes=True,
+        ),
+        WorkbenchCommand(
             "review.supersede",
             "s",
             "supersede",
@@ -333,6 +341,10 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
     def action_add(self) -> None:
         if (proposal := self.current()) is not None:
             self.decide([review.Decision(proposal["id"], "add", self.actor)])
+
+    def action_add_confirmed(self) -> None:
+        if (proposal := self.current()) is not None:
+            self.decide([review.Decision(proposal["id"], "add", self.actor, confirm=True)])
 
     def action_supersede(self) -> None:
         proposal = self.current()

@@ -179,3 +179,26 @@ async def test_why_not_explains_what_was_left_out(engine: Any, client: Any) -> N
         assert "memory is local_only" in text_of(app, "#recall-why")
         await pilot.press("w")
         assert not screen.query_one("#recall-why").has_class("-visible")
+
+
+async def test_use_policy_and_confidence_from_recall(engine: Any, client: Any) -> None:
+    from engine import browse
+    from gno_tui.app import create_app
+
+    client.add("Erin's pager rotation starts Monday", "team:infra")
+    app = create_app(store=engine, screen="recall", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        for _ in range(20):
+            await pilot.pause(0.05)
+        await pilot.press(*"pager", "tab", *"team:infra", "enter")
+        for _ in range(40):
+            await pilot.pause(0.05)
+        await pilot.press("escape", "E")
+        for _ in range(20):
+            await pilot.pause(0.05)
+        await pilot.press("percent_sign", *["backspace"] * 5, *"0.9", "enter")
+        for _ in range(20):
+            await pilot.pause(0.05)
+    row = browse.list_facts(engine).rows[0]
+    assert row.workbench["usePolicy"]["canUseAsInstruction"] is True
+    assert row.workbench["provenance"]["confidence"] == 0.9

@@ -265,3 +265,18 @@ async def test_read_only_review_decides_nothing(engine: Any, client: Any) -> Non
         await settle(pilot)
         assert isinstance(app.screen, ReviewScreen)
         assert states(engine)[pid] == "pending"
+
+
+async def test_add_and_confirm_vouches_for_the_fact(engine: Any, client: Any) -> None:
+    held = propose(client, "Dana leads the infra team", "team:infra")
+    app = create_app(store=engine, screen="review", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await open_review(pilot)
+        await pilot.press("C")
+        await settle(pilot)
+    assert states(engine)[held] == "added"
+    row = browse.list_facts(engine, text="Dana").rows[0]
+    assert row.caller == "test:agent"  # still the agent's fact
+    assert row.workbench["provenance"]["status"] == "user_confirmed"
+    assert row.workbench["usePolicy"]["requiresUserConfirmation"] is False
+    assert [e["action"] for e in review.decision_log(engine)][:2] == ["review:add", "confirm"]
