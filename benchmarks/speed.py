@@ -168,7 +168,7 @@ def main() -> None:
                     f"{timing['recall_p95']:.2f}",
                     f"{timing['propose_p50']:.2f}",
                     f"{base:.2f}",
-                    f"{timing['recall_p50'] / base:.1f}x",
+                    f"{timing['recall_p50'] / base:.2f}x",
                     f"{timing['snapshot_s']:.1f}",
                 ]
             )
