@@ -67,8 +67,8 @@ class ReviewScreen(WorkbenchScreen):
 The selected proposal is shown beside each candidate it may duplicate, as a word diff with
 the similarity, tier and the threshold in force. One key decides; the cursor then moves on.
 
-- `a` add · `s` supersede the chosen candidate (`J`/`K` choose) · `x` reject, with a
-  reason · `e` edit the text, then add.
+- `a` add · `C` add and confirm (you vouch for it) · `s` supersede the chosen candidate
+  (`J`/`K` choose) · `x` reject, with a reason · `e` edit the text, then add.
 - `space` marks a proposal; `y` applies one decision (add, or reject with one reason) to
   every marked proposal after a summary answered with `y` or `n`.
 
@@ -76,6 +76,8 @@ the similarity, tier and the threshold in force. One key decides; the cursor the
 
 - `r` retires the older fact as a duplicate of the newer, `R` the newer one.
 - `b` keeps both; the pair is not offered again.
+- `E` toggles the newer fact's use policy (evidence only / instruction), `%` sets its
+  confidence.
 
 `@` shows the decision log: who decided what, when, and before/after. `[`/`]` switch tabs.
 Nothing here deletes: reject only sets a state, retire keeps the file.
@@ -172,6 +174,22 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
             "retire_newer",
             "Retire newer",
             "Retire the newer fact of the pair as a duplicate",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "review.evidence",
+            "E",
+            "toggle_instruction",
+            "Evidence-only",
+            "Duplicates: toggle the newer fact's use policy",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "review.confidence",
+            "percent_sign",
+            "set_confidence",
+            "Confidence",
+            "Duplicates: set the newer fact's confidence (0 to 1)",
             writes=True,
         ),
         WorkbenchCommand(
@@ -431,6 +449,32 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
 
     def action_retire_newer(self) -> None:
         self.query_one(DuplicatesPane).retire(newer=True, actor=self.actor)
+
+    def _newer_of_pair(self) -> Any | None:
+        pair = self.query_one(DuplicatesPane).current_pair()
+        if self.query_one(TabbedContent).active != "duplicates" or pair is None:
+            self.notify(
+                "Use policy and confidence apply to a duplicate pair's newer fact "
+                "(Duplicates tab).",
+                severity="warning",
+            )
+            return None
+        return browse.fact_row(self.store, pair.right.record_id)
+
+    def action_toggle_instruction(self) -> None:
+        if (row := self._newer_of_pair()) is not None:
+            self.toggle_instruction(row.record_id, row.workbench, self.curate)
+
+    def action_set_confidence(self) -> None:
+        if (row := self._newer_of_pair()) is not None:
+            self.ask_confidence(row.record_id, row.docid, row.workbench, self.curate)
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="review-curate")
+    def curate(self, what: str, record_id: str, changes: dict[str, dict[str, Any]]) -> None:
+        review.set_curation(
+            self.store, ref=record_id, actor=self.actor, action=what, changes=changes
+        )
+        self.app.call_from_thread(self.notify, f"{record_id}: {what} done")
 
     def action_keep_both(self) -> None:
         self.query_one(DuplicatesPane).keep_both(actor=self.actor)

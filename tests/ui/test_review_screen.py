@@ -280,3 +280,23 @@ async def test_add_and_confirm_vouches_for_the_fact(engine: Any, client: Any) ->
     assert row.workbench["provenance"]["status"] == "user_confirmed"
     assert row.workbench["usePolicy"]["requiresUserConfirmation"] is False
     assert [e["action"] for e in review.decision_log(engine)][:2] == ["review:add", "confirm"]
+
+
+async def test_duplicates_newer_fact_use_policy_and_confidence(engine: Any, client: Any) -> None:
+    client.add("Alice prefers green tea in the morning", "user:alice")
+    newer = client.add("Alice prefers green tea in the mornings", "user:alice")["record"]
+    app = create_app(store=engine, screen="review", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await open_review(pilot)
+        await pilot.press("E")  # on the Proposals tab: refused with a hint, nothing changes
+        await settle(pilot)
+        assert "canUseAsInstruction" not in str(review.decision_log(engine))
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        await pilot.press("E")
+        await settle(pilot)
+        await pilot.press("percent_sign", *["backspace"] * 5, *"0.4", "enter")
+        await settle(pilot)
+    row = browse.fact_row(engine, newer["uri"])
+    assert row.workbench["usePolicy"]["canUseAsInstruction"] is True
+    assert row.workbench["provenance"]["confidence"] == 0.4
