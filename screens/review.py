@@ -26,6 +26,7 @@ from textual.widgets import (
 )
 
 from engine import browse, review
+from engine.normalize import iso_utc
 from gno_tui.widgets.duplicates_pane import DuplicatesPane, PairsCounted
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.proposal_view import proposal_cells, proposal_detail
@@ -77,7 +78,7 @@ the similarity, tier and the threshold in force. One key decides; the cursor the
 - `r` retires the older fact as a duplicate of the newer, `R` the newer one.
 - `b` keeps both; the pair is not offered again.
 - `E` toggles the newer fact's use policy (evidence only / instruction), `%` sets its
-  confidence.
+  confidence, `S` marks it stale.
 
 `@` shows the decision log: who decided what, when, and before/after. `[`/`]` switch tabs.
 Nothing here deletes: reject only sets a state, retire keeps the file.
@@ -182,6 +183,14 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
             "toggle_instruction",
             "Evidence-only",
             "Duplicates: toggle the newer fact's use policy",
+            writes=True,
+        ),
+        WorkbenchCommand(
+            "review.stale",
+            "S",
+            "mark_stale",
+            "Stale",
+            "Duplicates: mark the newer fact stale",
             writes=True,
         ),
         WorkbenchCommand(
@@ -464,6 +473,14 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
     def action_toggle_instruction(self) -> None:
         if (row := self._newer_of_pair()) is not None:
             self.toggle_instruction(row.record_id, row.workbench, self.curate)
+
+    def action_mark_stale(self) -> None:
+        if (row := self._newer_of_pair()) is not None:
+            self.curate(
+                "mark-stale",
+                row.record_id,
+                {"freshness": {"staleAfter": iso_utc(self.store.now())}},
+            )
 
     def action_set_confidence(self) -> None:
         if (row := self._newer_of_pair()) is not None:

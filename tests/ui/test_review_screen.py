@@ -297,6 +297,9 @@ async def test_duplicates_newer_fact_use_policy_and_confidence(engine: Any, clie
         await settle(pilot)
         await pilot.press("percent_sign", *["backspace"] * 5, *"0.4", "enter")
         await settle(pilot)
+        await pilot.press("S")
+        await settle(pilot)
     row = browse.fact_row(engine, newer["uri"])
+    assert browse.is_stale(row, engine.now())
     assert row.workbench["usePolicy"]["canUseAsInstruction"] is True
     assert row.workbench["provenance"]["confidence"] == 0.4
