@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pilot_helpers import settle
 
 from engine import normalize
 from engine.embeddings import EmbedderStatus
@@ -44,14 +45,6 @@ def make_app(demo: tuple[MemoryEngine, dict[str, Any]], mode: str) -> GnoApp:
     app.session_id = "snap"  # type: ignore[attr-defined]
     app.selected_fact = made["chains"][2]  # type: ignore[attr-defined]
     return app
-
-
-async def settle(pilot: Any) -> None:
-    for _ in range(100):
-        await pilot.pause(0.05)
-        if not any(worker.is_running for worker in pilot.app.workers):
-            break
-    await pilot.pause()
 
 
 def keys(text: str) -> list[str]:

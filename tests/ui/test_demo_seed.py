@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pilot_helpers import settle
 
 from engine import browse, review
 from engine.embeddings import EmbedderStatus
@@ -16,14 +17,6 @@ from gno_tui.app import create_app
 from gno_tui.cli import build_parser
 from gno_tui.demo import demo_clock, seed_demo
 from screens import SCREENS_BY_MODE
-
-
-async def settle(pilot: Any) -> None:
-    for _ in range(100):
-        await pilot.pause(0.05)
-        if not any(worker.is_running for worker in pilot.app.workers):
-            break
-    await pilot.pause()
 
 
 def demo_store(home: Path) -> MemoryEngine:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pilot_helpers import settle
 from textual.widgets import DataTable, Static
 
 from engine import browse, review
@@ -12,16 +13,6 @@ from gno_tui.app import create_app
 
 def summary(app: Any) -> str:
     return str(app.screen.query_one("#library-summary", Static).content)
-
-
-async def settle(pilot: Any) -> None:
-    """Wait until no worker runs (exclusive workers cancel each other, so waiting for each
-    one to complete would fail on the cancelled ones)."""
-    for _ in range(100):
-        await pilot.pause(0.05)
-        if not any(worker.is_running for worker in pilot.app.workers):
-            break
-    await pilot.pause()
 
 
 async def test_filter_as_you_type_confirm_and_retire(engine: Any, client: Any) -> None:

@@ -4,21 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pilot_helpers import settle
 from textual.widgets import Input, Label, Static
 
 from engine import browse
 from gno_tui.app import create_app
 from screens.json_modal import JsonModal
 from screens.recall import RecallScreen
-
-
-async def settle(pilot: Any) -> None:
-    """Wait until no worker runs (exclusive workers cancel each other)."""
-    for _ in range(100):
-        await pilot.pause(0.05)
-        if not any(worker.is_running for worker in pilot.app.workers):
-            break
-    await pilot.pause()
 
 
 def text_of(app: Any, selector: str) -> str:

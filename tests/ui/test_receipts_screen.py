@@ -4,20 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pilot_helpers import settle
 from textual.widgets import Input, Static
 
 from gno_tui.app import create_app
 from screens.recall import RecallScreen
 from screens.receipts import ReceiptsScreen
 from screens.yes_no import YesNoPrompt
-
-
-async def settle(pilot: Any) -> None:
-    for _ in range(100):
-        await pilot.pause(0.05)
-        if not any(worker.is_running for worker in pilot.app.workers):
-            break
-    await pilot.pause()
 
 
 def keys(text: str) -> list[str]:

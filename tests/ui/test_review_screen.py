@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pilot_helpers import settle
 from textual.widgets import Static, TabbedContent, TextArea
 
 from engine import browse, review
@@ -13,15 +14,6 @@ from gno_tui.app import create_app
 from screens.reason_prompt import ReasonPrompt
 from screens.review import ReviewScreen
 from screens.review_modals import BatchPrompt, DecisionLogScreen, EditPrompt
-
-
-async def settle(pilot: Any) -> None:
-    """Wait until no worker runs (exclusive workers cancel each other)."""
-    for _ in range(100):
-        await pilot.pause(0.05)
-        if not any(worker.is_running for worker in pilot.app.workers):
-            break
-    await pilot.pause()
 
 
 def keys(text: str) -> list[str]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pilot_helpers import settle
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -23,14 +24,6 @@ from screens.reason_prompt import ReasonPrompt
 from screens.supersession import SupersessionScreen
 
 START = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
-
-
-async def settle(pilot: Any) -> None:
-    for _ in range(100):
-        await pilot.pause(0.05)
-        if not any(worker.is_running for worker in pilot.app.workers):
-            break
-    await pilot.pause()
 
 
 def keys(text: str) -> list[str]:
