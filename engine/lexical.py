@@ -82,6 +82,13 @@ def tokenize(text: str) -> list[str]:
     return [stem(tok) for tok in _TOKEN.findall(folded) if tok not in STOPWORDS]
 
 
+def content_words(text: str) -> list[str]:
+    """Lowercased content words as written (not stemmed), each once, in order: the units the
+    semantic leg aligns by their word vectors."""
+    folded = unicodedata.normalize("NFKC", text).lower()
+    return list(dict.fromkeys(tok for tok in _TOKEN.findall(folded) if tok not in STOPWORDS))
+
+
 def fuzzy_text(text: str) -> str:
     """The string rapidfuzz compares: lowercased words only."""
     return " ".join(_TOKEN.findall(unicodedata.normalize("NFKC", text).lower()))

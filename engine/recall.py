@@ -1,9 +1,9 @@
 """recall (DESIGN.md section 6): rank current facts in scope, fill the budget, issue a receipt.
 
-Hybrid ranking fuses the lexical (BM25) and semantic (cosine) legs by a calibrated blend:
-BM25 normalised by the query's BM25 ceiling, plus a weighted cosine. On LoCoMo it beat reciprocal
-rank fusion, which let the weaker semantic leg pull good lexical hits down
-(docs/retrieval.md)."""
+Hybrid ranking fuses the lexical (BM25) and semantic (cosine + word alignment) legs by a
+calibrated blend: BM25 normalised by the query's BM25 ceiling, plus weighted semantic scores.
+On LoCoMo it beat reciprocal rank fusion, which let the weaker semantic leg pull good lexical
+hits down (docs/retrieval.md)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,8 @@ MAX_TOKENS_LIMIT = 65_536
 # Weight of the cosine against ceiling-normalised BM25 in the hybrid score: the best of
 # 0.5 / 1 / 1.5 / 2 on both LoCoMo turns and observations (docs/retrieval.md).
 SEMANTIC_WEIGHT = 1.0
+# Weight of the word alignment (engine/word_alignment.py), the semantic leg's second part.
+ALIGNMENT_WEIGHT = 0.5
 # Pseudo-relevance feedback: the first pass's best facts, and how far the query moves to them
 # (docs/retrieval.md: +1.1 R@10 on LoCoMo turns, +0.6 R@1 on observations).
 FEEDBACK_FACTS = 3
@@ -92,26 +94,31 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
     """Visible matches, best first. A lexical match shares a (stemmed or fuzzily close) word
     with the query; a semantic match has a cosine at or above the floor.
 
-    Hybrid score = BM25 / the query's BM25 ceiling (every term matched at saturation) +
-    SEMANTIC_WEIGHT x cosine (the best of the fact's whole text and its sentences). Against the
-    ceiling, a fact that only shares a common word stays a weak lexical match; normalising by
-    the best hit instead would promote it to 1. docs/retrieval.md compares the fusions."""
+    Hybrid score = BM25 / the query's BM25 ceiling (every term matched at saturation)
+    + SEMANTIC_WEIGHT x cosine (the best of the fact's whole text and its sentences)
+    + ALIGNMENT_WEIGHT x word alignment (each query word to the fact's closest word).
+    Against the ceiling, a fact that only shares a common word stays a weak lexical match;
+    normalising by the best hit instead would promote it to 1. docs/retrieval.md compares
+    the fusions."""
     lexical = snapshot.lexical.scores(query)
     if embedder is None or snapshot.rows is None:
         hits = np.flatnonzero(mask & (lexical > 0))
         top = hits[np.argsort(-lexical[hits], kind="stable")][:MATCH_WINDOW]
         return RankedMatches([int(i) for i in top], [float(lexical[i]) for i in top], "lexical")
     ceiling = snapshot.lexical.ceiling(query)
-    normalised = lexical / ceiling if ceiling > 0 else np.zeros_like(lexical)
+    evidence = lexical / ceiling if ceiling > 0 else np.zeros_like(lexical)
+    if snapshot.alignment is not None:
+        # Word alignment does not depend on the query vector: added once, before feedback.
+        evidence = evidence + ALIGNMENT_WEIGHT * snapshot.alignment.scores(query)
     query_vector = embedder.embed([query])[0]
-    hits, fused = _fuse(snapshot, query_vector, normalised, lexical, mask)
+    hits, fused = _fuse(snapshot, query_vector, evidence, lexical, mask)
     if len(hits) and snapshot.vectors is not None:
         # Pseudo-relevance feedback (Rocchio): move the query towards its best first-pass
         # facts, then rank again; a static model's query vector alone misses paraphrases.
         first = hits[np.argsort(-fused, kind="stable")[:FEEDBACK_FACTS]]
         query_vector = query_vector + FEEDBACK_WEIGHT * snapshot.vectors[first].mean(axis=0)
         query_vector /= max(float(np.linalg.norm(query_vector)), 1e-12)
-        hits, fused = _fuse(snapshot, query_vector, normalised, lexical, mask)
+        hits, fused = _fuse(snapshot, query_vector, evidence, lexical, mask)
     order = np.argsort(-fused, kind="stable")[:MATCH_WINDOW]
     return RankedMatches([int(hits[i]) for i in order], [float(fused[i]) for i in order], "hybrid")
 
@@ -119,13 +126,13 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
 def _fuse(
     snapshot: Snapshot,
     query_vector: np.ndarray,
-    normalised: np.ndarray,
+    evidence: np.ndarray,
     lexical: np.ndarray,
     mask: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     cosine = np.clip(snapshot.best_cosine(query_vector), 0.0, 1.0)
     hits = np.flatnonzero(mask & ((lexical > 0) | (cosine >= SEMANTIC_MATCH_FLOOR)))
-    return hits, normalised[hits] + SEMANTIC_WEIGHT * cosine[hits]
+    return hits, evidence[hits] + SEMANTIC_WEIGHT * cosine[hits]
 
 
 def lineage(collections: list[tuple[str, str, str]]) -> dict[str, Any]:

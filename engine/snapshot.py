@@ -21,6 +21,7 @@ from engine import tables
 from engine.database import read_generation
 from engine.embeddings import Embedder, embed_facts, vector_from_bytes, vector_to_bytes
 from engine.lexical import Bm25Index
+from engine.word_alignment import WordAlignment, WordVectors
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,7 @@ class Snapshot:
         facts: list[IndexedFact],
         blocks: list[np.ndarray] | None,
         dims: int = 0,
+        word_vectors: WordVectors | None = None,
     ) -> None:
         self.generation = generation
         self.facts = facts
@@ -82,6 +84,12 @@ class Snapshot:
             self.vectors = self.rows = np.zeros((0, dims), dtype=np.float32)
             self.starts = np.zeros(0, dtype=np.int64)
         self.lexical = Bm25Index([fact.text for fact in facts])
+        # The semantic leg's word alignment; None without a model, like `vectors`.
+        self.alignment = (
+            WordAlignment([fact.text for fact in facts], word_vectors)
+            if word_vectors is not None
+            else None
+        )
         self.positions = {fact.record_id: i for i, fact in enumerate(facts)}
         self._by_hash: dict[str, list[int]] = {}
         for position, fact in enumerate(facts):
@@ -143,6 +151,7 @@ class SnapshotCache:
     def __init__(self, db: Engine, embedder: Embedder | None) -> None:
         self._db = db
         self._embedder = embedder
+        self._word_vectors = WordVectors(embedder) if embedder is not None else None
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
 
@@ -164,7 +173,13 @@ class SnapshotCache:
         facts = [IndexedFact.from_row(row) for row in rows]
         if self._embedder is None:
             return Snapshot(generation, facts, None)
-        return Snapshot(generation, facts, self._vectors(session, facts), self._embedder.dims)
+        return Snapshot(
+            generation,
+            facts,
+            self._vectors(session, facts),
+            self._embedder.dims,
+            self._word_vectors,
+        )
 
     def _vectors(self, session: Session, facts: list[IndexedFact]) -> list[np.ndarray]:
         assert self._embedder is not None

@@ -1,0 +1,111 @@
+"""The semantic leg's word alignment: a query word finds the fact that says it in other words.
+
+A hand-made embedder with chosen word vectors makes the similarities exact, so each test can
+say which fact must win and why; the sentence vector is the mean of the word vectors, as in a
+static model.
+"""
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import Client
+
+import engine.recall as recall_module
+from engine.embeddings import EmbedderStatus
+from engine.factory import open_engine
+from engine.store import MemoryEngine
+from engine.word_alignment import WordAlignment, WordVectors
+
+
+def _unit(*components: float) -> np.ndarray:
+    vector = np.zeros(6, dtype=np.float32)
+    vector[: len(components)] = components
+    return vector / np.linalg.norm(vector)
+
+
+# "relax" is a paraphrase of "destress" (cosine 0.5). "unwind" and "music" are each below the
+# alignment floor (0.39), but their mean is closer to "destress" than "relax" is (0.51).
+WORDS = {
+    "destress": _unit(1),
+    "relax": _unit(0.5, 0, 0, 0.866),
+    "unwind": _unit(0.39, 0.92),
+    "music": _unit(0.39, 0, 0.92),
+    "melanie": _unit(0, 0, 0, 0, 1),
+    "pottery": _unit(0, 0, 0, 0, 0, 1),
+}
+
+
+class HandEmbedder:
+    model_id = "hand-made-test"
+    dims = 6
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows = []
+        for text in texts:
+            known = [WORDS[w] for w in text.lower().replace("?", " ").split() if w in WORDS]
+            mean = np.mean(known, axis=0) if known else np.zeros(self.dims, dtype=np.float32)
+            rows.append(mean / max(float(np.linalg.norm(mean)), 1e-12))
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dims)
+
+
+def test_a_close_word_aligns_and_a_far_one_does_not():
+    alignment = WordAlignment(["relax", "unwind music", "pottery"], WordVectors(HandEmbedder()))
+    scores = alignment.scores("destress")
+    assert scores[0] == pytest.approx(0.5, abs=1e-3)  # relax: its similarity to destress
+    assert scores[1] == 0.0  # each word under the floor, however close their mean is
+    assert scores[2] == 0.0
+
+
+def test_the_same_word_aligns_fully_and_stop_words_do_not_count():
+    alignment = WordAlignment(["Melanie likes pottery"], WordVectors(HandEmbedder()))
+    assert alignment.scores("what is the pottery")[0] == pytest.approx(1.0, abs=1e-3)
+    assert alignment.scores("what is the")[0] == 0.0
+
+
+def test_a_rare_query_word_weighs_more_than_a_common_one():
+    facts = ["melanie pottery", "melanie relax", "melanie music", "melanie unwind"]
+    scores = WordAlignment(facts, WordVectors(HandEmbedder())).scores("melanie pottery")
+    # Every fact has "melanie"; only the first has "pottery": that match is worth more.
+    assert scores[0] == pytest.approx(1.0, abs=1e-3)
+    assert 0 < scores[1] < 0.5
+    assert scores[1] == pytest.approx(scores[2]) == pytest.approx(scores[3])
+
+
+def test_word_vectors_embed_each_word_once_across_snapshots():
+    calls: list[list[str]] = []
+
+    class Counting(HandEmbedder):
+        def embed(self, texts: Sequence[str]) -> np.ndarray:
+            calls.append(list(texts))
+            return super().embed(texts)
+
+    vectors = WordVectors(Counting())
+    WordAlignment(["melanie relax"], vectors)
+    WordAlignment(["melanie relax", "melanie pottery"], vectors)
+    assert calls == [["melanie", "relax"], ["pottery"]]
+
+
+@pytest.fixture
+def hand_client(tmp_path: Path) -> Iterator[Client]:
+    store: MemoryEngine = open_engine(
+        home=tmp_path / "home", embedder_status=EmbedderStatus(HandEmbedder())
+    )
+    yield Client(store)
+    store.db.dispose()
+
+
+def test_hybrid_recall_ranks_the_fact_that_says_the_query_word_differently_first(
+    hand_client, monkeypatch
+):
+    # No word in common with the question: only the semantic leg can find these.
+    paraphrase = hand_client.add("A long walk helps her relax", "s")["record"]["recordId"]
+    vague = hand_client.add("She plays unwind music", "s")["record"]["recordId"]
+    recalled = hand_client.recall("how does she destress?", ["s"])
+    assert recalled["retrieval"] == {"mode": "hybrid"}
+    assert [f["recordId"] for f in recalled["facts"]] == [paraphrase, vague]
+    # Without the alignment the whole-sentence cosine alone prefers the vaguer fact.
+    monkeypatch.setattr(recall_module, "ALIGNMENT_WEIGHT", 0.0)
+    recalled = hand_client.recall("how does she destress?", ["s"])
+    assert [f["recordId"] for f in recalled["facts"]] == [vague, paraphrase]
