@@ -10,7 +10,8 @@ keeps them in FactRow's kv_* columns, which `reindex` rebuilds from the files.
 Every request is validated against seed 003 (jsonschema, draft 2020-12) before anything runs,
 and every response against its schema in schemas/ before it leaves. Surfaces call
 `remember`, `recall`, `search` (each taking the request dict), `get` and `history`; recall
-and search live in engine/keyed_query.py, cursors and byte budgets in engine/keyed_cursor.py.
+lives in engine/keyed_query.py, search in engine/keyed_search.py, cursors and byte budgets in
+engine/keyed_cursor.py.
 docs/keyed-api.md is the user-facing description."""
 
 from __future__ import annotations
@@ -463,7 +464,7 @@ def history(engine: MemoryEngine, key: str, *, namespace: str | None = None) -> 
     return ensure_valid("keyed_history", {"key": key, "items": items})
 
 
-# -- recall and search (engine/keyed_query.py) ------------------------------------------------
+# -- recall and search (engine/keyed_query.py, engine/keyed_search.py) -------------------------
 
 
 def recall(engine: MemoryEngine, request: Any, *, namespace: str | None = None) -> dict[str, Any]:
@@ -475,6 +476,6 @@ def recall(engine: MemoryEngine, request: Any, *, namespace: str | None = None) 
 
 def search(engine: MemoryEngine, request: Any, *, namespace: str | None = None) -> dict[str, Any]:
     """SearchQuery -> `{items: [{score, ...hit}], next_cursor, truncated}`, ranked by BM25."""
-    from engine.keyed_query import search as run
+    from engine.keyed_search import search as run
 
     return run(engine, request, namespace=namespace)

@@ -1,24 +1,18 @@
-"""recall and search of the keyed API (engine/keyed.py, docs/keyed-api.md).
+"""recall of the keyed API, and the query parts it shares with search (engine/keyed.py,
+docs/keyed-api.md).
 
 recall walks the live keyed heads newest event first in SQL (keyset pagination on event
-time, write time and record id); search ranks them with engine.lexical's BM25 over a
-per-namespace corpus cached by index generation. Both fill a page while its compact JSON,
-cursor included, stays within `max_bytes` (engine/keyed_cursor.py)."""
+time, write time and record id); search (engine/keyed_search.py) ranks them with
+engine.lexical's BM25 over a per-namespace corpus cached by index generation. Both fill a page
+while its compact JSON, cursor included, stays within `max_bytes` (engine/keyed_cursor.py)."""
 
 from __future__ import annotations
 
-import copy
-import math
-import re
-import threading
-import unicodedata
-import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
@@ -30,39 +24,32 @@ from engine.keyed import (
     as_int,
     fact_columns,
     from_ms,
-    has_control,
     hit_from_row,
     label,
     namespace_scope,
     to_ms,
     validate_request,
 )
-from engine.lexical import STOPWORDS, Bm25Index, stem
 from engine.records import KEYED_TAG_SEPARATOR
-from engine.synonyms import synonyms
 
 if TYPE_CHECKING:
     from engine.store import MemoryEngine
 
 MAX_QUERY_BYTES = 16 * 1024
 MAX_QUERY_TERMS = 64
-MAX_EXPANSION_TERMS = 8
-MAX_EXPANSION_TERM_BYTES = 64
-EXPANSION_WEIGHT = 0.5  # an expansion word counts half as much as a query word
 MAX_LIMIT = 100
 MAX_RESPONSE_BYTES = 1024 * 1024
 # Work bounds of one recall page; a page that reaches one ends with a cursor to go on.
 MAX_SCAN_ROWS = 10_000
 MAX_SCAN_BYTES = 16 * 1024 * 1024
 _SQL_INT_MAX = 2**63 - 1
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # the words engine.lexical.tokenize sees
 
 
 # -- shared query parts -----------------------------------------------------------------------
 
 
 @dataclass
-class _Filters:
+class Filters:
     namespace: str
     tag: str | None
     topic: str | None
@@ -89,7 +76,7 @@ class _Filters:
         )
 
 
-def _filters(request: dict[str, Any], namespace: str | None) -> _Filters:
+def parse_filters(request: dict[str, Any], namespace: str | None) -> Filters:
     name, _ = namespace_scope(namespace)
     since, until = as_int(request.get("since_ms")), as_int(request.get("until_ms"))
     if since is not None and until is not None and since > until:
@@ -112,7 +99,7 @@ def _filters(request: dict[str, Any], namespace: str | None) -> _Filters:
             f"max_bytes is {max_bytes}; the largest page is {MAX_RESPONSE_BYTES} bytes. Page "
             "with next_cursor for more.",
         )
-    return _Filters(
+    return Filters(
         namespace=name,
         tag=label(request["tag"], "tag") if request.get("tag") is not None else None,
         topic=label(request["topic"], "topic") if request.get("topic") is not None else None,
@@ -123,7 +110,7 @@ def _filters(request: dict[str, Any], namespace: str | None) -> _Filters:
     )
 
 
-def _check_query_size(query: str) -> None:
+def check_query_size(query: str) -> None:
     size = len(query.encode("utf-8"))
     if size > MAX_QUERY_BYTES:
         raise MemoryFailure(
@@ -133,11 +120,11 @@ def _check_query_size(query: str) -> None:
         )
 
 
-def _secret(engine: MemoryEngine) -> bytes:
+def cursor_secret(engine: MemoryEngine) -> bytes:
     return keyed_cursor.store_secret(engine.home)
 
 
-def _bad_position() -> MemoryFailure:
+def bad_position() -> MemoryFailure:
     return MemoryFailure(
         "MEMORY_CURSOR_INVALID",
         "The cursor's position is malformed; drop it to start from the first page.",
@@ -154,7 +141,7 @@ def recall(engine: MemoryEngine, request: Any, *, namespace: str | None = None) 
     position (keyset on event time, write time, record id) whatever was written since."""
     validate_request("recall", request)
     query = request.get("query") or ""
-    _check_query_size(query)
+    check_query_size(query)
     terms = sorted({term.casefold() for term in query.split()})
     if len(terms) > MAX_QUERY_TERMS:
         raise MemoryFailure(
@@ -162,9 +149,9 @@ def recall(engine: MemoryEngine, request: Any, *, namespace: str | None = None) 
             f"The query has {len(terms)} distinct terms and every one must occur; at most "
             f"{MAX_QUERY_TERMS} are allowed. Use search for ranked, any-term retrieval.",
         )
-    filters = _filters(request, namespace)
+    filters = parse_filters(request, namespace)
     binding = keyed_cursor.fingerprint({"kind": "recall", "terms": terms, **filters.binding()})
-    secret = _secret(engine)
+    secret = cursor_secret(engine)
     after: tuple[int, int, str] | None = None
     if request.get("cursor") is not None:
         payload = keyed_cursor.decode(secret, request["cursor"], kind="recall", bound_to=binding)
@@ -176,7 +163,7 @@ def recall(engine: MemoryEngine, request: Any, *, namespace: str | None = None) 
             and isinstance(position[1], int)
             and isinstance(position[2], str)
         ):
-            raise _bad_position()
+            raise bad_position()
         after = (position[0], position[1], position[2])
 
     def cursor(at: tuple[int, int, str]) -> str:
@@ -227,7 +214,7 @@ def recall(engine: MemoryEngine, request: Any, *, namespace: str | None = None) 
 
 def _scan(
     db: Session,
-    filters: _Filters,
+    filters: Filters,
     after: tuple[int, int, str] | None,
     now: datetime,
     batch: int = 256,
@@ -286,242 +273,3 @@ def _scan(
         last = rows[-1]
         assert last.created_at is not None and last.kv_occurred_at_ms is not None
         position = (last.kv_occurred_at_ms, to_ms(last.created_at), last.record_id)
-
-
-# -- search -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Entry:
-    record_id: str
-    occurred_at_ms: int
-    expires_at: datetime | None
-    topic: str | None
-    tags: tuple[str, ...]
-    hit: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class _Corpus:
-    """The live keyed heads of one namespace at one index generation, with BM25 over them.
-    Expiry is applied per query, so the scores of a generation do not drift with time."""
-
-    generation: int
-    entries: list[_Entry]
-    index: Bm25Index
-
-
-_CORPORA: weakref.WeakKeyDictionary[Any, dict[str, _Corpus]] = weakref.WeakKeyDictionary()
-_CORPORA_LOCK = threading.Lock()
-
-
-def _corpus(engine: MemoryEngine, namespace: str) -> _Corpus:
-    with _CORPORA_LOCK:
-        cached = _CORPORA.setdefault(engine, {})
-        for _ in range(5):
-            generation = engine.generation()
-            corpus = cached.get(namespace)
-            if corpus is not None and corpus.generation == generation:
-                return corpus
-            entries = _load_entries(engine, namespace)
-            if engine.generation() == generation:  # nobody wrote while we read
-                corpus = _Corpus(
-                    generation, entries, Bm25Index([e.hit["memory"]["content"] for e in entries])
-                )
-                cached[namespace] = corpus
-                return corpus
-    raise MemoryFailure(
-        "MEMORY_QUERY_FAILED",
-        "The store kept changing while the search read it (five attempts); run it again.",
-    )
-
-
-def _load_entries(engine: MemoryEngine, namespace: str) -> list[_Entry]:
-    fact = fact_columns()
-    with Session(engine.db, expire_on_commit=False) as db:
-        rows = db.scalars(
-            select(tables.FactRow)
-            .where(fact.collection == COLLECTION)
-            .where(fact.kv_namespace == namespace)
-            .where(fact.kv_key.is_not(None))
-            .where(fact.superseded_by.is_(None))
-            .where(fact.retired_at.is_(None))
-            .order_by(fact.created_at, fact.record_id)
-        ).all()
-    entries = []
-    for row in rows:
-        hit = hit_from_row(row)
-        entries.append(
-            _Entry(
-                row.record_id,
-                hit["memory"]["occurred_at_ms"],
-                row.expires_at,
-                row.kv_topic,
-                tuple(hit["memory"]["tags"]),
-                hit,
-            )
-        )
-    return entries
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(unicodedata.normalize("NFKC", text).lower())
-
-
-def _select_terms(query: str) -> tuple[list[str], list[str], bool]:
-    """The first 64 distinct indexed terms (words, stems, truncated?)."""
-    words: list[str] = []
-    stems: list[str] = []
-    for word in _words(query):
-        if word in STOPWORDS:
-            continue
-        root = stem(word)
-        if root in stems:
-            continue
-        if len(stems) == MAX_QUERY_TERMS:
-            return words, stems, True
-        words.append(word)
-        stems.append(root)
-    return words, stems, False
-
-
-def _expansion(
-    words: list[str], stems: list[str], expand: bool, extra: list[str]
-) -> tuple[list[str], list[str]]:
-    if len(extra) > MAX_EXPANSION_TERMS:
-        raise MemoryFailure(
-            "MEMORY_EXPANSION_INVALID",
-            f"{len(extra)} expansion_terms given; at most {MAX_EXPANSION_TERMS} are allowed.",
-        )
-    for term in extra:
-        size = len(term.encode("utf-8"))
-        if not term.strip() or size > MAX_EXPANSION_TERM_BYTES or has_control(term):
-            raise MemoryFailure(
-                "MEMORY_EXPANSION_INVALID",
-                f"The expansion term {term[:80]!r} is {size} bytes; each term has 1 to "
-                f"{MAX_EXPANSION_TERM_BYTES} bytes of UTF-8 and no control characters.",
-            )
-    candidates = [synonym for word in words for synonym in synonyms(word)] if expand else []
-    candidates += [word for term in extra for word in _words(term)]
-    seen = set(stems)
-    added_words: list[str] = []
-    added_stems: list[str] = []
-    for candidate in candidates:
-        for word in _words(candidate):
-            root = stem(word)
-            if word in STOPWORDS or root in seen:
-                continue
-            seen.add(root)
-            added_words.append(word)
-            added_stems.append(root)
-    return added_words, added_stems
-
-
-def search(engine: MemoryEngine, request: Any, *, namespace: str | None = None) -> dict[str, Any]:
-    """SearchQuery -> `{items: [{score, ...hit}], next_cursor, truncated}`, ranked by BM25
-    (engine.lexical) over the namespace's live keyed memories; any term may match. The
-    cursor is bound to the query, filters and index generation: any write makes it stale.
-    `truncated` says the query had more than 64 indexed terms and only the first 64 were
-    used; results are otherwise complete (every match is ranked)."""
-    validate_request("search", request)
-    query = request.get("query", "")
-    _check_query_size(query)
-    words, stems, truncated = _select_terms(query)
-    extra_words, extra_stems = _expansion(
-        words, stems, bool(request.get("expand", False)), list(request.get("expansion_terms") or [])
-    )
-    if not words and not extra_words:
-        raise MemoryFailure(
-            "MEMORY_QUERY_REQUIRED",
-            "The search query has no searchable words (it is empty, or only stopwords and "
-            "punctuation). Pass some words, or use recall to list memories by tag, topic or "
-            "time.",
-        )
-    filters = _filters(request, namespace)
-    binding = keyed_cursor.fingerprint(
-        {
-            "kind": "search",
-            "terms": sorted(stems),
-            "expand": bool(request.get("expand", False)),
-            "expansion": sorted(extra_stems),
-            **filters.binding(),
-        }
-    )
-    secret = _secret(engine)
-    corpus = _corpus(engine, filters.namespace)
-    after: tuple[float, int, str] | None = None
-    if request.get("cursor") is not None:
-        payload = keyed_cursor.decode(secret, request["cursor"], kind="search", bound_to=binding)
-        if payload.get("g") != corpus.generation:
-            raise MemoryFailure(
-                "MEMORY_CURSOR_STALE",
-                "Stale cursor: the store changed since this search page was cut (a write "
-                "changes the ranking). Run the search again without a cursor.",
-            )
-        position = payload.get("p")
-        if not (
-            isinstance(position, list)
-            and len(position) == 3
-            and isinstance(position[0], int | float)
-            and isinstance(position[1], int)
-            and isinstance(position[2], str)
-        ):
-            raise _bad_position()
-        after = (float(position[0]), position[1], position[2])
-    scores = np.zeros(len(corpus.entries), dtype=np.float32)
-    if words:
-        scores += corpus.index.scores(" ".join(words))
-    if extra_words:
-        scores += np.float32(EXPANSION_WEIGHT) * corpus.index.scores(" ".join(extra_words))
-    now = engine.now()
-    ranked: list[tuple[float, _Entry]] = []
-    for position_ in np.flatnonzero(scores > 0):
-        entry = corpus.entries[int(position_)]
-        if entry.expires_at is not None and entry.expires_at <= now:
-            continue
-        if not filters.admits(entry.topic, entry.tags, entry.occurred_at_ms):
-            continue
-        score = float(scores[position_])
-        if after is not None and (-score, -entry.occurred_at_ms, entry.record_id) <= (
-            -after[0],
-            -after[1],
-            after[2],
-        ):
-            continue
-        ranked.append((score, entry))
-    ranked.sort(key=lambda pair: (-pair[0], -pair[1].occurred_at_ms, pair[1].record_id))
-
-    def cursor(score: float, entry: _Entry) -> str:
-        return keyed_cursor.encode(
-            secret,
-            {
-                "k": "search",
-                "f": binding,
-                "g": corpus.generation,
-                "p": [score, entry.occurred_at_ms, entry.record_id],
-            },
-        )
-
-    budget = keyed_cursor.PageBudget(filters.max_bytes)
-    tail: dict[str, Any] = {"next_cursor": None, "truncated": truncated}
-    for index, (score, entry) in enumerate(ranked[: filters.limit]):
-        item = {"score": _score(score), **copy.deepcopy(entry.hit)}
-        has_more = index + 1 < len(ranked)
-        candidate = {
-            "next_cursor": cursor(score, entry) if has_more else None,
-            "truncated": truncated,
-        }
-        if not budget.try_add(item, candidate):
-            if not budget.items:
-                needed = budget.size(candidate, keyed_cursor.size_of(item))
-                raise budget.too_large(needed, "a page with the best match")
-            break
-        tail = candidate
-    if budget.size(tail) > filters.max_bytes:
-        raise budget.too_large(budget.size(tail), "an empty page")
-    return ensure_valid("keyed_search", budget.page(tail))
-
-
-def _score(value: float) -> float:
-    rounded = round(value, 6)
-    return rounded if math.isfinite(rounded) else 0.0
