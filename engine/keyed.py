@@ -17,204 +17,32 @@ docs/keyed-api.md is the user-facing description."""
 from __future__ import annotations
 
 import copy
-import json
-import re
-import unicodedata
-import uuid
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator, FormatChecker
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from engine import keyed_cursor, tables
-from engine.contracts import ensure_valid, load_schema
+from engine import tables
+from engine.contracts import ensure_valid
 from engine.errors import MemoryFailure
-from engine.normalize import clean_text, iso_utc
-from engine.remember import KEYED_MAX_CONTENT_BYTES
+from engine.keyed_requests import (
+    MemoryInput,
+    as_int,
+    key_or_new,
+    memory_input,
+    namespace_scope,
+    validate_request,
+)
+from engine.normalize import iso_utc
 
 if TYPE_CHECKING:
     from engine.store import MemoryEngine
 
 COLLECTION = "memory"
-DEFAULT_NAMESPACE = "default"
 DEFAULT_CALLER = "keyed-api"
-MAX_CONTENT_BYTES = KEYED_MAX_CONTENT_BYTES  # 16 KiB of UTF-8
-MAX_TAGS = 8
-MAX_LABEL_BYTES = 64  # a topic or a tag, after normalisation
-MAX_METADATA_BYTES = 8 * 1024  # compact JSON
-MAX_KEY_BYTES = 256
 MAX_TTL_SECONDS = 100 * 366 * 86_400
-MAX_EVENT_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,60}$")
-
-
-# -- requests ---------------------------------------------------------------------------------
-
-
-@cache
-def _request_validator(kind: str) -> Draft202012Validator:
-    return Draft202012Validator(load_schema("keyed_requests")[kind], format_checker=FormatChecker())
-
-
-def validate_request(kind: str, request: Any) -> dict[str, Any]:
-    """`kind` is remember, recall or search: the request must match seed 003 exactly."""
-    title = {"remember": "RememberRequest", "recall": "MemoryQuery", "search": "SearchQuery"}[kind]
-    if not isinstance(request, dict):
-        raise MemoryFailure(
-            "MEMORY_REQUEST_INVALID",
-            f"A {kind} request is a JSON object ({title} in "
-            "schemas/keyed-memory-requests.schema.json), not "
-            f"{type(request).__name__}.",
-        )
-    try:
-        json.dumps(request, allow_nan=False, ensure_ascii=False).encode("utf-8")
-    except (ValueError, TypeError) as exc:  # NaN/Infinity, lone surrogates, non-JSON values
-        raise MemoryFailure(
-            "MEMORY_REQUEST_INVALID",
-            f"The {kind} request is not plain JSON ({exc}). Use finite numbers and valid "
-            "UTF-8 text.",
-        ) from exc
-    errors = sorted(
-        _request_validator(kind).iter_errors(request), key=lambda e: [str(p) for p in e.path]
-    )
-    if errors:
-        described = "; ".join(
-            f"{'/'.join(str(p) for p in error.absolute_path) or '<request>'}: {error.message}"
-            for error in errors[:3]
-        )
-        raise MemoryFailure(
-            "MEMORY_REQUEST_INVALID",
-            f"The {kind} request does not match {title} (seed 003, "
-            f"schemas/keyed-memory-requests.schema.json): {described}.",
-        )
-    return request
-
-
-def parse_request_json(text: str, *, where: str = "the request") -> Any:
-    """JSON text as a surface receives it; NaN and Infinity are refused (not JSON)."""
-
-    def refuse(constant: str) -> Any:
-        raise ValueError(f"{constant} is not JSON")
-
-    try:
-        return json.loads(text, parse_constant=refuse)
-    except ValueError as exc:
-        raise MemoryFailure(
-            "MEMORY_REQUEST_INVALID",
-            f"{where} is not JSON ({exc}). Pass one JSON object, e.g. "
-            '{"key": "k1", "memory": {"content": "Alice prefers tea"}}.',
-        ) from exc
-
-
-def as_int(value: Any) -> int | None:
-    """Seed integers (2020-12 also counts 3.0 as an integer)."""
-    return None if value is None else int(value)
-
-
-def namespace_scope(namespace: str | None) -> tuple[str, str]:
-    name = (namespace or DEFAULT_NAMESPACE).strip().lower()
-    if not _NAMESPACE.match(name):
-        raise MemoryFailure(
-            "MEMORY_REQUEST_INVALID",
-            f"Namespace {namespace!r} is invalid: 1-61 lowercase letters, digits, '.', '_' or "
-            "'-', starting with a letter or digit (its facts get the scope kv:<namespace>).",
-        )
-    return name, f"kv:{name}"
-
-
-def has_control(text: str) -> bool:
-    return any(unicodedata.category(ch) == "Cc" for ch in text)
-
-
-def label(value: str, what: str) -> str:
-    """A topic or a tag: trimmed, lowercased, NFC; 1 to 64 bytes, no control characters."""
-    code = "MEMORY_TOPIC_INVALID" if what == "topic" else "MEMORY_TAGS_INVALID"
-    text = unicodedata.normalize("NFC", value.strip().lower())
-    size = len(text.encode("utf-8"))
-    if not text or size > MAX_LABEL_BYTES or has_control(text):
-        raise MemoryFailure(
-            code,
-            f"The {what} {value[:80]!r} is {size} bytes after trimming and lowercasing; a "
-            f"{what} has 1 to {MAX_LABEL_BYTES} bytes of UTF-8 and no control characters.",
-        )
-    return text
-
-
-def _tags(values: list[str]) -> list[str]:
-    tags = sorted({label(value, "tag") for value in values})
-    if len(tags) > MAX_TAGS:
-        raise MemoryFailure(
-            "MEMORY_TAGS_INVALID",
-            f"{len(tags)} distinct tags given; a memory has at most {MAX_TAGS} (after trimming, "
-            "lowercasing and removing duplicates). Drop the least useful ones.",
-        )
-    return tags
-
-
-def _key(value: str | None) -> str:
-    if value is None:
-        return str(uuid.uuid4())
-    size = len(value.encode("utf-8"))
-    if not value or size > MAX_KEY_BYTES or has_control(value):
-        raise MemoryFailure(
-            "MEMORY_KEY_INVALID",
-            f"The key is {size} bytes; a key has 1 to {MAX_KEY_BYTES} bytes of UTF-8 and no "
-            "control characters. Omit it to get a new UUID.",
-        )
-    return value
-
-
-@dataclass
-class _MemoryInput:
-    content: str
-    topic: str | None
-    tags: list[str]
-    metadata: dict[str, Any]
-    occurred_at_ms: int | None
-
-
-def _memory_input(memory: dict[str, Any]) -> _MemoryInput:
-    content = memory["content"]
-    size = len(content.encode("utf-8"))
-    if size > MAX_CONTENT_BYTES:
-        raise MemoryFailure(
-            "MEMORY_CONTENT_TOO_LARGE",
-            f"memory.content is {size} bytes of UTF-8; the limit is {MAX_CONTENT_BYTES} "
-            "(16 KiB). Split it into smaller memories.",
-        )
-    if not content.strip():
-        raise MemoryFailure(
-            "MEMORY_TEXT_REQUIRED",
-            "memory.content is empty; a memory needs some text, e.g. "
-            '{"memory": {"content": "Alice prefers tea"}}.',
-        )
-    topic = label(memory["topic"], "topic") if memory.get("topic") is not None else None
-    metadata = memory.get("metadata") or {}
-    metadata_size = keyed_cursor.size_of(metadata)
-    if metadata_size > MAX_METADATA_BYTES:
-        raise MemoryFailure(
-            "MEMORY_METADATA_TOO_LARGE",
-            f"memory.metadata is {metadata_size} bytes as compact JSON; the limit is "
-            f"{MAX_METADATA_BYTES} (8 KiB). Keep large payloads elsewhere and store a reference.",
-        )
-    occurred = as_int(memory.get("occurred_at_ms"))
-    if occurred is not None and occurred > MAX_EVENT_MS:
-        raise MemoryFailure(
-            "MEMORY_REQUEST_INVALID",
-            f"memory.occurred_at_ms {occurred} is past the year 9999; pass Unix milliseconds.",
-        )
-    return _MemoryInput(
-        content=clean_text(content, max_bytes=MAX_CONTENT_BYTES),
-        topic=topic,
-        tags=_tags(list(memory.get("tags") or [])),
-        metadata=metadata,
-        occurred_at_ms=occurred,
-    )
 
 
 # -- hits -------------------------------------------------------------------------------------
@@ -293,8 +121,8 @@ def remember(
     (MEMORY_REVISION_CONFLICT otherwise), and the new revision supersedes the head."""
     validate_request("remember", request)
     name, scope = namespace_scope(namespace)
-    key = _key(request.get("key"))
-    memory = _memory_input(request["memory"])
+    key = key_or_new(request.get("key"))
+    memory = memory_input(request["memory"])
     ttl = as_int(request.get("ttl_seconds"))
     if ttl is not None and not 1 <= ttl <= MAX_TTL_SECONDS:
         raise MemoryFailure(
@@ -350,7 +178,7 @@ def remember(
         )
 
 
-def _same_memory(head: tables.FactRow, memory: _MemoryInput) -> bool:
+def _same_memory(head: tables.FactRow, memory: MemoryInput) -> bool:
     keyed = head.workbench.get("keyed") or {}
     return (
         head.text == memory.content
@@ -375,7 +203,7 @@ def _write(
     scope: str,
     key: str,
     revision: int,
-    memory: _MemoryInput,
+    memory: MemoryInput,
     ttl: int | None,
     predecessor: tables.FactRow | None,
     now: datetime,

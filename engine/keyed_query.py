@@ -19,17 +19,8 @@ from sqlalchemy.orm import Session
 from engine import keyed_cursor, tables
 from engine.contracts import ensure_valid
 from engine.errors import MemoryFailure
-from engine.keyed import (
-    COLLECTION,
-    as_int,
-    fact_columns,
-    from_ms,
-    hit_from_row,
-    label,
-    namespace_scope,
-    to_ms,
-    validate_request,
-)
+from engine.keyed import COLLECTION, fact_columns, from_ms, hit_from_row, to_ms
+from engine.keyed_requests import as_int, label, namespace_scope, validate_request
 from engine.records import KEYED_TAG_SEPARATOR
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from engine import keyed_cursor, tables
 from engine.contracts import ensure_valid
 from engine.errors import MemoryFailure
-from engine.keyed import COLLECTION, fact_columns, has_control, hit_from_row, validate_request
+from engine.keyed import COLLECTION, fact_columns, hit_from_row
 from engine.keyed_query import (
     MAX_QUERY_TERMS,
     bad_position,
@@ -29,6 +29,7 @@ from engine.keyed_query import (
     cursor_secret,
     parse_filters,
 )
+from engine.keyed_requests import has_control, validate_request
 from engine.lexical import STOPWORDS, Bm25Index, stem
 from engine.synonyms import synonyms
 

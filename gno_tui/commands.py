@@ -273,7 +273,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_memory(args: argparse.Namespace) -> int:
     """The keyed API: one seed-003 request in, the response as compact JSON out."""
-    from engine import keyed
+    from engine import keyed, keyed_requests
     from engine.keyed_cursor import dumps
 
     if args.action is None:
@@ -298,7 +298,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
                 f"Cannot read the request from {where}: {exc}. Pass a JSON "
                 "file with --request FILE, or the JSON on stdin.",
             ) from exc
-        request = keyed.parse_request_json(raw, where=f"The request ({where})")
+        request = keyed_requests.parse_request_json(raw, where=f"The request ({where})")
         store = open_store(args)
         if args.action == "remember":
             result = keyed.remember(
