@@ -13,10 +13,11 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
 
 from engine import browse, review
-from engine.normalize import collapse_text, iso_utc
 from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.library_view import detail_text, fact_cells
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import WorkbenchScreen
+from screens.commands.library import LIBRARY_COMMANDS
 from screens.reason_prompt import ReasonPrompt
 
 PAGE_SIZE = 200
@@ -103,90 +104,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     }
     """
 
-    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = (
-        WorkbenchCommand(
-            "library.filter",
-            "slash",
-            "open_filter",
-            "Filter",
-            "Filter as you type (s: c: st: prefixes, ! inverts)",
-        ),
-        WorkbenchCommand(
-            "library.next_tab",
-            "right_square_bracket",
-            "next_tab",
-            "Next tab",
-            "Next status tab",
-            show=False,
-        ),
-        WorkbenchCommand(
-            "library.prev_tab",
-            "left_square_bracket",
-            "prev_tab",
-            "Prev tab",
-            "Previous status tab",
-            show=False,
-        ),
-        WorkbenchCommand(
-            "library.evidence",
-            "E",
-            "toggle_instruction",
-            "Evidence-only",
-            "Toggle the use policy: evidence only, or usable as an instruction",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "library.confidence",
-            "percent_sign",
-            "set_confidence",
-            "Confidence",
-            "Set the fact's confidence (0 to 1)",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "library.confirm",
-            "c",
-            "confirm",
-            "Confirm",
-            "Confirm the fact: user_confirmed, freshness reset",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "library.stale",
-            "S",
-            "mark_stale",
-            "Stale",
-            "Mark the fact stale (needs attention)",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "library.retire",
-            "X",
-            "retire",
-            "Retire",
-            "Take the fact out of recall, with a reason",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "library.restore", "u", "restore", "Restore", "Bring a retired fact back", writes=True
-        ),
-        WorkbenchCommand(
-            "library.chain",
-            "enter",
-            "open_chain",
-            "Chain",
-            "Open the fact's supersession chain",
-            show=False,
-        ),
-        WorkbenchCommand(
-            "library.close_filter",
-            "escape",
-            "close_filter",
-            "Close filter",
-            "Hide the filter box",
-            show=False,
-        ),
-    )
+    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = LIBRARY_COMMANDS
     BINDINGS = bindings(COMMANDS_LIST)
 
     def __init__(self) -> None:
@@ -431,70 +349,3 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
             self.app.selected_fact = row.record_id  # type: ignore[attr-defined]
             if "supersession" in self.app.MODES:  # type: ignore[attr-defined]
                 self.app.switch_mode("supersession")
-
-
-def fact_cells(row: Any, now: Any) -> list[Text]:
-    status = browse.status_of(row, now)
-    if status == "current" and browse.is_stale(row, now):
-        status = "stale"
-    style = "" if status == "current" else "dim"
-    provenance = row.workbench.get("provenance", {})
-    policy = row.workbench.get("usePolicy", {})
-    use = ("instr" if policy.get("canUseAsInstruction") else "evid") + (
-        "·confirm?" if policy.get("requiresUserConfirmation") else ""
-    )
-    cells = [
-        # Short cells so that every column fits beside the detail pane; the pane has it all.
-        collapse_text(row.text)[:36],
-        ",".join(row.scopes)[:18],
-        row.collection,
-        status,
-        f"{provenance.get('status', '?')}/{provenance.get('createdBy', '?')}",
-        use,
-        f"{float(provenance.get('confidence', 0)):.2f}",
-        iso_utc(row.created_at)[:16].replace("T", " "),
-        row.caller,
-    ]
-    return [Text(str(cell), style=style) for cell in cells]
-
-
-def detail_text(row: Any, now: Any, path: str, recalled: int, last_by: str | None) -> Text:
-    status = browse.status_of(row, now)
-    lines = Text()
-    lines.append(f"{row.docid}  {status}\n", style="bold")
-    lines.append(f"{row.text}\n\n")
-    fields = [
-        ("uri", row.uri),
-        ("scopes", ", ".join(row.scopes)),
-        ("collection", row.collection),
-        ("caller", row.caller),
-        ("session", row.session),
-        ("created", iso_utc(row.created_at)),
-        ("contentHash", row.content_hash),
-        ("source", row.source or "—"),
-        ("file", path),
-        ("supersedes", ", ".join(row.supersedes) or "—"),
-        ("superseded by", row.superseded_by or "—"),
-    ]
-    if row.retired_at:
-        fields.append(
-            ("retired", f"{iso_utc(row.retired_at)} by {row.retired_by}: {row.retired_reason}")
-        )
-    keyed = row.workbench.get("keyed")
-    if isinstance(keyed, dict) and keyed.get("key"):
-        fields += [
-            ("key", f"{keyed['key']} (namespace {keyed.get('namespace', 'default')})"),
-            ("revision", str(keyed.get("revision", 1))),
-            ("topic", str(keyed.get("topic") or "—")),
-            ("tags", ", ".join(keyed.get("tags") or []) or "—"),
-        ]
-    if row.expires_at:
-        fields.append(("expires", iso_utc(row.expires_at)))
-    for key in ("provenance", "usePolicy", "freshness"):
-        for name, value in row.workbench.get(key, {}).items():
-            fields.append((f"{key}.{name}", str(value)))
-    fields.append(("recalled", f"{recalled}×" + (f", last by {last_by}" if last_by else "")))
-    for name, value in fields:
-        lines.append(f"{name:>16} ", style="bold cyan")
-        lines.append(f"{value}\n")
-    return lines

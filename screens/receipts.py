@@ -22,6 +22,7 @@ from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.receipt_view import receipt_text
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import WorkbenchScreen
+from screens.commands.receipts import RECEIPTS_COMMANDS
 from screens.yes_no import YesNoPrompt
 
 NEXT_POLICY = {"local_only": "lan", "lan": "remote", "remote": "local_only"}
@@ -93,22 +94,7 @@ revision.
     """
 
     # fmt: off
-    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = (
-        WorkbenchCommand("receipts.verify", "V", "verify", "Verify",
-                         "Verify the receipt: digest, stored, drift since issue"),
-        WorkbenchCommand("receipts.fence", "f", "fence", "Fence preview",
-                         "Would a text be fenced by this receipt?"),
-        WorkbenchCommand("receipts.policy", "p", "cycle_policy", "Policy",
-                         "Cycle the collection's policy; relaxing asks first", writes=True),
-        WorkbenchCommand("receipts.mark", "space", "mark", "Mark",
-                         "Mark the collection (for P)", show=False),
-        WorkbenchCommand("receipts.effective", "P", "effective", "Effective",
-                         "The effective policy of the marked collections"),
-        WorkbenchCommand("receipts.reload", "ctrl+r", "reload", "Reload", "Reload",
-                         show=False),
-        WorkbenchCommand("receipts.back", "escape", "focus_receipts", "Receipts",
-                         "Leave the fence box", show=False),
-    )
+    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = RECEIPTS_COMMANDS
     # fmt: on
     BINDINGS = bindings(COMMANDS_LIST)
 

@@ -27,6 +27,7 @@ from gno_tui.widgets.scope_suggester import ScopeSuggester, split_scopes
 from gno_tui.widgets.word_diff import word_diff
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import WorkbenchScreen
+from screens.commands.remember import REMEMBER_COMMANDS
 
 # How long typing must pause before the candidates are looked up again.
 DEBOUNCE_SECONDS = 0.3
@@ -101,22 +102,7 @@ write.
     }
     """
 
-    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = (
-        WorkbenchCommand(
-            "remember.add", "ctrl+s", "add", "Add", "Write the draft as a new fact", writes=True
-        ),
-        WorkbenchCommand(
-            "remember.supersede",
-            "ctrl+r",
-            "supersede",
-            "Supersede",
-            "Write the draft as the successor of the highlighted candidate",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "remember.clear", "ctrl+l", "clear", "Clear", "Discard the draft (nothing is written)"
-        ),
-    )
+    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = REMEMBER_COMMANDS
     BINDINGS = bindings(COMMANDS_LIST)
 
     def __init__(self) -> None:

@@ -32,6 +32,7 @@ from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.proposal_view import proposal_cells, proposal_detail
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import WorkbenchScreen
+from screens.commands.review import REVIEW_COMMANDS
 from screens.reason_prompt import ReasonPrompt
 from screens.review_modals import BatchChoice, BatchPrompt, DecisionLogScreen, EditPrompt
 
@@ -94,145 +95,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
     }
     """
 
-    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = (
-        WorkbenchCommand(
-            "review.add", "a", "add", "Add", "Add the proposal as a new fact", writes=True
-        ),
-        WorkbenchCommand(
-            "review.add_confirmed",
-            "C",
-            "add_confirmed",
-            "Add+confirm",
-            "Add the proposal and vouch for it (user_confirmed)",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "review.supersede",
-            "s",
-            "supersede",
-            "Supersede",
-            "Supersede the chosen candidate with the proposal",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "review.reject",
-            "x",
-            "reject",
-            "Reject",
-            "Reject the proposal, with a reason",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "review.edit",
-            "e",
-            "edit",
-            "Edit+add",
-            "Edit the proposal's text, then add it",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "review.mark",
-            "space",
-            "mark",
-            "Mark",
-            "Mark the proposal for a batch decision and move on",
-        ),
-        WorkbenchCommand(
-            "review.batch",
-            "y",
-            "batch",
-            "Batch",
-            "Decide every marked proposal after a summary",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "review.next_target",
-            "J",
-            "next_target",
-            "Next cand.",
-            "Choose the next candidate as the supersede target",
-            show=False,
-        ),
-        WorkbenchCommand(
-            "review.prev_target",
-            "K",
-            "prev_target",
-            "Prev cand.",
-            "Choose the previous candidate as the supersede target",
-            show=False,
-        ),
-        WorkbenchCommand(
-            "review.retire_older",
-            "r",
-            "retire_older",
-            "Retire older",
-            "Retire the older fact of the pair as a duplicate",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "review.retire_newer",
-            "R",
-            "retire_newer",
-            "Retire newer",
-            "Retire the newer fact of the pair as a duplicate",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "review.evidence",
-            "E",
-            "toggle_instruction",
-            "Evidence-only",
-            "Duplicates: toggle the newer fact's use policy",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "review.stale",
-            "S",
-            "mark_stale",
-            "Stale",
-            "Duplicates: mark the newer fact stale",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "review.confidence",
-            "percent_sign",
-            "set_confidence",
-            "Confidence",
-            "Duplicates: set the newer fact's confidence (0 to 1)",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "review.keep_both",
-            "b",
-            "keep_both",
-            "Keep both",
-            "Keep both facts; the pair is not offered again",
-            writes=True,
-        ),
-        WorkbenchCommand(
-            "review.log",
-            "at",
-            "decision_log",
-            "Log",
-            "The decision log: who, when, what, before/after",
-        ),
-        WorkbenchCommand(
-            "review.next_tab",
-            "right_square_bracket",
-            "next_tab",
-            "Next tab",
-            "Proposals / Duplicates",
-            show=False,
-        ),
-        WorkbenchCommand(
-            "review.prev_tab",
-            "left_square_bracket",
-            "prev_tab",
-            "Prev tab",
-            "Proposals / Duplicates",
-            show=False,
-        ),
-    )
+    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = REVIEW_COMMANDS
     BINDINGS = bindings(COMMANDS_LIST)
 
     def __init__(self) -> None:

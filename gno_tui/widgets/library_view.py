@@ -1,0 +1,77 @@
+"""What the Library shows of a fact: its row in the table, and every field in the detail pane."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from engine import browse
+from engine.normalize import collapse_text, iso_utc
+
+
+def fact_cells(row: Any, now: Any) -> list[Text]:
+    status = browse.status_of(row, now)
+    if status == "current" and browse.is_stale(row, now):
+        status = "stale"
+    style = "" if status == "current" else "dim"
+    provenance = row.workbench.get("provenance", {})
+    policy = row.workbench.get("usePolicy", {})
+    use = ("instr" if policy.get("canUseAsInstruction") else "evid") + (
+        "·confirm?" if policy.get("requiresUserConfirmation") else ""
+    )
+    cells = [
+        # Short cells so that every column fits beside the detail pane; the pane has it all.
+        collapse_text(row.text)[:36],
+        ",".join(row.scopes)[:18],
+        row.collection,
+        status,
+        f"{provenance.get('status', '?')}/{provenance.get('createdBy', '?')}",
+        use,
+        f"{float(provenance.get('confidence', 0)):.2f}",
+        iso_utc(row.created_at)[:16].replace("T", " "),
+        row.caller,
+    ]
+    return [Text(str(cell), style=style) for cell in cells]
+
+
+def detail_text(row: Any, now: Any, path: str, recalled: int, last_by: str | None) -> Text:
+    status = browse.status_of(row, now)
+    lines = Text()
+    lines.append(f"{row.docid}  {status}\n", style="bold")
+    lines.append(f"{row.text}\n\n")
+    fields = [
+        ("uri", row.uri),
+        ("scopes", ", ".join(row.scopes)),
+        ("collection", row.collection),
+        ("caller", row.caller),
+        ("session", row.session),
+        ("created", iso_utc(row.created_at)),
+        ("contentHash", row.content_hash),
+        ("source", row.source or "—"),
+        ("file", path),
+        ("supersedes", ", ".join(row.supersedes) or "—"),
+        ("superseded by", row.superseded_by or "—"),
+    ]
+    if row.retired_at:
+        fields.append(
+            ("retired", f"{iso_utc(row.retired_at)} by {row.retired_by}: {row.retired_reason}")
+        )
+    keyed = row.workbench.get("keyed")
+    if isinstance(keyed, dict) and keyed.get("key"):
+        fields += [
+            ("key", f"{keyed['key']} (namespace {keyed.get('namespace', 'default')})"),
+            ("revision", str(keyed.get("revision", 1))),
+            ("topic", str(keyed.get("topic") or "—")),
+            ("tags", ", ".join(keyed.get("tags") or []) or "—"),
+        ]
+    if row.expires_at:
+        fields.append(("expires", iso_utc(row.expires_at)))
+    for key in ("provenance", "usePolicy", "freshness"):
+        for name, value in row.workbench.get(key, {}).items():
+            fields.append((f"{key}.{name}", str(value)))
+    fields.append(("recalled", f"{recalled}×" + (f", last by {last_by}" if last_by else "")))
+    for name, value in fields:
+        lines.append(f"{name:>16} ", style="bold cyan")
+        lines.append(f"{value}\n")
+    return lines

@@ -1,0 +1,95 @@
+"""The Recall screen's commands: each a key binding and a command-palette entry."""
+
+from __future__ import annotations
+
+from gno_tui.workbench_commands import WorkbenchCommand
+
+RECALL_COMMANDS: tuple[WorkbenchCommand, ...] = (
+    WorkbenchCommand(
+        "recall.run",
+        "enter",
+        "run_recall",
+        "Run",
+        "Run the recall with the query, scopes and budget",
+    ),
+    WorkbenchCommand(
+        "recall.format", "t", "cycle_format", "Format", "Cycle the output format: gno / ob1"
+    ),
+    WorkbenchCommand(
+        "recall.egress",
+        "e",
+        "cycle_egress",
+        "Egress",
+        "Cycle the egress ceiling: local_only / lan / remote",
+        show=False,
+    ),
+    WorkbenchCommand(
+        "recall.verify",
+        "V",
+        "verify_receipt",
+        "Verify",
+        "Verify the receipt: digest, stored, drift since issue",
+    ),
+    WorkbenchCommand(
+        "recall.raw", "o", "show_raw", "Raw JSON", "The raw result, validated against its schema"
+    ),
+    WorkbenchCommand(
+        "recall.why_not",
+        "w",
+        "why_not",
+        "Why not?",
+        "Matches left out: by scope, egress ceiling, budget or status",
+    ),
+    WorkbenchCommand(
+        "recall.confirm",
+        "c",
+        "confirm",
+        "Confirm",
+        "Confirm the highlighted fact (user_confirmed)",
+        writes=True,
+    ),
+    WorkbenchCommand(
+        "recall.evidence",
+        "E",
+        "toggle_instruction",
+        "Evidence-only",
+        "Toggle the highlighted fact's use policy",
+        writes=True,
+    ),
+    WorkbenchCommand(
+        "recall.confidence",
+        "percent_sign",
+        "set_confidence",
+        "Confidence",
+        "Set the highlighted fact's confidence (0 to 1)",
+        writes=True,
+    ),
+    WorkbenchCommand(
+        "recall.stale",
+        "S",
+        "mark_stale",
+        "Stale",
+        "Mark the highlighted fact stale",
+        writes=True,
+        show=False,
+    ),
+    WorkbenchCommand(
+        "recall.edit", "slash", "edit_query", "Query", "Back to the query box", show=False
+    ),
+    WorkbenchCommand(
+        "recall.budget",
+        "b",
+        "edit_budget",
+        "Budget",
+        "Change the token budget (max tokens)",
+        show=False,
+    ),
+    WorkbenchCommand(
+        "recall.results",
+        "escape",
+        "focus_results",
+        "Results",
+        "Leave the inputs for the results",
+        show=False,
+    ),
+)

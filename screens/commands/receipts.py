@@ -1,0 +1,40 @@
+"""The Receipts screen's commands: each a key binding and a command-palette entry."""
+
+from __future__ import annotations
+
+from gno_tui.workbench_commands import WorkbenchCommand
+
+RECEIPTS_COMMANDS: tuple[WorkbenchCommand, ...] = (
+    WorkbenchCommand(
+        "receipts.verify",
+        "V",
+        "verify",
+        "Verify",
+        "Verify the receipt: digest, stored, drift since issue",
+    ),
+    WorkbenchCommand(
+        "receipts.fence", "f", "fence", "Fence preview", "Would a text be fenced by this receipt?"
+    ),
+    WorkbenchCommand(
+        "receipts.policy",
+        "p",
+        "cycle_policy",
+        "Policy",
+        "Cycle the collection's policy; relaxing asks first",
+        writes=True,
+    ),
+    WorkbenchCommand(
+        "receipts.mark", "space", "mark", "Mark", "Mark the collection (for P)", show=False
+    ),
+    WorkbenchCommand(
+        "receipts.effective",
+        "P",
+        "effective",
+        "Effective",
+        "The effective policy of the marked collections",
+    ),
+    WorkbenchCommand("receipts.reload", "ctrl+r", "reload", "Reload", "Reload", show=False),
+    WorkbenchCommand(
+        "receipts.back", "escape", "focus_receipts", "Receipts", "Leave the fence box", show=False
+    ),
+)

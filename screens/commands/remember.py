@@ -1,0 +1,22 @@
+"""The Remember screen's commands: each a key binding and a command-palette entry."""
+
+from __future__ import annotations
+
+from gno_tui.workbench_commands import WorkbenchCommand
+
+REMEMBER_COMMANDS: tuple[WorkbenchCommand, ...] = (
+    WorkbenchCommand(
+        "remember.add", "ctrl+s", "add", "Add", "Write the draft as a new fact", writes=True
+    ),
+    WorkbenchCommand(
+        "remember.supersede",
+        "ctrl+r",
+        "supersede",
+        "Supersede",
+        "Write the draft as the successor of the highlighted candidate",
+        writes=True,
+    ),
+    WorkbenchCommand(
+        "remember.clear", "ctrl+l", "clear", "Clear", "Discard the draft (nothing is written)"
+    ),
+)
