@@ -7,7 +7,7 @@ Spearman x100, then picks thresholds on dev:
   weak   = the highest threshold that still keeps 90 % recall of "gold >= 3.0" (related),
 and reports precision / recall of each tier on test with those thresholds.
 
-    python benchmarks/calibrate_tiers.py [STS-B folder] [--model DIR]
+    python benchmarks/calibrate_tiers.py [STS-B folder] [--dev FILE] [--test FILE] [--model DIR]
 """
 
 from __future__ import annotations
@@ -21,36 +21,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import DATA, machine, write_report
+from benchmarks.common import DATA, machine, read_sts_pairs, spearman, sts_split_files, write_report
 from engine.embeddings import load_embedder
 from engine.lexical import similarity as lexical_similarity
 
 TIERS = (("exact", 4.6, "precision75"), ("likely", 4.0, "f1"), ("weak", 3.0, "recall90"))
-
-
-def read_split(path: Path) -> tuple[list[str], list[str], np.ndarray]:
-    left, right, gold = [], [], []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        cols = line.split("\t")
-        if len(cols) < 7:
-            continue
-        gold.append(float(cols[4]))
-        left.append(cols[5])
-        right.append(cols[6])
-    return left, right, np.asarray(gold)
-
-
-def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    def ranks(x: np.ndarray) -> np.ndarray:
-        order = np.argsort(x, kind="stable")
-        r = np.empty(len(x))
-        r[order] = np.arange(len(x))
-        # average ties
-        _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
-        sums = np.bincount(inverse, weights=r)
-        return sums[inverse] / counts[inverse]
-
-    return float(np.corrcoef(ranks(a), ranks(b))[0, 1])
 
 
 def pr(scores: np.ndarray, positive: np.ndarray, threshold: float) -> tuple[float, float]:
@@ -82,10 +57,12 @@ def pick(scores: np.ndarray, gold: np.ndarray, cut: float, rule: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", nargs="?", default=str(DATA / "stsb"))
+    parser.add_argument("--dev", help="the dev file (default: FOLDER/sts-dev.csv)")
+    parser.add_argument("--test", help="the test file (default: FOLDER/sts-test.csv)")
     parser.add_argument("--model", help="model2vec folder (default: the bundled model)")
     args = parser.parse_args()
-    folder = Path(args.folder)
-    splits = {name: read_split(folder / f"sts-{name}.csv") for name in ("dev", "test")}
+    files = sts_split_files(Path(args.folder), args.dev, args.test)
+    splits = {name: read_sts_pairs(path) for name, path in files.items()}
     scorers: dict[str, Callable[[list[str], list[str]], np.ndarray]] = {
         "lexical (rapidfuzz sort+set)": lambda a, b: np.array(
             [lexical_similarity(x, y) for x, y in zip(a, b, strict=True)]
@@ -136,7 +113,7 @@ def main() -> None:
         header,
         rows,
         notes=[
-            f"data: {folder}",
+            f"data: dev {files['dev']}, test {files['test']}",
             f"machine: {machine()}",
             "thresholds chosen on dev; precision/recall measured on test",
         ],

@@ -7,6 +7,8 @@ import platform
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 # The evaluation data lives beside the project, never inside it.
 DATA = Path(os.environ.get("GNO_TUI_DATA", ROOT.parent / "shared" / "data"))
@@ -33,3 +35,51 @@ def write_report(
     path.write_text(text, encoding="utf-8")
     print(text)
     return path
+
+
+def read_sts_pairs(path: Path) -> tuple[list[str], list[str], np.ndarray]:
+    """One STS-B-format file: TAB separated, no header, no quoting; columns 4, 5, 6 (0-based)
+    are the gold score and the two sentences (some rows carry extra columns after them)."""
+    left: list[str] = []
+    right: list[str] = []
+    gold: list[float] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cols = line.split("\t")
+        if len(cols) < 7:
+            continue
+        gold.append(float(cols[4]))
+        left.append(cols[5])
+        right.append(cols[6])
+    return left, right, np.asarray(gold, dtype=np.float64)
+
+
+def sts_split_files(folder: Path, dev: str | None, test: str | None) -> dict[str, Path]:
+    """The dev and test files: sts-dev.csv / sts-test.csv in `folder` unless given one by one
+    (so the benchmark runs unchanged on any other pair file of the same format)."""
+    files = {
+        "dev": Path(dev) if dev else folder / "sts-dev.csv",
+        "test": Path(test) if test else folder / "sts-test.csv",
+    }
+    for split, path in files.items():
+        if not path.is_file():
+            raise SystemExit(f"error: the {split} file {path} was not found")
+    return files
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks with ties given their average rank (as scipy.stats.rankdata)."""
+    x = np.asarray(x, dtype=np.float64)
+    order = np.argsort(x, kind="mergesort")
+    xs = x[order]
+    starts = np.r_[0, np.flatnonzero(xs[1:] != xs[:-1]) + 1]
+    ends = np.r_[starts[1:], len(xs)]
+    ranks = np.empty(len(xs))
+    ranks[order] = np.repeat((starts + ends - 1) / 2.0 + 1.0, ends - starts)
+    return ranks
+
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    ra, rb = _ranks(a), _ranks(b)
+    ra -= ra.mean()
+    rb -= rb.mean()
+    return float((ra * rb).sum() / np.sqrt((ra * ra).sum() * (rb * rb).sum()))

@@ -10,12 +10,13 @@ Scores reported (Spearman rank correlation x100 against the gold 0-5 scores):
 
 Usage (from the repo root)::
 
-    python benchmarks/stsb_model.py [--model engine/model] [DATA_DIR]
+    python benchmarks/stsb_model.py [--model engine/model] [DATA_DIR] [--dev FILE] [--test FILE]
 
 DATA_DIR defaults to ``../shared/data/stsb`` relative to the repo root and must hold
-``sts-dev.csv`` and ``sts-test.csv`` (TAB separated, no header, no quoting; columns
-genre, file, year, id, score, sentence1, sentence2, and on some rows two extra
-attribution columns). The data is read in place, never copied into the project.
+``sts-dev.csv`` and ``sts-test.csv``, or ``--dev`` / ``--test`` name the files (TAB
+separated, no header, no quoting; columns genre, file, year, id, score, sentence1,
+sentence2, and on some rows two extra attribution columns). The data is read in place,
+never copied into the project.
 
 The table is printed and written to ``benchmarks/results/stsb_model.md`` (see ``--out``).
 Needs only model2vec, numpy and rapidfuzz.
@@ -32,48 +33,14 @@ from pathlib import Path
 import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+
+from benchmarks.common import read_sts_pairs, spearman, sts_split_files  # noqa: E402
+
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "stsb"
 DEFAULT_MODEL = REPO_ROOT / "engine" / "model"
 DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results" / "stsb_model.md"
 SPLITS = ("dev", "test")
-
-
-def load_stsb(data_dir: Path, split: str) -> tuple[list[str], list[str], np.ndarray]:
-    """Read one STS-B split. Columns 4, 5, 6 (0-based) are score, sentence1, sentence2."""
-    s1: list[str] = []
-    s2: list[str] = []
-    gold: list[float] = []
-    with open(data_dir / f"sts-{split}.csv", encoding="utf-8") as fh:
-        for line in fh:
-            cols = line.rstrip("\n").split("\t")
-            if len(cols) < 7:
-                continue
-            gold.append(float(cols[4]))
-            s1.append(cols[5])
-            s2.append(cols[6])
-    return s1, s2, np.asarray(gold, dtype=np.float64)
-
-
-def _rank(x: np.ndarray) -> np.ndarray:
-    """Ranks with ties given their average rank (as scipy.stats.rankdata)."""
-    x = np.asarray(x, dtype=np.float64)
-    order = np.argsort(x, kind="mergesort")
-    xs = x[order]
-    # boundaries of runs of equal values
-    starts = np.r_[0, np.flatnonzero(xs[1:] != xs[:-1]) + 1]
-    ends = np.r_[starts[1:], len(xs)]
-    avg = (starts + ends - 1) / 2.0 + 1.0
-    ranks_sorted = np.repeat(avg, ends - starts)
-    ranks = np.empty_like(ranks_sorted)
-    ranks[order] = ranks_sorted
-    return ranks
-
-
-def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    ra, rb = _rank(a), _rank(b)
-    ra -= ra.mean()
-    rb -= rb.mean()
-    return float((ra * rb).sum() / np.sqrt((ra * ra).sum() * (rb * rb).sum()))
 
 
 def cosine_scores(model, s1: list[str], s2: list[str]) -> np.ndarray:
@@ -97,11 +64,11 @@ def fuzz_scores(s1: list[str], s2: list[str]) -> np.ndarray:
     )
 
 
-def evaluate(model, data_dir: Path) -> dict[str, dict[str, float]]:
+def evaluate(model, files: dict[str, Path]) -> dict[str, dict[str, float]]:
     """Return {scorer: {split: spearman*100}} for scorers model, rapidfuzz, mean."""
     out: dict[str, dict[str, float]] = {"model": {}, "rapidfuzz": {}, "mean": {}}
     for split in SPLITS:
-        s1, s2, gold = load_stsb(data_dir, split)
+        s1, s2, gold = read_sts_pairs(files[split])
         cos = cosine_scores(model, s1, s2)
         fz = fuzz_scores(s1, s2)
         out["model"][split] = 100 * spearman(cos, gold)
@@ -121,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "data_dir", nargs="?", default=str(DEFAULT_DATA), help="folder with sts-{dev,test}.csv"
     )
+    ap.add_argument("--dev", help="the dev file (default: DATA_DIR/sts-dev.csv)")
+    ap.add_argument("--test", help="the test file (default: DATA_DIR/sts-test.csv)")
     ap.add_argument(
         "--model", default=str(DEFAULT_MODEL), help="model2vec model folder (default engine/model)"
     )
@@ -128,23 +97,19 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    data_dir = Path(args.data_dir)
     model_dir = Path(args.model)
     # model2vec treats a path that does not exist as a hub id: refuse instead.
     if not model_dir.is_dir():
         print(f"error: model folder {model_dir} does not exist", file=sys.stderr)
         return 2
-    for split in SPLITS:
-        if not (data_dir / f"sts-{split}.csv").is_file():
-            print(f"error: {data_dir / f'sts-{split}.csv'} not found", file=sys.stderr)
-            return 2
+    files = sts_split_files(Path(args.data_dir), args.dev, args.test)
 
     from model2vec import StaticModel
 
     t0 = time.perf_counter()
     model = StaticModel.from_pretrained(str(model_dir))
     load_s = time.perf_counter() - t0
-    res = evaluate(model, data_dir)
+    res = evaluate(model, files)
 
     try:
         shown = model_dir.resolve().relative_to(REPO_ROOT)
