@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -56,6 +57,7 @@ _SUFFIXES = (
 )
 
 
+@lru_cache(maxsize=65_536)  # a store's vocabulary is small next to its word count
 def stem(word: str) -> str:
     """Strip one common English suffix, then a final e and a doubled consonant, so that
     like/likes/liked, prefer/prefers/preferred/preference and run/running meet."""
