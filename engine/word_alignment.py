@@ -8,7 +8,8 @@ on static vectors).
 Why: a static model averages a sentence into one vector, so the one telling word of a question
 ("destress") is diluted by the rest, and a fact that says it differently ("relax") scores like
 any other fact about the same person. Aligning word by word keeps that evidence. On LoCoMo it
-added 3.5 to 4 points of recall@10 to the hybrid ranking (docs/retrieval.md).
+lifted hybrid recall@10 from 0.666 to 0.678 over turns and from 0.610 to 0.624 over
+observations (docs/retrieval.md).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ MIN_WORD_SIMILARITY = 0.4
 
 class WordVectors:
     """Word -> unit vector for fact words, kept across snapshots so that rebuilding after a
-    write embeds only the words that are new."""
+    write embeds only the words that are new. It grows with the store's vocabulary (8.6k
+    words, about 9 MB, for 100k MSC persona facts)."""
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
