@@ -83,11 +83,23 @@ def _budget_value(value: Any, name: str, limit: int) -> int:
     return value
 
 
+@dataclass(frozen=True)
+class ScoreParts:
+    """What a match's score is made of. Hybrid: score = lexical + SEMANTIC_WEIGHT x cosine +
+    ALIGNMENT_WEIGHT x alignment, with lexical as BM25 over the query's ceiling. Lexical
+    mode: the score is the BM25 itself, and the semantic parts are None."""
+
+    lexical: float
+    cosine: float | None = None
+    alignment: float | None = None
+
+
 @dataclass
 class RankedMatches:
     positions: list[int]
     scores: list[float]
     mode: str
+    parts: list[ScoreParts]
 
 
 def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> RankedMatches:
@@ -104,35 +116,51 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
     if embedder is None or snapshot.rows is None:
         hits = np.flatnonzero(mask & (lexical > 0))
         top = hits[np.argsort(-lexical[hits], kind="stable")][:MATCH_WINDOW]
-        return RankedMatches([int(i) for i in top], [float(lexical[i]) for i in top], "lexical")
+        return RankedMatches(
+            [int(i) for i in top],
+            [float(lexical[i]) for i in top],
+            "lexical",
+            [ScoreParts(float(lexical[i])) for i in top],
+        )
     ceiling = snapshot.lexical.ceiling(query)
-    evidence = lexical / ceiling if ceiling > 0 else np.zeros_like(lexical)
-    if snapshot.alignment is not None:
-        # Word alignment does not depend on the query vector: added once, before feedback.
-        evidence = evidence + ALIGNMENT_WEIGHT * snapshot.alignment.scores(query)
+    normalised = lexical / ceiling if ceiling > 0 else np.zeros_like(lexical)
+    # Word alignment does not depend on the query vector: computed once, before feedback.
+    aligned = (
+        snapshot.alignment.scores(query)
+        if snapshot.alignment is not None
+        else np.zeros_like(lexical)
+    )
+    evidence = normalised + ALIGNMENT_WEIGHT * aligned
     query_vector = embedder.embed([query])[0]
-    hits, fused = _fuse(snapshot, query_vector, evidence, lexical, mask)
+    hits, cosine = _semantic_hits(snapshot, query_vector, lexical, mask)
+    fused = evidence[hits] + SEMANTIC_WEIGHT * cosine
     if len(hits) and snapshot.vectors is not None:
         # Pseudo-relevance feedback (Rocchio): move the query towards its best first-pass
         # facts, then rank again; a static model's query vector alone misses paraphrases.
         first = hits[np.argsort(-fused, kind="stable")[:FEEDBACK_FACTS]]
         query_vector = query_vector + FEEDBACK_WEIGHT * snapshot.vectors[first].mean(axis=0)
         query_vector /= max(float(np.linalg.norm(query_vector)), 1e-12)
-        hits, fused = _fuse(snapshot, query_vector, evidence, lexical, mask)
+        hits, cosine = _semantic_hits(snapshot, query_vector, lexical, mask)
+        fused = evidence[hits] + SEMANTIC_WEIGHT * cosine
     order = np.argsort(-fused, kind="stable")[:MATCH_WINDOW]
-    return RankedMatches([int(hits[i]) for i in order], [float(fused[i]) for i in order], "hybrid")
+    return RankedMatches(
+        [int(hits[i]) for i in order],
+        [float(fused[i]) for i in order],
+        "hybrid",
+        [
+            ScoreParts(float(normalised[hits[i]]), float(cosine[i]), float(aligned[hits[i]]))
+            for i in order
+        ],
+    )
 
 
-def _fuse(
-    snapshot: Snapshot,
-    query_vector: np.ndarray,
-    evidence: np.ndarray,
-    lexical: np.ndarray,
-    mask: np.ndarray,
+def _semantic_hits(
+    snapshot: Snapshot, query_vector: np.ndarray, lexical: np.ndarray, mask: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
+    """The visible matches (a shared word, or a cosine at the floor) and their cosines."""
     cosine = np.clip(snapshot.best_cosine(query_vector), 0.0, 1.0)
     hits = np.flatnonzero(mask & ((lexical > 0) | (cosine >= SEMANTIC_MATCH_FLOOR)))
-    return hits, evidence[hits] + SEMANTIC_WEIGHT * cosine[hits]
+    return hits, cosine[hits]
 
 
 def lineage(collections: list[tuple[str, str, str]]) -> dict[str, Any]:
@@ -146,6 +174,14 @@ def lineage(collections: list[tuple[str, str, str]]) -> dict[str, Any]:
 
 
 def recall(engine: MemoryEngine, request: RecallRequest) -> dict[str, Any]:
+    return recall_explained(engine, request)[0]
+
+
+def recall_explained(
+    engine: MemoryEngine, request: RecallRequest
+) -> tuple[dict[str, Any], dict[str, ScoreParts]]:
+    """A recall, and what each returned fact's score is made of (recordId -> parts). The parts
+    stay outside the result: seed 001 admits no extra fields."""
     if request.query is None or not request.query.strip():
         raise MemoryFailure(
             "MEMORY_QUERY_REQUIRED",
@@ -186,8 +222,9 @@ def recall(engine: MemoryEngine, request: RecallRequest) -> dict[str, Any]:
             "Run `gno-tui reindex` and retry.",
         ) from exc
     facts: list[dict[str, Any]] = []
+    parts: dict[str, ScoreParts] = {}
     used = 0
-    for position, score in zip(ranked.positions, ranked.scores, strict=True):
+    for position, score, part in zip(ranked.positions, ranked.scores, ranked.parts, strict=True):
         if len(facts) == max_facts:
             break
         fact = snapshot.facts[position]
@@ -205,6 +242,7 @@ def recall(engine: MemoryEngine, request: RecallRequest) -> dict[str, Any]:
                 ),
             }
         )
+        parts[fact.record_id] = part
         used += cost
     receipt = issue_receipt(
         caller=caller,
@@ -240,4 +278,4 @@ def recall(engine: MemoryEngine, request: RecallRequest) -> dict[str, Any]:
         result["egressLineage"] = lineage(triples)
     else:
         result["hint"] = EMPTY_HINT
-    return ensure_valid("recall", result)
+    return ensure_valid("recall", result), parts

@@ -267,6 +267,12 @@ class MemoryEngine:
 
         return recall(self, request)
 
+    def recall_explained(self, request: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A recall and, per returned recordId, its score's parts (engine.recall.ScoreParts)."""
+        from engine.recall import recall_explained
+
+        return recall_explained(self, request)
+
     def recall_ob1(self, request: Any) -> dict[str, Any]:
         """A recall (receipt issued and stored as usual) shaped as an OB1 recall response."""
         from engine.contracts import ensure_valid

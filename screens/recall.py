@@ -18,10 +18,10 @@ from engine import browse, review
 from engine.contracts import schema_errors
 from engine.normalize import POLICIES
 from engine.ob1 import ob1_memory, ob1_response
-from engine.recall import RecallRequest
+from engine.recall import ALIGNMENT_WEIGHT, SEMANTIC_WEIGHT, RecallRequest
 from engine.receipts import ReceiptCheck
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.recall_view import cut_line, fact_cells, status_text, use_policy
+from gno_tui.widgets.recall_view import COLUMNS, cut_line, fact_cells, status_text, use_policy
 from gno_tui.widgets.receipt_view import receipt_text
 from gno_tui.widgets.why_not import WhyNot, why_not, why_not_text
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
@@ -48,6 +48,7 @@ class RecallDone(Message):
     schema: str  # recall | ob1_recall
     errors: list[str]
     uses: dict[str, str]  # recordId -> the fact's use policy when it was recalled
+    parts: dict[str, Any]  # recordId -> what its score is made of (engine.recall.ScoreParts)
 
 
 @dataclass
@@ -68,16 +69,20 @@ class ScopesKnown(Message):
 
 
 class RecallScreen(WorkbenchScreen):
-    HELP = """
+    HELP = f"""
 ## Recall
 
 Recall the facts an agent would get for a query, under a budget.
 
 - Fill the query, scopes (comma-separated), max facts and max tokens; `enter` runs it.
   `/` goes back to the query box, `b` to the budget, `escape` to the results.
-- The table lists the facts in rank order with their score, spanHash, egress badge and use
-  policy (instruction or evidence; `conf?` = still needs a person's confirmation);
-  the line at the bottom is the budget cut (matches that did not fit).
+- The table lists the facts in rank order with their score, what the score is made of, the
+  spanHash, egress badge and use policy (instruction or evidence; `conf?` = still needs a
+  person's confirmation); the line at the bottom is the budget cut (matches that did not fit).
+- Score parts: `lex` is BM25 over the query's ceiling (1 = every query word, at saturation),
+  `cos` the sentence cosine, `align` the word alignment (each query word to the fact's closest
+  word); hybrid score = lex + {SEMANTIC_WEIGHT:g} x cos + {ALIGNMENT_WEIGHT:g} x align.
+  In lexical mode the score is BM25 and the semantic parts show `—`.
 - `t` cycles the output format (gno / ob1); the retrieval mode (hybrid or lexical, with the
   reason the model is unavailable) is shown above the results. `e` cycles the egress ceiling.
 - `w` shows why-not: the matches left out, by scope, egress ceiling, budget or status.
@@ -104,9 +109,7 @@ Recall the facts an agent would get for a query, under a budget.
     }
     """
 
-    # fmt: off
     COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = RECALL_COMMANDS
-    # fmt: on
     BINDINGS = bindings(COMMANDS_LIST)
 
     def __init__(self) -> None:
@@ -142,7 +145,7 @@ Recall the facts an agent would get for a query, under a budget.
 
     def on_mount(self) -> None:
         table = self.query_one("#recall-table", FactTable)
-        table.add_columns("#", "score", "spanHash", "egress", "use", "fact")
+        table.add_columns(*COLUMNS)
         for name, title in (
             ("query", "query"),
             ("scopes", "scopes"),
@@ -190,7 +193,7 @@ Recall the facts an agent would get for a query, under a budget.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall-run")
     def run_recall(self, request: RecallRequest, output: str) -> None:
-        result = self.store.recall(request)
+        result, parts = self.store.recall_explained(request)
         document, schema = result, "recall"
         rows = {f["recordId"]: browse.fact_row(self.store, f["recordId"]) for f in result["facts"]}
         uses = {record_id: use_policy(row.workbench) for record_id, row in rows.items()}
@@ -205,7 +208,7 @@ Recall the facts an agent would get for a query, under a budget.
             ]
             document, schema = ob1_response(result["receipt"]["digest"], memories), "ob1_recall"
         errors = schema_errors(schema, document)
-        self.post_message(RecallDone(result, document, schema, errors, uses))
+        self.post_message(RecallDone(result, document, schema, errors, uses, parts))
 
     def on_recall_done(self, message: RecallDone) -> None:
         self.result, self.document = message.result, message.document
@@ -215,10 +218,12 @@ Recall the facts an agent would get for a query, under a budget.
         table.clear()
         for rank, fact in enumerate(result["facts"], start=1):
             use = message.uses.get(fact["recordId"], "?")
-            table.add_row(*fact_cells(rank, fact, use), key=fact["recordId"])
+            parts = message.parts.get(fact["recordId"])
+            table.add_row(*fact_cells(rank, fact, use, parts), key=fact["recordId"])
         budget = result["budget"]
         if budget["omitted"]:
-            table.add_row("", "", "", "", "", cut_line(budget["omitted"]), key="budget-cut")
+            blanks = [""] * (len(COLUMNS) - 1)
+            table.add_row(*blanks, cut_line(budget["omitted"]), key="budget-cut")
         bar = self.query_one("#recall-budget", ProgressBar)
         bar.update(total=budget["maxTokens"], progress=budget["usedTokens"])
         self.query_one("#recall-budget-label", Label).update(

@@ -93,9 +93,7 @@ revision.
     }
     """
 
-    # fmt: off
     COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = RECEIPTS_COMMANDS
-    # fmt: on
     BINDINGS = bindings(COMMANDS_LIST)
 
     def __init__(self) -> None:

@@ -75,9 +75,7 @@ red, added words in green).
     }
     """
 
-    # fmt: off
     COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = SUPERSESSION_COMMANDS
-    # fmt: on
     BINDINGS = bindings(COMMANDS_LIST)
 
     def __init__(self) -> None:

@@ -17,11 +17,25 @@ def use_policy(workbench: dict[str, Any]) -> str:
     return use + ("·conf?" if policy.get("requiresUserConfirmation") else "")
 
 
-def fact_cells(rank: int, fact: dict[str, Any], use: str) -> list[Any]:
-    """rank, score, spanHash, egress badge, use policy, text."""
+COLUMNS = ("#", "score", "lex", "cos", "align", "spanHash", "egress", "use", "fact")
+
+
+def fact_cells(rank: int, fact: dict[str, Any], use: str, parts: Any | None) -> list[Any]:
+    """COLUMNS: rank, score and what it is made of (engine.recall.ScoreParts: BM25 over its
+    ceiling, cosine, word alignment; "—" where the mode has no such part), spanHash, egress
+    badge, use policy, text."""
     policy = fact["egressLineage"]["effectivePolicy"]
-    return [str(rank), f"{fact['score']:.3f}", short_hash(fact["spanHash"], 8),
-            egress_badge(policy), use, clip(fact["text"], 44)]  # fmt: skip
+
+    def part(value: float | None) -> Text:
+        return Text("—", style="dim") if value is None else Text(f"{value:.2f}")
+
+    breakdown = (
+        [part(parts.lexical), part(parts.cosine), part(parts.alignment)]
+        if parts is not None
+        else [part(None)] * 3
+    )
+    return [str(rank), f"{fact['score']:.3f}", *breakdown, short_hash(fact["spanHash"], 8),
+            egress_badge(policy), use, clip(fact["text"], 36)]  # fmt: skip
 
 
 def cut_line(omitted: int) -> Text:

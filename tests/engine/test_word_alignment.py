@@ -15,6 +15,7 @@ from conftest import Client
 import engine.recall as recall_module
 from engine.embeddings import EmbedderStatus
 from engine.factory import open_engine
+from engine.recall import RecallRequest
 from engine.store import MemoryEngine
 from engine.word_alignment import WordAlignment, WordVectors
 
@@ -109,3 +110,34 @@ def test_hybrid_recall_ranks_the_fact_that_says_the_query_word_differently_first
     monkeypatch.setattr(recall_module, "ALIGNMENT_WEIGHT", 0.0)
     recalled = hand_client.recall("how does she destress?", ["s"])
     assert [f["recordId"] for f in recalled["facts"]] == [vague, paraphrase]
+
+
+def test_each_hybrid_score_is_the_sum_of_its_parts(hand_client):
+    hand_client.add("A long walk helps her relax", "s")
+    hand_client.add("She plays unwind music", "s")
+    result, parts = hand_client.engine.recall_explained(
+        RecallRequest(query="how does she destress?", scopes=["s"], caller="c", session="t")
+    )
+    assert len(parts) == len(result["facts"]) == 2
+    for fact in result["facts"]:
+        part = parts[fact["recordId"]]
+        total = (
+            part.lexical
+            + recall_module.SEMANTIC_WEIGHT * part.cosine
+            + recall_module.ALIGNMENT_WEIGHT * part.alignment
+        )
+        assert fact["score"] == pytest.approx(total, abs=1e-5)
+    walk = next(f for f in result["facts"] if "walk" in f["text"])
+    assert parts[walk["recordId"]].alignment == pytest.approx(0.5, abs=1e-3)
+    assert parts[walk["recordId"]].lexical == 0.0  # no word in common with the question
+
+
+def test_lexical_mode_explains_the_score_as_bm25_alone(client):
+    client.add("Alice drinks green tea", "s")
+    result, parts = client.engine.recall_explained(
+        RecallRequest(query="green tea", scopes=["s"], caller="c", session="t")
+    )
+    (fact,) = result["facts"]
+    part = parts[fact["recordId"]]
+    assert (part.cosine, part.alignment) == (None, None)
+    assert fact["score"] == pytest.approx(part.lexical, abs=1e-5)

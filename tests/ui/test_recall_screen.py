@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from pilot_helpers import settle
 from textual.widgets import Input, Label, Static
 
@@ -36,6 +37,12 @@ async def run_query(
     return screen
 
 
+def row_cells(table: Any, key: str) -> dict[str, str]:
+    """The row's cells by column title."""
+    titles = [str(column.label) for column in table.columns.values()]
+    return dict(zip(titles, (str(cell) for cell in table.get_row(key)), strict=True))
+
+
 async def test_recall_shows_facts_budget_lineage_and_verifies_receipt(
     engine: Any, client: Any
 ) -> None:
@@ -57,6 +64,10 @@ async def test_recall_shows_facts_budget_lineage_and_verifies_receipt(
         assert f"/512 tokens · {len(facts)}/8 facts" in label
         status = text_of(app, "#recall-status")
         assert "retrieval: lexical" in status and "semanticUnavailable" in status
+        # Lexical mode: the score is BM25 alone; the semantic parts are shown as absent.
+        cells = row_cells(table, tea["record"]["recordId"])
+        assert (cells["cos"], cells["align"]) == ("—", "—")
+        assert cells["lex"] == f"{facts[0]['score']:.2f}"
         assert "strictest lineage: " in status and "local_only" in status
         receipt = screen.result["receipt"]
         assert receipt["digest"] in text_of(app, "#recall-receipt")
@@ -194,3 +205,20 @@ async def test_use_policy_and_confidence_from_recall(engine: Any, client: Any) -
     row = browse.list_facts(engine).rows[0]
     assert row.workbench["usePolicy"]["canUseAsInstruction"] is True
     assert row.workbench["provenance"]["confidence"] == 0.9
+
+
+async def test_hybrid_rows_show_what_each_score_is_made_of(
+    semantic_engine: Any, semantic_client: Any
+) -> None:
+    tea = semantic_client.add("Alice drinks green tea", "user:alice")
+    semantic_client.add("Bob lives in Lyon", "user:alice")
+    app = create_app(store=semantic_engine, screen="recall", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = await run_query(pilot, "what does alice drink")
+        assert screen.result is not None and screen.result["retrieval"] == {"mode": "hybrid"}
+        cells = row_cells(screen.query_one("#recall-table"), tea["record"]["recordId"])
+        lexical, cosine, aligned = (float(cells[name]) for name in ("lex", "cos", "align"))
+        # "alice" is in both and "drink" meets "drinks" by its stem: every part contributes.
+        assert lexical > 0 and cosine > 0 and aligned > 0
+        assert float(cells["score"]) == pytest.approx(lexical + cosine + 0.5 * aligned, abs=0.02)
