@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import String, and_, cast, func, or_, select
 from sqlalchemy.orm import Session
 
 from engine import tables
@@ -293,6 +293,33 @@ def verify_receipt(engine: MemoryEngine, receipt: dict[str, Any]) -> ReceiptChec
 def fence_preview(receipt: dict[str, Any], text: str) -> bool:
     """Would remembering `text` with this receipt be fenced as a replay?"""
     return content_hash(text) in receipt.get("spanHashes", [])
+
+
+@dataclass(frozen=True)
+class FenceExposure:
+    """The stored receipts whose spans include a text: presenting any of them fences it."""
+
+    receipts: int
+    latest_caller: str | None = None
+    latest_at: str | None = None
+
+
+def fence_exposure(engine: MemoryEngine, text: str) -> FenceExposure:
+    """How many stored recall receipts returned exactly this text (by its contentHash), and
+    the newest one's caller and time. An agent that presents one of them when remembering the
+    text gets MEMORY_FENCED_REPLAY (DESIGN.md section 5)."""
+    digest = content_hash(text)
+    receipt = tables.ReceiptRow
+    with Session(engine.db) as session:
+        # The JSON list as text: a 64-hex hash cannot match anything but itself.
+        rows = session.execute(
+            select(receipt.caller, receipt.issued_at)
+            .where(cast(receipt.span_hashes, String).contains(digest))
+            .order_by(receipt.issued_at.desc())  # type: ignore[union-attr]
+        ).all()
+    if not rows:
+        return FenceExposure(0)
+    return FenceExposure(len(rows), rows[0].caller, iso_utc(rows[0].issued_at))
 
 
 def recall_usage(engine: MemoryEngine, record_id: str) -> tuple[int, str | None]:

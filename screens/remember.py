@@ -48,6 +48,7 @@ class CandidatesFound(Message):
     draft: Draft
     result: dict[str, Any] | None  # the propose result, or None when the draft is invalid
     problem: str = ""  # why there is no result: "CODE: message"
+    fence: browse.FenceExposure | None = None  # receipts that returned this exact text
 
 
 @dataclass
@@ -81,7 +82,8 @@ you choose:
 - `tab` moves between the fields and the candidate list (`j`/`k` move in the list).
 
 Hidden characters (zero-width, bidi controls, non-breaking spaces) are flagged before you
-write.
+write. The fence preview says when recall receipts already returned this exact text: an
+agent presenting one of them could not write it back (a replay).
 """
 
     CSS = """
@@ -94,6 +96,8 @@ write.
         #remember-status { height: auto; color: $text-muted; }
         #remember-warning { height: auto; color: $warning; }
         #remember-warning.-empty { display: none; }
+        #remember-fence { height: auto; color: $accent; }
+        #remember-fence.-empty { display: none; }
         #remember-matching { height: auto; }
         #remember-candidates { height: 10; }
         #remember-diff-box { height: 1fr; border-top: solid $panel; }
@@ -121,6 +125,7 @@ write.
                 yield TextArea(id="remember-text", soft_wrap=True, show_line_numbers=False)
                 yield Static("0 tokens", id="remember-status")
                 yield Static("", id="remember-warning", classes="-empty")
+                yield Static("", id="remember-fence", classes="-empty")
                 yield Label("Scopes (comma-separated)", classes="field-label")
                 yield Input(
                     placeholder="e.g. user:alice, project:gno",
@@ -210,6 +215,7 @@ write.
         self._debounce = None
         draft = self.draft()
         if not collapse_text(draft.text):
+            self.show_fence(None)
             self.show_candidates(draft, None, "")
             return
         self.propose(draft)
@@ -226,15 +232,33 @@ write.
             source=draft.source,
             created_by="user",
         )
+        fence = browse.fence_exposure(self.store, draft.text)
         try:
             result = self.store.remember(request)
         except MemoryFailure as failure:
-            self.post_message(CandidatesFound(draft, None, f"{failure.code}: {failure.message}"))
+            problem = f"{failure.code}: {failure.message}"
+            self.post_message(CandidatesFound(draft, None, problem, fence))
             return
-        self.post_message(CandidatesFound(draft, result))
+        self.post_message(CandidatesFound(draft, result, fence=fence))
 
     def on_candidates_found(self, message: CandidatesFound) -> None:
+        self.show_fence(message.fence)
         self.show_candidates(message.draft, message.result, message.problem)
+
+    def show_fence(self, fence: browse.FenceExposure | None) -> None:
+        """The fence preview: recall receipts already returned this exact text, so an agent
+        presenting one cannot write it back (a replay); a person may still add it."""
+        box = self.query_one("#remember-fence", Static)
+        if fence is None or not fence.receipts:
+            box.update("")
+            box.add_class("-empty")
+            return
+        box.update(
+            f"fence: {fence.receipts} recall receipt(s) returned this exact text (latest to "
+            f"{fence.latest_caller} at {fence.latest_at}); an agent presenting one gets "
+            "MEMORY_FENCED_REPLAY."
+        )
+        box.remove_class("-empty")
 
     def show_candidates(self, draft: Draft, result: dict[str, Any] | None, problem: str) -> None:
         self.shown_draft = draft

@@ -57,9 +57,12 @@ async def receipts_steps(pilot: Any) -> None:
 
 
 async def remember_steps(pilot: Any) -> None:
-    await type_text(pilot, "Alice prefers dark themes in all her editors")
+    # A version of the staging-database fact that a receipt returned before it was
+    # superseded: the fence preview names that receipt, the diff shows the current head.
+    await type_text(pilot, "The staging database is Postgres 16 on db-staging-2.")
     await pilot.press("tab")
-    await type_text(pilot, "user:alice")
+    await type_text(pilot, "team:infra")
+    await pilot.press("tab", "tab", "enter", "down", "enter")  # collection: team
     await pilot.pause(0.6)  # the candidates are debounced
     await settle(pilot)
 

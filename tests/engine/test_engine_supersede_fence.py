@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+from datetime import timedelta
 
 import pytest
 import yaml
 from sqlalchemy.orm import Session
 
-from engine import tables
+from engine import browse, tables
 from engine.errors import MemoryFailure
 
 
@@ -145,6 +146,22 @@ def test_a_valid_receipt_does_not_fence_new_text(client):
         client.remember("Alice moved to Lyon", ["user:alice"], receipt=recalled)["outcome"]
         == "added"
     )
+
+
+def test_fence_exposure_counts_the_receipts_that_returned_a_text(client, engine):
+    client.add("Alice drinks green tea", "user:alice")
+    client.add("Alice moved to Lyon", "user:alice")
+    start = engine.now()
+    engine._clock = lambda: start + timedelta(minutes=1)
+    client.recall("green tea", ["user:alice"], caller="agent:one")
+    engine._clock = lambda: start + timedelta(minutes=2)
+    client.recall("alice tea", ["user:alice"], caller="agent:two", max_facts=1)
+    # Whitespace does not matter: the contentHash is of the normalised text.
+    exposure = browse.fence_exposure(engine, "Alice  drinks green tea ")
+    assert exposure.receipts == 2
+    assert exposure.latest_caller == "agent:two"
+    assert browse.fence_exposure(engine, "Alice moved to Lyon").receipts == 0  # never returned
+    assert browse.fence_exposure(engine, "Bob drinks green tea").receipts == 0
 
 
 def test_derived_from_a_stored_memory_is_fenced_before_the_exact_check(client, probe):

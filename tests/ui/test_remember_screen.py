@@ -189,3 +189,21 @@ async def test_read_only_workbench_refuses_writes(engine: Any, client: Any) -> N
         await pilot.press("ctrl+s", "ctrl+r")
         await settle(pilot)
         assert current_count(engine) == 1
+
+
+async def test_fence_preview_names_the_receipts_that_returned_the_text(
+    engine: Any, client: Any
+) -> None:
+    fact = client.add("The staging database is Postgres 15", "team:infra")["record"]
+    client.recall("staging database", ["team:infra"], caller="mcp:claude")
+    app = create_app(store=engine, screen="remember", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await compose(pilot, "The staging database is Postgres 15", "team:infra")
+        fence = text_of(app, "#remember-fence")
+        assert "1 recall receipt(s) returned this exact text" in fence
+        assert "mcp:claude" in fence and "MEMORY_FENCED_REPLAY" in fence
+        assert fact["docid"] in text_of(app, "#remember-matching")  # and it is an exact duplicate
+        # A text no receipt returned has no fence line.
+        await pilot.press("ctrl+l")
+        await compose(pilot, "The staging database is Postgres 16", "team:infra")
+        assert app.screen.query_one("#remember-fence").has_class("-empty")
