@@ -9,18 +9,36 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
 
 from engine import browse, review
+from engine.errors import MemoryFailure
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.library_view import detail_text, fact_cells
+from gno_tui.widgets.library_view import LibraryFilter, detail_text, fact_cells
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import WorkbenchScreen
+from screens.batch_prompt import BatchChoice, FactBatchPrompt
 from screens.commands.library import LIBRARY_COMMANDS
 from screens.reason_prompt import ReasonPrompt
 
 PAGE_SIZE = 200
+COLUMNS = (
+    ("summary", 36),
+    ("scopes", 18),
+    ("collection", 10),
+    ("status", 10),
+    ("provenance", 20),
+    ("use policy", 13),
+    ("conf.", 5),
+    ("created", 16),
+    ("caller", 16),
+)
+# Batch decisions that are a use-policy change, and the change.
+BATCH_CHANGES = {
+    "evidence-only": {"usePolicy": {"canUseAsInstruction": False, "canUseAsEvidence": True}},
+}
 TABS = (
     ("all", "All"),
     ("current", "Current"),
@@ -29,38 +47,6 @@ TABS = (
     ("retired", "Retired"),
     ("expired", "Expired"),
 )
-
-
-@dataclass
-class LibraryFilter:
-    """Parsed from the filter box: `s:scope c:collection st:status` prefixes, `!` to invert,
-    the rest is free text."""
-
-    text: str = ""
-    scope: str | None = None
-    collection: str | None = None
-    status: str | None = None
-    invert: bool = False
-
-    @classmethod
-    def parse(cls, raw: str) -> LibraryFilter:
-        parsed = cls()
-        words = []
-        raw = raw.strip()
-        if raw.startswith("!"):
-            parsed.invert, raw = True, raw[1:]
-        for word in raw.split():
-            key, _, value = word.partition(":")
-            if value and key == "s":
-                parsed.scope = value.lower()
-            elif value and key == "c":
-                parsed.collection = value.lower()
-            elif value and key == "st":
-                parsed.status = value.lower()
-            else:
-                words.append(word)
-        parsed.text = " ".join(words)
-        return parsed
 
 
 @dataclass
@@ -90,6 +76,9 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
   and stale facts.
 - `c` confirms the fact (user_confirmed), `S` marks it stale, `X` retires it (with a reason),
   `u` restores a retired fact. Nothing is ever deleted.
+- `space` marks a fact and moves on (`ctrl+a` marks every row shown, `ctrl+\\` clears);
+  `y` then applies one decision to every marked fact (confirm, stale, evidence-only, or
+  retire with one reason) after a count summary answered with `y` or `n`.
 - `enter` opens the fact's supersession chain.
 """
 
@@ -113,6 +102,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         self.tab = "all"
         self.rows: list[Any] = []
         self.total = 0
+        self.marked: set[str] = set()  # record ids, kept across reloads until applied
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -131,17 +121,10 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
     def on_mount(self) -> None:
         table = self.query_one(FactTable)
-        table.add_columns(
-            "summary",
-            "scopes",
-            "collection",
-            "status",
-            "provenance",
-            "use policy",
-            "conf.",
-            "created",
-            "caller",
-        )
+        # Fixed widths: auto-sized columns are measured on a later refresh, so the layout
+        # would jump as the first page arrives (and pictures of it would depend on timing).
+        for title, width in COLUMNS:
+            table.add_column(title, width=width)
         table.focus()
         self.reload()
 
@@ -193,7 +176,8 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         now = self.store.now()
         for row in message.rows:
             self.rows.append(row)
-            table.add_row(*fact_cells(row, now), key=row.record_id)
+            marked = row.record_id in self.marked
+            table.add_row(*fact_cells(row, now, marked), key=row.record_id)
         self.total = message.total
         if keep is not None and self.rows:
             table.move_cursor(row=min(keep, len(self.rows) - 1))
@@ -204,15 +188,19 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
                 else message.counts.get(key, 0)
             )
             self.query_one(f"#tab-{key}", Tab).label = f"{label} {count}"
-        self.query_one("#library-summary", Static).update(
-            f"{len(self.rows)} of {self.total} shown"
-            + (" · filter: " + self._filter_text() if self._filter_text() else "")
-        )
+        self._summary()
         if not self.rows:
             self.query_one("#library-detail-body", Static).update(
                 "No fact matches. Agents add facts with `gno-tui remember`; press 2 to "
                 "compose one here."
             )
+
+    def _summary(self) -> None:
+        self.query_one("#library-summary", Static).update(
+            f"{len(self.rows)} of {self.total} shown"
+            + (f" · {len(self.marked)} marked (y decides)" if self.marked else "")
+            + (" · filter: " + self._filter_text() if self._filter_text() else "")
+        )
 
     def _filter_text(self) -> str:
         return self.query_one("#library-filter", Input).value.strip()
@@ -321,6 +309,74 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
         self.app.push_screen(ReasonPrompt(f"Why retire {row.docid}?"), retire_with)
 
+    # -- marks and batch decisions ------------------------------------------------------
+
+    def _show_mark(self, index: int) -> None:
+        row = self.rows[index]
+        cells = fact_cells(row, self.store.now(), row.record_id in self.marked)
+        self.query_one(FactTable).update_cell_at(Coordinate(index, 0), cells[0])
+
+    def action_mark(self) -> None:
+        if (row := self._selected()) is None:
+            return
+        self.marked ^= {row.record_id}
+        table = self.query_one(FactTable)
+        index = table.cursor_row
+        self._show_mark(index)
+        table.move_cursor(row=min(index + 1, len(self.rows) - 1))
+        self._summary()
+
+    def action_mark_all(self) -> None:
+        self.marked |= {row.record_id for row in self.rows}
+        for index in range(len(self.rows)):
+            self._show_mark(index)
+        self._summary()
+
+    def action_clear_marks(self) -> None:
+        self.marked.clear()
+        for index in range(len(self.rows)):
+            self._show_mark(index)
+        self._summary()
+
+    def action_batch(self) -> None:
+        if not self.marked:
+            self.notify("Mark facts with space (or ctrl+a) first.", severity="warning")
+            return
+        ids = sorted(self.marked)
+
+        def apply(choice: BatchChoice | None) -> None:
+            if choice is not None:
+                self.decide_all(choice, ids)
+
+        self.app.push_screen(FactBatchPrompt(len(ids)), apply)
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="library-curate")
+    def decide_all(self, choice: BatchChoice, record_ids: list[str]) -> None:
+        """One decision per fact, each its own write; a fact the engine refuses (already
+        retired, say) is counted with its error code and the rest go on."""
+        changes = BATCH_CHANGES.get(choice.action)
+        what = "use-policy" if changes is not None else choice.action
+        refused: list[str] = []
+        for record_id in record_ids:
+            try:
+                self.curate_one(what, record_id, choice.reason or "", changes)
+            except MemoryFailure as failure:
+                refused.append(failure.code)
+        done = len(record_ids) - len(refused)
+        note = f"{choice.action}: {done} done"
+        if refused:
+            note += f", {len(refused)} refused ({', '.join(sorted(set(refused)))})"
+        self.app.call_from_thread(
+            self.notify, note, severity="warning" if refused else "information"
+        )
+        self.app.call_from_thread(self._batch_applied)
+
+    def _batch_applied(self) -> None:
+        self.marked.clear()
+        self.reload()
+
+    # -- one fact -----------------------------------------------------------------------
+
     @work(thread=True, exclusive=False, exit_on_error=False, group="library-curate")
     def curate(
         self,
@@ -329,6 +385,18 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         reason: str = "",
         changes: dict[str, dict[str, Any]] | None = None,
     ) -> None:
+        self.curate_one(what, record_id, reason, changes)
+        self.app.call_from_thread(self.notify, f"{what}: done")
+        self.app.call_from_thread(self.reload)
+
+    def curate_one(
+        self,
+        what: str,
+        record_id: str,
+        reason: str = "",
+        changes: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        """One curation write through the engine (called from a worker thread)."""
         if changes is not None:
             review.set_curation(
                 self.store, ref=record_id, actor=self.actor, action=what, changes=changes
@@ -341,8 +409,6 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
             review.retire(self.store, ref=record_id, actor=self.actor, reason=reason)
         else:
             review.restore(self.store, ref=record_id, actor=self.actor)
-        self.app.call_from_thread(self.notify, f"{what}: done")
-        self.app.call_from_thread(self.reload)
 
     def action_open_chain(self) -> None:
         if (row := self._selected()) is not None:

@@ -32,9 +32,10 @@ from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.proposal_view import proposal_cells, proposal_detail
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import WorkbenchScreen
+from screens.batch_prompt import BatchChoice, ProposalBatchPrompt
 from screens.commands.review import REVIEW_COMMANDS
 from screens.reason_prompt import ReasonPrompt
-from screens.review_modals import BatchChoice, BatchPrompt, DecisionLogScreen, EditPrompt
+from screens.review_modals import DecisionLogScreen, EditPrompt
 
 PROPOSAL_ACTIONS = {
     "add",
@@ -298,7 +299,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
                     ]
                 )
 
-        self.app.push_screen(BatchPrompt(len(ids)), apply)
+        self.app.push_screen(ProposalBatchPrompt(len(ids)), apply)
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="review-decide")
     def decide(self, decisions: list[review.Decision]) -> None:

@@ -1,9 +1,8 @@
-"""The Review screen's modals: edit a proposal's text, confirm a batch, and the decision log."""
+"""The Review screen's modals: edit a proposal's text, and the decision log."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -58,82 +57,6 @@ class EditPrompt(ModalScreen[str | None]):
             self.notify("The text is empty (escape cancels).", severity="warning")
             return
         self.dismiss(text)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-@dataclass(frozen=True)
-class BatchChoice:
-    action: str  # add | reject
-    reason: str | None = None
-
-
-class BatchPrompt(ModalScreen[BatchChoice | None]):
-    """Choose what to do with the marked proposals, see the count summary, then y or n."""
-
-    CSS = """
-    BatchPrompt {
-        align: center middle;
-        #batch-box { width: 70; height: auto; border: round $warning; padding: 1 2;
-                     background: $surface; }
-    }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "a", "choose('add')", "Add all", id="batch.add", tooltip="Add every marked proposal"
-        ),
-        Binding(
-            "x",
-            "choose('reject')",
-            "Reject all",
-            id="batch.reject",
-            tooltip="Reject every marked proposal, with one reason",
-        ),
-        Binding("y", "confirm", "Apply", id="batch.confirm", tooltip="Apply the summary"),
-        Binding("n,escape", "cancel", "Cancel", id="batch.cancel", tooltip="Apply nothing"),
-    ]
-
-    def __init__(self, count: int) -> None:
-        super().__init__()
-        self.count = count
-        self.choice: BatchChoice | None = None
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="batch-box"):
-            yield Static(self._question(), id="batch-summary")
-
-    def _question(self) -> Text:
-        text = Text()
-        if self.choice is None:
-            text.append(f"{self.count} marked proposal(s).\n", style="bold")
-            text.append("a add all · x reject all (one reason) · n cancel")
-        else:
-            text.append(f"{self.count} {self.choice.action}", style="bold")
-            if self.choice.reason:
-                text.append(f" (reason: {self.choice.reason})")
-            text.append("\napply? y / n")
-        return text
-
-    def action_choose(self, action: str) -> None:
-        if action == "add":
-            self.choice = BatchChoice("add")
-            self.query_one("#batch-summary", Static).update(self._question())
-            return
-        from screens.reason_prompt import ReasonPrompt
-
-        def with_reason(reason: str | None) -> None:
-            if reason:
-                self.choice = BatchChoice("reject", reason)
-                self.query_one("#batch-summary", Static).update(self._question())
-
-        self.app.push_screen(ReasonPrompt(f"Why reject these {self.count} proposals?"), with_reason)
-
-    def action_confirm(self) -> None:
-        if self.choice is None:
-            self.notify("Choose a (add) or x (reject) first.", severity="warning")
-            return
-        self.dismiss(self.choice)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

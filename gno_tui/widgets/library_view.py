@@ -1,7 +1,9 @@
-"""What the Library shows of a fact: its row in the table, and every field in the detail pane."""
+"""What the Library shows of a fact (its row in the table, every field in the detail pane),
+and how its filter box reads."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
@@ -10,7 +12,40 @@ from engine import browse
 from engine.normalize import collapse_text, iso_utc
 
 
-def fact_cells(row: Any, now: Any) -> list[Text]:
+@dataclass
+class LibraryFilter:
+    """Parsed from the filter box: `s:scope c:collection st:status` prefixes, `!` to invert,
+    the rest is free text."""
+
+    text: str = ""
+    scope: str | None = None
+    collection: str | None = None
+    status: str | None = None
+    invert: bool = False
+
+    @classmethod
+    def parse(cls, raw: str) -> LibraryFilter:
+        parsed = cls()
+        words = []
+        raw = raw.strip()
+        if raw.startswith("!"):
+            parsed.invert, raw = True, raw[1:]
+        for word in raw.split():
+            key, _, value = word.partition(":")
+            if value and key == "s":
+                parsed.scope = value.lower()
+            elif value and key == "c":
+                parsed.collection = value.lower()
+            elif value and key == "st":
+                parsed.status = value.lower()
+            else:
+                words.append(word)
+        parsed.text = " ".join(words)
+        return parsed
+
+
+def fact_cells(row: Any, now: Any, marked: bool = False) -> list[Text]:
+    """The row's cells; a marked fact's summary starts with ●."""
     status = browse.status_of(row, now)
     if status == "current" and browse.is_stale(row, now):
         status = "stale"
@@ -22,7 +57,7 @@ def fact_cells(row: Any, now: Any) -> list[Text]:
     )
     cells = [
         # Short cells so that every column fits beside the detail pane; the pane has it all.
-        collapse_text(row.text)[:36],
+        ("● " if marked else "") + collapse_text(row.text)[: 34 if marked else 36],
         ",".join(row.scopes)[:18],
         row.collection,
         status,

@@ -9,6 +9,7 @@ from textual.widgets import DataTable, Static
 
 from engine import browse, review
 from gno_tui.app import create_app
+from screens.library import LibraryScreen
 
 
 def summary(app: Any) -> str:
@@ -141,3 +142,50 @@ async def test_use_policy_confidence_and_stale_from_the_keyboard(engine: Any, cl
         assert str(table.get_row_at(0)[3]) == "current"
         actions = [entry["action"] for entry in review.decision_log(engine)]
         assert actions[:4] == ["confirm", "mark-stale", "confidence", "use-policy"]
+
+
+async def test_marks_and_one_batch_decision_for_every_marked_fact(engine: Any, client: Any) -> None:
+    for text in ("Alice prefers green tea", "Bob lives in Lyon", "The deploy runs on Fridays"):
+        client.add(text, "team")
+    already = client.add("Carol moved to Berlin", "team")["record"]
+    review.retire(engine, ref=already["uri"], actor="tui:test", reason="old")
+    app = create_app(store=engine, watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert [r.text for r in screen.rows][:2] == [
+            "Carol moved to Berlin",  # newest first; retired
+            "The deploy runs on Fridays",
+        ]
+        await pilot.press("y")  # nothing marked yet: a hint, no prompt
+        await settle(pilot)
+        assert isinstance(app.screen, LibraryScreen)
+        await pilot.press("ctrl+a")
+        assert len(screen.marked) == 4 and "4 marked" in summary(app)
+        await pilot.press("ctrl+backslash", "space", "space")  # clear, then mark the first two
+        assert "2 marked" in summary(app)
+        assert str(app.screen.query_one(DataTable).get_row_at(0)[0]).startswith("● ")
+        # Retire both with one reason: the summary first, then y. Carol was already retired:
+        # the engine refuses that one and the other is retired.
+        await pilot.press("y", "X", *"dup", "enter")
+        await pilot.pause()
+        assert "2 retire (reason: dup)" in str(app.screen.query_one("#batch-summary").render())
+        await pilot.press("y")
+        await settle(pilot)
+        reasons = {
+            r.text: r.retired_reason for r in browse.list_facts(engine, status="retired").rows
+        }
+        assert reasons == {"Carol moved to Berlin": "old", "The deploy runs on Fridays": "dup"}
+        assert any("retire: 1 done, 1 refused" in note.message for note in app._notifications)
+        assert screen.marked == set()
+        # Confirm everything shown (a retired fact can be vouched for too; it stays retired).
+        await pilot.press("ctrl+a", "y", "c", "y")
+        await settle(pilot)
+        statuses = {
+            r.text: r.workbench["provenance"]["status"]
+            for r in browse.list_facts(engine, status="current").rows
+        }
+        assert statuses == dict.fromkeys(
+            ["Alice prefers green tea", "Bob lives in Lyon"], "user_confirmed"
+        )
+        assert any(note.message == "confirm: 4 done" for note in app._notifications)
