@@ -13,11 +13,13 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from engine import review
 from engine.store import MemoryEngine
 from gno_tui.messages import StoreChanged
 from gno_tui.theme import WORKBENCH_THEME
 from gno_tui.workbench_commands import GLOBAL_COMMANDS, WorkbenchCommand, bindings
 from screens import SCREENS_BY_MODE
+from screens.decision_log import DecisionLogScreen
 
 # How often the app asks the store whether another process wrote (a cheap one-row read).
 STORE_POLL_SECONDS = 1.0
@@ -69,6 +71,14 @@ class GnoApp(App[None]):
             error = event.worker.error
             message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
             self.notify(message, title=getattr(error, "code", "Error"), severity="error", timeout=8)
+
+    def action_show_decision_log(self) -> None:
+        self.load_decision_log()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="app-log")
+    def load_decision_log(self) -> None:
+        entries = review.decision_log(self.store)
+        self.call_from_thread(self.push_screen, DecisionLogScreen(entries))
 
     def action_show_screen_help(self) -> None:
         if self.screen.query("HelpPanel"):

@@ -70,6 +70,13 @@ GLOBAL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Receipts, fence preview, collections and egress",
     ),
     WorkbenchCommand(
+        "app.log",
+        "at",
+        "app.show_decision_log",
+        "Log",
+        "The decision log: who decided what, when, before/after",
+    ),
+    WorkbenchCommand(
         "app.help",
         "f1,question_mark",
         "app.show_screen_help",

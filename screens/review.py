@@ -34,8 +34,8 @@ from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import WorkbenchScreen
 from screens.batch_prompt import BatchChoice, ProposalBatchPrompt
 from screens.commands.review import REVIEW_COMMANDS
+from screens.edit_prompt import EditPrompt
 from screens.reason_prompt import ReasonPrompt
-from screens.review_modals import DecisionLogScreen, EditPrompt
 
 PROPOSAL_ACTIONS = {
     "add",
@@ -48,18 +48,13 @@ PROPOSAL_ACTIONS = {
     "prev_target",
 }
 DUPLICATE_ACTIONS = {"retire_older", "retire_newer", "keep_both"}
-LETTER_KEYS = PROPOSAL_ACTIONS | DUPLICATE_ACTIONS | {"decision_log"}
+LETTER_KEYS = PROPOSAL_ACTIONS | DUPLICATE_ACTIONS
 
 
 @dataclass
 class ProposalsLoaded(Message):
     proposals: list[dict[str, Any]]
     predecessors: dict[str, dict[str, Any]]  # uri -> the fact an agent meant to supersede
-
-
-@dataclass
-class LogLoaded(Message):
-    entries: list[dict[str, Any]]
 
 
 class ReviewScreen(WorkbenchScreen):
@@ -366,16 +361,6 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
     # -- errors ------------------------------------------------------------------------------
 
     # -- shared ------------------------------------------------------------------------------
-
-    def action_decision_log(self) -> None:
-        self.load_log()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="review-log")
-    def load_log(self) -> None:
-        self.post_message(LogLoaded(review.decision_log(self.store)))
-
-    def on_log_loaded(self, message: LogLoaded) -> None:
-        self.app.push_screen(DecisionLogScreen(message.entries))
 
     def action_next_tab(self) -> None:
         self._switch_tab()

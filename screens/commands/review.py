@@ -120,13 +120,6 @@ REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
         writes=True,
     ),
     WorkbenchCommand(
-        "review.log",
-        "at",
-        "decision_log",
-        "Log",
-        "The decision log: who, when, what, before/after",
-    ),
-    WorkbenchCommand(
         "review.next_tab",
         "right_square_bracket",
         "next_tab",

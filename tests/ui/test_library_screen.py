@@ -9,6 +9,7 @@ from textual.widgets import DataTable, Static
 
 from engine import browse, review
 from gno_tui.app import create_app
+from screens.decision_log import DecisionLogScreen
 from screens.library import LibraryScreen
 
 
@@ -189,3 +190,21 @@ async def test_marks_and_one_batch_decision_for_every_marked_fact(engine: Any, c
             ["Alice prefers green tea", "Bob lives in Lyon"], "user_confirmed"
         )
         assert any(note.message == "confirm: 4 done" for note in app._notifications)
+
+
+async def test_the_decision_log_opens_from_any_screen(engine: Any, client: Any) -> None:
+    client.add("Bob lives in Lyon", "user:bob")
+    app = create_app(store=engine, watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")  # confirm, from the Library
+        await settle(pilot)
+        await pilot.press("at")
+        await settle(pilot)
+        assert isinstance(app.screen, DecisionLogScreen)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == 1
+        assert "confirm" in " ".join(str(cell) for cell in table.get_row_at(0))
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, LibraryScreen)

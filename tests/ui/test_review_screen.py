@@ -12,9 +12,10 @@ from textual.widgets import Static, TabbedContent, TextArea
 from engine import browse, review
 from gno_tui.app import create_app
 from screens.batch_prompt import BatchPrompt
+from screens.decision_log import DecisionLogScreen
+from screens.edit_prompt import EditPrompt
 from screens.reason_prompt import ReasonPrompt
 from screens.review import ReviewScreen
-from screens.review_modals import DecisionLogScreen, EditPrompt
 
 
 def keys(text: str) -> list[str]:
