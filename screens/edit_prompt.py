@@ -1,7 +1,13 @@
-"""The Review screen's modal for editing a proposal's text before it is added."""
+"""The Review screen's modal for editing a proposal's text before it is added, in place or
+in the person's own editor ($VISUAL or $EDITOR)."""
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
+import tempfile
+from pathlib import Path
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -30,6 +36,13 @@ class EditPrompt(ModalScreen[str | None]):
             id="edit.save",
             tooltip="Add the edited text as a new fact",
         ),
+        Binding(
+            "ctrl+o",
+            "external_editor",
+            "$EDITOR",
+            id="edit.external",
+            tooltip="Edit the text in $VISUAL / $EDITOR; saving and quitting brings it back",
+        ),
         Binding("escape", "cancel", "Cancel", id="edit.cancel", tooltip="Close without deciding"),
     ]
 
@@ -42,7 +55,10 @@ class EditPrompt(ModalScreen[str | None]):
         with Vertical(id="edit-box"):
             yield Label(self.question)
             yield TextArea(self.text, id="edit-text", soft_wrap=True)
-            yield Label("ctrl+s adds the edited text · escape cancels", classes="muted")
+            yield Label(
+                "ctrl+s adds the edited text · ctrl+o opens $EDITOR · escape cancels",
+                classes="muted",
+            )
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()
@@ -56,3 +72,30 @@ class EditPrompt(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+    def action_external_editor(self) -> None:
+        command = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+        if not command:
+            self.notify(
+                "Set $VISUAL or $EDITOR (e.g. export EDITOR=vim) to edit in your own editor.",
+                severity="warning",
+            )
+            return
+        area = self.query_one(TextArea)
+        with tempfile.TemporaryDirectory(prefix="gno-tui-edit-") as folder:
+            path = Path(folder) / "fact.md"
+            path.write_text(area.text, encoding="utf-8")
+            argv = [*shlex.split(command), str(path)]
+            if self.app.is_headless:
+                # No terminal to hand over (tests, scripts): the editor runs as it is.
+                finished = subprocess.run(argv, check=False)
+            else:
+                with self.app.suspend():
+                    finished = subprocess.run(argv, check=False)
+            if finished.returncode != 0:
+                self.notify(
+                    f"{command} exited with status {finished.returncode}; the text is unchanged.",
+                    severity="warning",
+                )
+                return
+            area.text = path.read_text(encoding="utf-8").rstrip("\n")

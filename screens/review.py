@@ -66,7 +66,8 @@ The selected proposal is shown beside each candidate it may duplicate, as a word
 the similarity, tier and the threshold in force. One key decides; the cursor then moves on.
 
 - `a` add · `C` add and confirm (you vouch for it) · `s` supersede the chosen candidate
-  (`J`/`K` choose) · `x` reject, with a reason · `e` edit the text, then add.
+  (`J`/`K` choose) · `x` reject, with a reason · `e` edit the text, then add (`ctrl+o`
+  there opens it in $VISUAL / $EDITOR).
 - `space` marks a proposal; `y` applies one decision (add, or reject with one reason) to
   every marked proposal after a summary answered with `y` or `n`.
 

@@ -4,6 +4,7 @@ decision log."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from pilot_helpers import settle
@@ -145,6 +146,54 @@ async def test_edit_then_add(engine: Any, client: Any) -> None:
         assert entry["action"] == "review:edit"
         assert entry["detail"]["before"]["text"] == "Alice drinks tea"
         assert entry["detail"]["after"]["text"] == "Alice drinks tea at seven"
+
+
+async def test_edit_in_the_persons_own_editor_then_add(
+    engine: Any, client: Any, tmp_path: Any, monkeypatch: Any
+) -> None:
+    pid = propose(client, "Alice drinks tea")
+    # A stand-in for vim: a real program that rewrites the file it is given, as an editor would.
+    editor = tmp_path / "editor.py"
+    editor.write_text(
+        "import sys, pathlib\n"
+        "path = pathlib.Path(sys.argv[-1])\n"
+        "path.write_text(path.read_text().replace('tea', 'green tea') + '\\n')\n"
+    )
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {editor}")
+    app = create_app(store=engine, screen="review", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await open_review(pilot)
+        await pilot.press("e", "ctrl+o")
+        await pilot.pause()
+        assert app.screen.query_one(TextArea).text == "Alice drinks green tea"
+        # An editor that fails leaves the text as it was.
+        monkeypatch.setenv("EDITOR", f"{sys.executable} -c 'raise SystemExit(3)'")
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        assert app.screen.query_one(TextArea).text == "Alice drinks green tea"
+        assert any("exited with status 3" in note.message for note in app._notifications)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+    assert states(engine)[pid] == "added"
+    assert [row.text for row in browse.list_facts(engine, text="Alice").rows] == [
+        "Alice drinks green tea"
+    ]
+
+
+async def test_without_an_editor_set_ctrl_e_says_how(
+    engine: Any, client: Any, monkeypatch: Any
+) -> None:
+    propose(client, "Alice drinks tea")
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    app = create_app(store=engine, screen="review", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await open_review(pilot)
+        await pilot.press("e", "ctrl+o")
+        await pilot.pause()
+        assert any("Set $VISUAL or $EDITOR" in note.message for note in app._notifications)
+        assert app.screen.query_one(TextArea).text == "Alice drinks tea"
 
 
 async def test_marks_then_batch_summary_cancel_then_apply(engine: Any, client: Any) -> None:
