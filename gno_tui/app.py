@@ -20,6 +20,8 @@ from gno_tui.theme import WORKBENCH_THEME
 from gno_tui.workbench_commands import GLOBAL_COMMANDS, WorkbenchCommand, bindings
 from screens import SCREENS_BY_MODE
 from screens.decision_log import DecisionLogScreen
+from screens.reason_prompt import ReasonPrompt
+from screens.supersession import SupersessionScreen
 
 # How often the app asks the store whether another process wrote (a cheap one-row read).
 STORE_POLL_SECONDS = 1.0
@@ -47,6 +49,8 @@ class GnoApp(App[None]):
         self._start = start if start in self.MODES else "library"
         self._watch_store = watch_store
         self._generation = store.generation()
+        # The fact the Supersession screen opens next (set by Library's enter and by `:`).
+        self.selected_fact: str | None = None
 
     def on_mount(self) -> None:
         self.register_theme(WORKBENCH_THEME)
@@ -71,6 +75,18 @@ class GnoApp(App[None]):
             error = event.worker.error
             message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
             self.notify(message, title=getattr(error, "code", "Error"), severity="error", timeout=8)
+
+    def action_jump(self) -> None:
+        def open_chain(ref: str | None) -> None:
+            if not ref:
+                return
+            self.selected_fact = ref.strip()
+            if isinstance(self.screen, SupersessionScreen):
+                self.screen.open(self.selected_fact)
+            else:
+                self.switch_mode("supersession")
+
+        self.push_screen(ReasonPrompt("Jump to a fact: #docid, mem-… or gno://…"), open_chain)
 
     def action_show_decision_log(self) -> None:
         self.load_decision_log()

@@ -70,6 +70,14 @@ GLOBAL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Receipts, fence preview, collections and egress",
     ),
     WorkbenchCommand(
+        "app.jump",
+        "colon",
+        "app.jump",
+        "Jump",
+        "Open a fact's chain by #docid, mem-… record id or gno:// uri",
+        show=False,
+    ),
+    WorkbenchCommand(
         "app.log",
         "at",
         "app.show_decision_log",

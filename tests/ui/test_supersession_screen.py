@@ -268,3 +268,25 @@ def browse_head(engine) -> str:
     from engine import browse
 
     return browse.list_facts(engine, status="current").rows[0].record_id
+
+
+async def test_colon_jumps_to_a_fact_by_docid_from_any_screen(engine: Any, client: Any) -> None:
+    first = client.add("The deploy runs on Fridays at noon", "project:x")
+    later = client.supersede(first, "The deploy runs on Mondays at noon")
+    other = client.add("Bob lives in Lyon", "user:bob")
+    app = create_app(store=engine, screen="library", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("colon", *keys(first["record"]["docid"]), "enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SupersessionScreen)
+        assert [v.record_id for v in screen.versions] == [
+            first["record"]["recordId"],
+            later["record"]["recordId"],
+        ]
+        # Already on the chain screen: `:` opens another fact in place.
+        await pilot.press("colon", *keys(other["record"]["uri"]), "enter")
+        await settle(pilot)
+        assert app.screen is screen
+        assert [v.record_id for v in screen.versions] == [other["record"]["recordId"]]
