@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
 from engine import browse, review
 from engine.errors import MemoryFailure
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.library_view import LibraryFilter, detail_text, fact_cells
+from gno_tui.widgets.library_view import COLUMNS, TABS, LibraryFilter, detail_text, fact_cells
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import WorkbenchScreen
 from screens.batch_prompt import BatchChoice, FactBatchPrompt
@@ -24,29 +24,10 @@ from screens.commands.library import LIBRARY_COMMANDS
 from screens.reason_prompt import ReasonPrompt
 
 PAGE_SIZE = 200
-COLUMNS = (
-    ("summary", 36),
-    ("scopes", 18),
-    ("collection", 10),
-    ("status", 10),
-    ("provenance", 20),
-    ("use policy", 13),
-    ("conf.", 5),
-    ("created", 16),
-    ("caller", 16),
-)
 # Batch decisions that are a use-policy change, and the change.
 BATCH_CHANGES = {
     "evidence-only": {"usePolicy": {"canUseAsInstruction": False, "canUseAsEvidence": True}},
 }
-TABS = (
-    ("all", "All"),
-    ("current", "Current"),
-    ("attention", "Needs attention"),
-    ("superseded", "Superseded"),
-    ("retired", "Retired"),
-    ("expired", "Expired"),
-)
 
 
 @dataclass
@@ -76,7 +57,8 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
   and stale facts.
 - `c` confirms the fact (user_confirmed), `S` marks it stale, `X` retires it (with a reason),
   `u` restores a retired fact. Nothing is ever deleted.
-- `space` marks a fact and moves on (`ctrl+a` marks every row shown, `ctrl+\\` clears);
+- `space` marks a fact and moves on; `v` starts a range and `v` again marks every row
+  between (`ctrl+a` marks every row shown, `ctrl+\\` clears);
   `y` then applies one decision to every marked fact (confirm, stale, evidence-only, or
   retire with one reason) after a count summary answered with `y` or `n`.
 - `enter` opens the fact's supersession chain.
@@ -103,6 +85,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         self.rows: list[Any] = []
         self.total = 0
         self.marked: set[str] = set()  # record ids, kept across reloads until applied
+        self.visual_anchor: int | None = None  # the row a `v` range starts from
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -199,6 +182,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         self.query_one("#library-summary", Static).update(
             f"{len(self.rows)} of {self.total} shown"
             + (f" · {len(self.marked)} marked (y decides)" if self.marked else "")
+            + (" · visual: v marks to here" if self.visual_anchor is not None else "")
             + (" · filter: " + self._filter_text() if self._filter_text() else "")
         )
 
@@ -324,6 +308,20 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         index = table.cursor_row
         self._show_mark(index)
         table.move_cursor(row=min(index + 1, len(self.rows) - 1))
+        self._summary()
+
+    def action_visual(self) -> None:
+        table = self.query_one(FactTable)
+        if not self.rows:
+            return
+        if self.visual_anchor is None:
+            self.visual_anchor = table.cursor_row
+        else:
+            low, high = sorted((self.visual_anchor, table.cursor_row))
+            self.visual_anchor = None
+            for index in range(low, min(high, len(self.rows) - 1) + 1):
+                self.marked.add(self.rows[index].record_id)
+                self._show_mark(index)
         self._summary()
 
     def action_mark_all(self) -> None:

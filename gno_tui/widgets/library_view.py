@@ -11,6 +11,28 @@ from rich.text import Text
 from engine import browse
 from engine.normalize import collapse_text, iso_utc
 
+# The table's columns and fixed widths (fact_cells fills them).
+COLUMNS = (
+    ("summary", 36),
+    ("scopes", 18),
+    ("collection", 10),
+    ("status", 10),
+    ("provenance", 20),
+    ("use policy", 13),
+    ("conf.", 5),
+    ("created", 16),
+    ("caller", 16),
+)
+# The status tabs: (key, label); "attention" is agent facts awaiting confirmation + stale.
+TABS = (
+    ("all", "All"),
+    ("current", "Current"),
+    ("attention", "Needs attention"),
+    ("superseded", "Superseded"),
+    ("retired", "Retired"),
+    ("expired", "Expired"),
+)
+
 
 @dataclass
 class LibraryFilter:

@@ -95,6 +95,14 @@ LIBRARY_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Mark the fact for a batch decision and move on",
     ),
     WorkbenchCommand(
+        "library.visual",
+        "v",
+        "visual",
+        "Visual",
+        "Start a range at the cursor; v again marks every row between",
+        show=False,
+    ),
+    WorkbenchCommand(
         "library.mark_all",
         "ctrl+a",
         "mark_all",

@@ -208,3 +208,20 @@ async def test_the_decision_log_opens_from_any_screen(engine: Any, client: Any) 
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, LibraryScreen)
+
+
+async def test_v_marks_a_range_of_rows(engine: Any, client: Any) -> None:
+    for n in range(5):
+        client.add(f"Fact number {n} about the deploy", "team")
+    app = create_app(store=engine, watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("j", "v")
+        assert "visual: v marks to here" in summary(app)
+        await pilot.press("j", "j", "v")
+        assert screen.marked == {row.record_id for row in screen.rows[1:4]}
+        assert "3 marked" in summary(app) and "visual" not in summary(app)
+        # A range upwards works the same; marks add up.
+        await pilot.press("v", "k", "k", "k", "v")
+        assert screen.marked == {row.record_id for row in screen.rows[0:4]}
