@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -147,25 +147,8 @@ class Snapshot:
         return mask
 
 
-# What a snapshot reads of each current fact (IndexedFact's fields).
-SNAPSHOT_COLUMNS = tuple(
-    getattr(tables.FactRow, name)
-    for name in (
-        "record_id",
-        "docid",
-        "uri",
-        "collection",
-        "text",
-        "content_hash",
-        "scopes",
-        "caller",
-        "session",
-        "created_at",
-        "source",
-        "supersedes",
-        "expires_at",
-    )
-)
+# What a snapshot reads of each current fact: the FactRow columns named like IndexedFact's fields.
+SNAPSHOT_COLUMNS = tuple(getattr(tables.FactRow, field.name) for field in fields(IndexedFact))
 
 
 class SnapshotCache:
