@@ -207,7 +207,9 @@ def _rewrite_workbench(
     write_atomically(path, fact.render())
 
 
-def retire(engine: MemoryEngine, *, ref: str, actor: str, reason: str) -> None:
+def retire(
+    engine: MemoryEngine, *, ref: str, actor: str, reason: str, undoes: int | None = None
+) -> None:
     """A person takes a current fact out of recall and candidates; the file stays."""
     if not reason.strip():
         raise MemoryFailure("MEMORY_DECISION_INVALID", "Say why the fact is retired.")
@@ -226,26 +228,37 @@ def retire(engine: MemoryEngine, *, ref: str, actor: str, reason: str) -> None:
             tables.DecisionRow(
                 at=now,
                 actor=actor,
-                action="retire",
+                action="undo:restore" if undoes is not None else "retire",
                 target=row.uri,
-                detail={"reason": reason.strip()},
+                detail={"reason": reason.strip(), **({"undoes": undoes} if undoes else {})},
             )
         )
         bump_generation(session)
         session.commit()
 
 
-def restore(engine: MemoryEngine, *, ref: str, actor: str) -> None:
+def restore(engine: MemoryEngine, *, ref: str, actor: str, undoes: int | None = None) -> None:
+    """A retired fact comes back; the log keeps the reason it had, so an undo can retire it
+    again with the same reason."""
     now = engine.now()
     with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
         row = get_fact(session, ref=ref)
         if row is None or row.retired_at is None:
             raise MemoryFailure("MEMORY_NOT_FOUND", f"No retired fact {ref}.")
+        detail: dict[str, Any] = {"reason": row.retired_reason}
+        if undoes is not None:
+            detail["undoes"] = undoes
         _rewrite_workbench(engine, row, {"retired": None})
         row.retired_at = row.retired_by = row.retired_reason = None
         row.workbench = {k: v for k, v in row.workbench.items() if k != "retired"}
         session.add(
-            tables.DecisionRow(at=now, actor=actor, action="restore", target=row.uri, detail={})
+            tables.DecisionRow(
+                at=now,
+                actor=actor,
+                action="undo:retire" if undoes is not None else "restore",
+                target=row.uri,
+                detail=detail,
+            )
         )
         bump_generation(session)
         session.commit()
@@ -281,10 +294,17 @@ def decision_log(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, An
 
 
 def set_curation(
-    engine: MemoryEngine, *, ref: str, actor: str, action: str, changes: dict[str, dict[str, Any]]
+    engine: MemoryEngine,
+    *,
+    ref: str,
+    actor: str,
+    action: str,
+    changes: dict[str, dict[str, Any]],
+    undoes: int | None = None,
 ) -> None:
     """Merge OB1 curation fields (provenance / usePolicy / freshness) into a fact, in its file
-    and its row, and log who changed what."""
+    and its row, and log who changed what. With `undoes` (a decision id) the fields are put
+    back exactly as `changes` has them instead of merged, and the log says it is an undo."""
     now = engine.now()
     with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
         row = get_fact(session, ref=ref)
@@ -293,16 +313,19 @@ def set_curation(
         before = {key: dict(row.workbench.get(key, {})) for key in changes}
         merged = dict(row.workbench)
         for key, values in changes.items():
-            merged[key] = {**merged.get(key, {}), **values}
-        _rewrite_workbench(engine, row, {key: merged[key] for key in changes})
-        row.workbench = merged
+            merged[key] = dict(values) if undoes is not None else {**merged.get(key, {}), **values}
+        _rewrite_workbench(engine, row, {key: merged[key] or None for key in changes})
+        row.workbench = {key: value for key, value in merged.items() if value != {}}
+        detail: dict[str, Any] = {"before": before, "after": changes}
+        if undoes is not None:
+            detail["undoes"] = undoes
         session.add(
             tables.DecisionRow(
                 at=now,
                 actor=actor,
-                action=action,
+                action=f"undo:{action}" if undoes is not None else action,
                 target=row.uri,
-                detail={"before": before, "after": changes},
+                detail=detail,
             )
         )
         bump_generation(session)

@@ -15,6 +15,7 @@ from textual.worker import Worker, WorkerState
 
 from engine import review
 from engine.store import MemoryEngine
+from engine.undo import undo_last
 from gno_tui.messages import StoreChanged
 from gno_tui.theme import WORKBENCH_THEME
 from gno_tui.workbench_commands import GLOBAL_COMMANDS, WorkbenchCommand, bindings
@@ -87,6 +88,29 @@ class GnoApp(App[None]):
                 self.switch_mode("supersession")
 
         self.push_screen(ReasonPrompt("Jump to a fact: #docid, mem-… or gno://…"), open_chain)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Global write commands (undo) are disabled in a read-only workbench, as the
+        screens' own are."""
+        if self.read_only and any(
+            command.writes and command.action.removeprefix("app.") == action
+            for command in GLOBAL_COMMANDS
+        ):
+            return None
+        return True
+
+    def action_undo(self) -> None:
+        self.undo_latest()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="app-undo")
+    def undo_latest(self) -> None:
+        # A refusal (nothing to undo, a review decision) is a MemoryFailure: the worker
+        # failure handler below shows it with its code.
+        undone = undo_last(self.store, actor=self.actor)
+        self.call_from_thread(self.notify, f"undone: {undone.action} on {undone.target}")
+        refresh = getattr(self.screen, "refresh_from_store", None)
+        if refresh is not None:
+            self.call_from_thread(refresh)
 
     def action_show_decision_log(self) -> None:
         self.load_decision_log()

@@ -78,6 +78,14 @@ GLOBAL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         show=False,
     ),
     WorkbenchCommand(
+        "app.undo",
+        "z",
+        "app.undo",
+        "Undo",
+        "Take back your latest curation decision (see @ for the log)",
+        writes=True,
+    ),
+    WorkbenchCommand(
         "app.log",
         "at",
         "app.show_decision_log",

@@ -225,3 +225,36 @@ async def test_v_marks_a_range_of_rows(engine: Any, client: Any) -> None:
         # A range upwards works the same; marks add up.
         await pilot.press("v", "k", "k", "k", "v")
         assert screen.marked == {row.record_id for row in screen.rows[0:4]}
+
+
+async def test_z_undoes_the_latest_decision_then_says_there_is_nothing_left(
+    engine: Any, client: Any
+) -> None:
+    uri = client.add("Bob lives in Lyon", "user:bob")["record"]["uri"]
+    app = create_app(store=engine, watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert browse.fact_row(engine, uri).workbench["provenance"]["status"] == "user_confirmed"
+        await pilot.press("z")
+        await settle(pilot)
+        assert browse.fact_row(engine, uri).workbench["provenance"]["status"] == "observed"
+        assert any(n.message == f"undone: confirm on {uri}" for n in app._notifications)
+        # The list shows it too: the row is back to observed.
+        assert "observed" in str(app.screen.query_one(DataTable).get_row_at(0)[4])
+        await pilot.press("z")
+        await settle(pilot)
+        assert any(n.title == "MEMORY_NOTHING_TO_UNDO" for n in app._notifications)
+
+
+async def test_z_does_nothing_in_a_read_only_workbench(engine: Any, client: Any) -> None:
+    uri = client.add("Bob lives in Lyon", "user:bob")["record"]["uri"]
+    review.confirm(engine, ref=uri, actor="tui:reader")
+    app = create_app(store=engine, watch_store=False, read_only=True)
+    app.actor = "tui:reader"
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("z")
+        await settle(pilot)
+    assert browse.fact_row(engine, uri).workbench["provenance"]["status"] == "user_confirmed"

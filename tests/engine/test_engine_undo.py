@@ -1,0 +1,73 @@
+"""Undo: a person's latest decision is taken back through the review path, step by step, in
+the file and the index alike, and the log keeps both the decision and its undo."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine import browse, review
+from engine.errors import MemoryFailure
+from engine.undo import undo_last
+
+PERSON = "tui:alice"
+
+
+def workbench(engine, uri):
+    return browse.fact_row(engine, uri).workbench
+
+
+def test_curation_is_undone_one_step_at_a_time_back_to_what_it_was(client, engine):
+    uri = client.add("Alice drinks green tea", "user:alice")["record"]["uri"]
+    original = workbench(engine, uri)
+    review.confirm(engine, ref=uri, actor=PERSON)
+    confirmed = workbench(engine, uri)
+    review.mark_stale(engine, ref=uri, actor=PERSON)
+    assert workbench(engine, uri)["freshness"]["staleAfter"] is not None
+
+    assert undo_last(engine, actor=PERSON).action == "mark-stale"
+    assert workbench(engine, uri) == confirmed
+    assert undo_last(engine, actor=PERSON).action == "confirm"
+    assert workbench(engine, uri) == original
+    # The files say the same as the index: a reindex changes nothing.
+    assert engine.reindex()["changed"] == 0
+    with pytest.raises(MemoryFailure) as caught:
+        undo_last(engine, actor=PERSON)
+    assert caught.value.code == "MEMORY_NOTHING_TO_UNDO"
+    actions = [entry["action"] for entry in review.decision_log(engine)]
+    assert actions == ["undo:confirm", "undo:mark-stale", "mark-stale", "confirm"]
+
+
+def test_retire_and_restore_are_undone(client, engine):
+    uri = client.add("Bob lives in Lyon", "user:bob")["record"]["uri"]
+    review.retire(engine, ref=uri, actor=PERSON, reason="moved")
+    undo_last(engine, actor=PERSON)
+    assert browse.fact_row(engine, uri).retired_at is None
+    assert [f["uri"] for f in client.recall("Lyon", ["user:bob"])["facts"]] == [uri]
+    # Restore, then undo it: retired again, with the reason it had.
+    review.retire(engine, ref=uri, actor=PERSON, reason="moved to Paris")
+    review.restore(engine, ref=uri, actor=PERSON)
+    assert undo_last(engine, actor=PERSON).action == "restore"
+    row = browse.fact_row(engine, uri)
+    assert (row.retired_at is not None, row.retired_reason) == (True, "moved to Paris")
+    assert engine.reindex()["changed"] == 0
+
+
+def test_only_the_persons_own_decisions_are_undone(client, engine):
+    uri = client.add("Carol moved to Berlin", "user:carol")["record"]["uri"]
+    review.confirm(engine, ref=uri, actor="tui:bob")
+    with pytest.raises(MemoryFailure) as caught:
+        undo_last(engine, actor=PERSON)
+    assert caught.value.code == "MEMORY_NOTHING_TO_UNDO"
+    assert workbench(engine, uri)["provenance"]["status"] == "user_confirmed"
+
+
+def test_a_decision_that_wrote_or_judged_facts_is_not_undone(client, engine, probe):
+    a = client.add("Alice drinks green tea", "s")["record"]
+    b = client.add("Alice drinks green tea daily", "s")["record"]
+    review.keep_both(engine, left=a["uri"], right=b["uri"], actor=PERSON)
+    before = probe.state()
+    with pytest.raises(MemoryFailure) as caught:
+        undo_last(engine, actor=PERSON)
+    assert caught.value.code == "MEMORY_UNDO_UNSUPPORTED"
+    assert "Supersede or retire the fact instead" in caught.value.message
+    probe.assert_nothing_written(before)
