@@ -14,3 +14,17 @@ async def settle(pilot: Any) -> None:
         if not any(worker.is_running for worker in pilot.app.workers):
             break
     await pilot.pause()
+
+
+async def steady(pilot: Any) -> None:
+    """Before a picture: stop cursors blinking (a frame taken mid-blink differs), then wait
+    until two frames in a row are the same (a table sizes its columns on a later refresh)."""
+    for widget in pilot.app.screen.query("TextArea, Input"):
+        widget.cursor_blink = False
+    previous = None
+    for _ in range(20):
+        await pilot.pause(0.1)
+        frame = pilot.app.export_screenshot()
+        if frame == previous:
+            return
+        previous = frame

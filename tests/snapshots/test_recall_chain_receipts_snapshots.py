@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pilot_helpers import settle
+from pilot_helpers import settle, steady
 
 from engine import normalize
 from engine.embeddings import EmbedderStatus
@@ -60,10 +60,8 @@ def steps(*groups: list[str] | str) -> Callable[[Any], Awaitable[None]]:
             await pilot.press(*([group] if isinstance(group, str) else group))
             await settle(pilot)
         pilot.app.clear_notifications()
-        # DataTable sizes its auto-width columns on a later refresh; let it, or the picture
-        # depends on timing.
         await pilot.wait_for_scheduled_animations()
-        await pilot.pause(0.2)
+        await steady(pilot)
 
     return run
 

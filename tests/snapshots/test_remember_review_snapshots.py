@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pilot_helpers import steady
 
 from engine.embeddings import EmbedderStatus
 from engine.factory import open_engine
@@ -66,10 +67,7 @@ def app_for(store: MemoryEngine, screen: str) -> GnoApp:
 
 
 async def settle(pilot: Any) -> None:
-    """Stop cursors blinking (a picture taken mid-blink differs), wait for the debounce timer,
-    then until no worker runs."""
-    for widget in pilot.app.screen.query("TextArea, Input"):
-        widget.cursor_blink = False
+    """Wait for the debounce timer, then until no worker runs, then for a steady frame."""
     await pilot.pause(DEBOUNCE_SECONDS + 0.1)
     for _ in range(100):
         await pilot.pause(0.05)
@@ -77,7 +75,7 @@ async def settle(pilot: Any) -> None:
         pending = isinstance(screen, RememberScreen) and screen._debounce is not None
         if not pending and not any(worker.is_running for worker in pilot.app.workers):
             break
-    await pilot.pause()
+    await steady(pilot)
 
 
 def test_remember_empty(snap_compare: Any, store: MemoryEngine) -> None:
