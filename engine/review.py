@@ -16,6 +16,7 @@ from engine import tables
 from engine.database import bump_generation
 from engine.errors import MemoryFailure
 from engine.factfiles import parse_fact_file, write_atomically
+from engine.journal import journal_action, journal_detail
 from engine.normalize import iso_utc
 from engine.records import get_fact
 from engine.remember import RememberRequest
@@ -208,9 +209,18 @@ def _rewrite_workbench(
 
 
 def retire(
-    engine: MemoryEngine, *, ref: str, actor: str, reason: str, undoes: int | None = None
+    engine: MemoryEngine,
+    *,
+    ref: str,
+    actor: str,
+    reason: str,
+    undoes: int | None = None,
+    redoes: int | None = None,
 ) -> None:
-    """A person takes a current fact out of recall and candidates; the file stays."""
+    """A person takes a current fact out of recall and candidates; the file stays.
+
+    `undoes` / `redoes` (decision ids) mark the retire as an undo of a restore or a redo of an
+    undone retire, so the log keeps the journal (engine/undo.py)."""
     if not reason.strip():
         raise MemoryFailure("MEMORY_DECISION_INVALID", "Say why the fact is retired.")
     now = engine.now()
@@ -228,16 +238,23 @@ def retire(
             tables.DecisionRow(
                 at=now,
                 actor=actor,
-                action="undo:restore" if undoes is not None else "retire",
+                action=journal_action("retire", undoes=undoes, redoes=redoes, undo_of="restore"),
                 target=row.uri,
-                detail={"reason": reason.strip(), **({"undoes": undoes} if undoes else {})},
+                detail={"reason": reason.strip(), **journal_detail(undoes, redoes)},
             )
         )
         bump_generation(session)
         session.commit()
 
 
-def restore(engine: MemoryEngine, *, ref: str, actor: str, undoes: int | None = None) -> None:
+def restore(
+    engine: MemoryEngine,
+    *,
+    ref: str,
+    actor: str,
+    undoes: int | None = None,
+    redoes: int | None = None,
+) -> None:
     """A retired fact comes back; the log keeps the reason it had, so an undo can retire it
     again with the same reason."""
     now = engine.now()
@@ -245,9 +262,7 @@ def restore(engine: MemoryEngine, *, ref: str, actor: str, undoes: int | None = 
         row = get_fact(session, ref=ref)
         if row is None or row.retired_at is None:
             raise MemoryFailure("MEMORY_NOT_FOUND", f"No retired fact {ref}.")
-        detail: dict[str, Any] = {"reason": row.retired_reason}
-        if undoes is not None:
-            detail["undoes"] = undoes
+        detail: dict[str, Any] = {"reason": row.retired_reason, **journal_detail(undoes, redoes)}
         _rewrite_workbench(engine, row, {"retired": None})
         row.retired_at = row.retired_by = row.retired_reason = None
         row.workbench = {k: v for k, v in row.workbench.items() if k != "retired"}
@@ -255,7 +270,7 @@ def restore(engine: MemoryEngine, *, ref: str, actor: str, undoes: int | None = 
             tables.DecisionRow(
                 at=now,
                 actor=actor,
-                action="undo:retire" if undoes is not None else "restore",
+                action=journal_action("restore", undoes=undoes, redoes=redoes, undo_of="retire"),
                 target=row.uri,
                 detail=detail,
             )
@@ -301,10 +316,12 @@ def set_curation(
     action: str,
     changes: dict[str, dict[str, Any]],
     undoes: int | None = None,
+    redoes: int | None = None,
 ) -> None:
     """Merge OB1 curation fields (provenance / usePolicy / freshness) into a fact, in its file
     and its row, and log who changed what. With `undoes` (a decision id) the fields are put
-    back exactly as `changes` has them instead of merged, and the log says it is an undo."""
+    back exactly as `changes` has them instead of merged, and the log says it is an undo;
+    with `redoes` the changes merge as usual and the log says it is a redo."""
     now = engine.now()
     with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
         row = get_fact(session, ref=ref)
@@ -317,13 +334,12 @@ def set_curation(
         _rewrite_workbench(engine, row, {key: merged[key] or None for key in changes})
         row.workbench = {key: value for key, value in merged.items() if value != {}}
         detail: dict[str, Any] = {"before": before, "after": changes}
-        if undoes is not None:
-            detail["undoes"] = undoes
+        detail.update(journal_detail(undoes, redoes))
         session.add(
             tables.DecisionRow(
                 at=now,
                 actor=actor,
-                action=f"undo:{action}" if undoes is not None else action,
+                action=journal_action(action, undoes=undoes, redoes=redoes, undo_of=action),
                 target=row.uri,
                 detail=detail,
             )

@@ -1,9 +1,13 @@
-"""Undo (the workbench's `z`): take back a person's latest curation decision.
+"""Undo and redo (the workbench's `z` and `ctrl+z`): take back a person's latest curation
+decision, or the latest undo.
 
 The decision log is the journal. A person's newest decision that is not itself an undo and has
 not been undone yet is reversed through the same review path, and the reversal is logged as
 `undo:<action>` with `undoes: <decision id>`, so the log tells the whole story and the next
-`z` goes one step further back.
+`z` goes one step further back. Redo walks the same log the other way: the newest undo not
+redone yet is taken back by doing the undone decision again, logged as `redo:<action>` with
+`redoes: <undo id>`. A new decision ends the redo trail, as in an editor; a redo is itself a
+decision that `z` can undo.
 
 What can be undone: curation changes (confirm, stale, use policy, confidence: the fields go
 back to exactly what they were), retire (the fact is restored) and restore (retired again
@@ -13,6 +17,7 @@ judgement; undoing them is refused with what to do instead, since nothing is eve
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,14 +39,30 @@ class Undone:
     target: str  # the fact's uri
 
 
-def undo_last(engine: MemoryEngine, *, actor: str) -> Undone:
-    """Reverse `actor`'s newest decision that is not undone yet (see the module's note)."""
+@dataclass(frozen=True)
+class Redone:
+    action: str  # the decision done again
+    target: str  # the fact's uri
+
+
+def _decisions(engine: MemoryEngine, actor: str) -> Sequence[tables.DecisionRow]:
+    """The actor's decisions, newest first."""
     with Session(engine.db) as session:
-        rows = session.scalars(
+        return session.scalars(
             select(tables.DecisionRow)
             .where(tables.DecisionRow.actor == actor)  # type: ignore[arg-type]
             .order_by(tables.DecisionRow.id.desc())  # type: ignore[union-attr]
         ).all()
+
+
+def _base_action(row: tables.DecisionRow) -> str:
+    # A redo did the decision again: undoing it is undoing that decision.
+    return row.action.removeprefix("redo:")
+
+
+def undo_last(engine: MemoryEngine, *, actor: str) -> Undone:
+    """Reverse `actor`'s newest decision that is not undone yet (see the module's note)."""
+    rows = _decisions(engine, actor)
     undone = {row.detail.get("undoes") for row in rows if row.action.startswith("undo:")}
     latest = next(
         (row for row in rows if not row.action.startswith("undo:") and row.id not in undone),
@@ -52,10 +73,11 @@ def undo_last(engine: MemoryEngine, *, actor: str) -> Undone:
             "MEMORY_NOTHING_TO_UNDO",
             f"{actor} has no decision left to undo; `@` shows the decision log.",
         )
+    action = _base_action(latest)
     before = latest.detail.get("before")
-    if latest.action == "retire":
+    if action == "retire":
         review.restore(engine, ref=latest.target, actor=actor, undoes=latest.id)
-    elif latest.action == "restore":
+    elif action == "restore":
         reason = latest.detail.get("reason") or "undo of a restore"
         review.retire(engine, ref=latest.target, actor=actor, reason=reason, undoes=latest.id)
     elif isinstance(before, dict) and before and set(before) <= CURATION_KEYS:
@@ -63,7 +85,7 @@ def undo_last(engine: MemoryEngine, *, actor: str) -> Undone:
             engine,
             ref=latest.target,
             actor=actor,
-            action=latest.action,
+            action=action,
             changes=before,
             undoes=latest.id,
         )
@@ -73,4 +95,47 @@ def undo_last(engine: MemoryEngine, *, actor: str) -> Undone:
             f"The latest decision ({latest.action} on {latest.target}) cannot be undone: it "
             "wrote or judged facts. Supersede or retire the fact instead; nothing is deleted.",
         )
-    return Undone(latest.action, latest.target)
+    return Undone(action, latest.target)
+
+
+def redo_last(engine: MemoryEngine, *, actor: str) -> Redone:
+    """Do again the decision `actor`'s newest undo took back, unless a new decision came since."""
+    rows = _decisions(engine, actor)
+    by_id = {row.id: row for row in rows}
+    redone = {row.detail.get("redoes") for row in rows if row.action.startswith("redo:")}
+    undo = None
+    for row in rows:
+        if row.action.startswith("redo:") or row.id in redone:
+            continue
+        if row.action.startswith("undo:"):
+            undo = row
+        break  # the newest live entry: an undo to redo, or a new decision that ends the trail
+    if undo is None or undo.id is None or undo.detail.get("undoes") not in by_id:
+        raise MemoryFailure(
+            "MEMORY_NOTHING_TO_REDO",
+            f"{actor} has no undo to redo (a new decision since the last undo ends the "
+            "trail); `@` shows the decision log.",
+        )
+    decision = by_id[undo.detail["undoes"]]
+    action = _base_action(decision)
+    after = decision.detail.get("after")
+    if action == "retire":
+        reason = decision.detail.get("reason") or "redo of a retire"
+        review.retire(engine, ref=decision.target, actor=actor, reason=reason, redoes=undo.id)
+    elif action == "restore":
+        review.restore(engine, ref=decision.target, actor=actor, redoes=undo.id)
+    elif isinstance(after, dict) and after and set(after) <= CURATION_KEYS:
+        review.set_curation(
+            engine,
+            ref=decision.target,
+            actor=actor,
+            action=action,
+            changes=after,
+            redoes=undo.id,
+        )
+    else:  # only decisions undo_last can take back are ever undone
+        raise MemoryFailure(
+            "MEMORY_UNDO_UNSUPPORTED",
+            f"{decision.action} on {decision.target} cannot be done again from the log.",
+        )
+    return Redone(action, decision.target)

@@ -15,7 +15,7 @@ from textual.worker import Worker, WorkerState
 
 from engine import review
 from engine.store import MemoryEngine
-from engine.undo import undo_last
+from engine.undo import redo_last, undo_last
 from gno_tui.messages import StoreChanged
 from gno_tui.theme import WORKBENCH_THEME
 from gno_tui.workbench_commands import GLOBAL_COMMANDS, WorkbenchCommand, bindings
@@ -90,7 +90,7 @@ class GnoApp(App[None]):
         self.push_screen(ReasonPrompt("Jump to a fact: #docid, mem-… or gno://…"), open_chain)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Global write commands (undo) are disabled in a read-only workbench, as the
+        """Global write commands (undo, redo) are disabled in a read-only workbench, as the
         screens' own are."""
         if self.read_only and any(
             command.writes and command.action.removeprefix("app.") == action
@@ -108,6 +108,18 @@ class GnoApp(App[None]):
         # failure handler below shows it with its code.
         undone = undo_last(self.store, actor=self.actor)
         self.call_from_thread(self.notify, f"undone: {undone.action} on {undone.target}")
+        self._refresh_screen()
+
+    def action_redo(self) -> None:
+        self.redo_latest()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="app-undo")
+    def redo_latest(self) -> None:
+        redone = redo_last(self.store, actor=self.actor)
+        self.call_from_thread(self.notify, f"redone: {redone.action} on {redone.target}")
+        self._refresh_screen()
+
+    def _refresh_screen(self) -> None:
         refresh = getattr(self.screen, "refresh_from_store", None)
         if refresh is not None:
             self.call_from_thread(refresh)

@@ -86,6 +86,15 @@ GLOBAL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         writes=True,
     ),
     WorkbenchCommand(
+        "app.redo",
+        "ctrl+z",
+        "app.redo",
+        "Redo",
+        "Do again what your latest undo took back (a new decision ends the trail)",
+        show=False,
+        writes=True,
+    ),
+    WorkbenchCommand(
         "app.log",
         "at",
         "app.show_decision_log",

@@ -62,6 +62,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
   `y` then applies one decision to every marked fact (confirm, stale, evidence-only, or
   retire with one reason) after a count summary answered with `y` or `n`.
 - `enter` opens the fact's supersession chain.
+- `z` takes back your latest decision (any screen), `ctrl+z` does it again; `@` shows the log.
 """
 
     CSS = """

@@ -7,7 +7,7 @@ import pytest
 
 from engine import browse, review
 from engine.errors import MemoryFailure
-from engine.undo import undo_last
+from engine.undo import redo_last, undo_last
 
 PERSON = "tui:alice"
 
@@ -71,3 +71,66 @@ def test_a_decision_that_wrote_or_judged_facts_is_not_undone(client, engine, pro
     assert caught.value.code == "MEMORY_UNDO_UNSUPPORTED"
     assert "Supersede or retire the fact instead" in caught.value.message
     probe.assert_nothing_written(before)
+
+
+def test_redo_does_again_what_each_undo_took_back_newest_undo_first(client, engine):
+    uri = client.add("Alice drinks green tea", "user:alice")["record"]["uri"]
+    review.confirm(engine, ref=uri, actor=PERSON)
+    confirmed = workbench(engine, uri)
+    review.mark_stale(engine, ref=uri, actor=PERSON)
+    stale = workbench(engine, uri)
+    undo_last(engine, actor=PERSON)
+    undo_last(engine, actor=PERSON)
+
+    assert redo_last(engine, actor=PERSON).action == "confirm"
+    assert workbench(engine, uri) == confirmed
+    assert redo_last(engine, actor=PERSON).action == "mark-stale"
+    assert workbench(engine, uri) == stale
+    assert engine.reindex()["changed"] == 0
+    with pytest.raises(MemoryFailure) as caught:
+        redo_last(engine, actor=PERSON)
+    assert caught.value.code == "MEMORY_NOTHING_TO_REDO"
+    log = review.decision_log(engine)
+    assert [entry["action"] for entry in log[:2]] == ["redo:mark-stale", "redo:confirm"]
+    # Each redo names the undo it takes back.
+    undo_ids = [e["id"] for e in log if e["action"].startswith("undo:")]
+    assert sorted(e["detail"]["redoes"] for e in log[:2]) == sorted(undo_ids)
+
+
+def test_a_redo_can_be_undone_and_redone_again(client, engine):
+    uri = client.add("Bob lives in Lyon", "user:bob")["record"]["uri"]
+    review.retire(engine, ref=uri, actor=PERSON, reason="moved")
+    undo_last(engine, actor=PERSON)
+    assert redo_last(engine, actor=PERSON).action == "retire"
+    row = browse.fact_row(engine, uri)
+    assert (row.retired_at is not None, row.retired_reason) == (True, "moved")
+    assert client.recall("Lyon", ["user:bob"])["facts"] == []
+
+    assert undo_last(engine, actor=PERSON).action == "retire"
+    assert browse.fact_row(engine, uri).retired_at is None
+    assert redo_last(engine, actor=PERSON).action == "retire"
+    assert browse.fact_row(engine, uri).retired_reason == "moved"
+    assert engine.reindex()["changed"] == 0
+
+
+def test_a_new_decision_ends_the_redo_trail(client, engine, probe):
+    uri = client.add("Carol moved to Berlin", "user:carol")["record"]["uri"]
+    review.confirm(engine, ref=uri, actor=PERSON)
+    undo_last(engine, actor=PERSON)
+    review.mark_stale(engine, ref=uri, actor=PERSON)
+    before = probe.state()
+    with pytest.raises(MemoryFailure) as caught:
+        redo_last(engine, actor=PERSON)
+    assert caught.value.code == "MEMORY_NOTHING_TO_REDO"
+    assert "a new decision since the last undo ends the trail" in caught.value.message
+    probe.assert_nothing_written(before)
+    assert workbench(engine, uri)["provenance"]["status"] != "user_confirmed"
+
+
+def test_only_the_persons_own_undos_are_redone(client, engine):
+    uri = client.add("Dan plays chess", "user:dan")["record"]["uri"]
+    review.confirm(engine, ref=uri, actor="tui:bob")
+    undo_last(engine, actor="tui:bob")
+    with pytest.raises(MemoryFailure) as caught:
+        redo_last(engine, actor=PERSON)
+    assert caught.value.code == "MEMORY_NOTHING_TO_REDO"

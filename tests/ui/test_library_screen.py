@@ -8,6 +8,7 @@ from pilot_helpers import settle
 from textual.widgets import DataTable, Static
 
 from engine import browse, review
+from engine.undo import undo_last
 from gno_tui.app import create_app
 from screens.decision_log import DecisionLogScreen
 from screens.library import LibraryScreen
@@ -248,13 +249,37 @@ async def test_z_undoes_the_latest_decision_then_says_there_is_nothing_left(
         assert any(n.title == "MEMORY_NOTHING_TO_UNDO" for n in app._notifications)
 
 
-async def test_z_does_nothing_in_a_read_only_workbench(engine: Any, client: Any) -> None:
+async def test_ctrl_z_redoes_what_z_undid(engine: Any, client: Any) -> None:
     uri = client.add("Bob lives in Lyon", "user:bob")["record"]["uri"]
+    app = create_app(store=engine, watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("z")
+        await settle(pilot)
+        assert browse.fact_row(engine, uri).workbench["provenance"]["status"] == "observed"
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert browse.fact_row(engine, uri).workbench["provenance"]["status"] == "user_confirmed"
+        assert any(n.message == f"redone: confirm on {uri}" for n in app._notifications)
+        assert "user_confirmed" in str(app.screen.query_one(DataTable).get_row_at(0)[4])
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert any(n.title == "MEMORY_NOTHING_TO_REDO" for n in app._notifications)
+
+
+async def test_z_and_ctrl_z_do_nothing_in_a_read_only_workbench(engine: Any, client: Any) -> None:
+    uri = client.add("Bob lives in Lyon", "user:bob")["record"]["uri"]
+    other = client.add("Bob plays chess", "user:bob")["record"]["uri"]
     review.confirm(engine, ref=uri, actor="tui:reader")
+    review.confirm(engine, ref=other, actor="tui:reader")
+    undo_last(engine, actor="tui:reader")  # leaves a redo to refuse
     app = create_app(store=engine, watch_store=False, read_only=True)
     app.actor = "tui:reader"
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("z")
+        await pilot.press("z", "ctrl+z")
         await settle(pilot)
     assert browse.fact_row(engine, uri).workbench["provenance"]["status"] == "user_confirmed"
+    assert browse.fact_row(engine, other).workbench["provenance"]["status"] == "observed"
