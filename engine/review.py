@@ -24,7 +24,7 @@ from engine.remember import RememberRequest
 if TYPE_CHECKING:
     from engine.store import MemoryEngine
 
-ACTIONS = ("add", "supersede", "reject", "edit")
+ACTIONS = ("add", "supersede", "reject", "edit", "merge")
 
 
 def public_proposal(row: tables.ProposalRow) -> dict[str, Any]:
@@ -64,10 +64,11 @@ def list_proposals(engine: MemoryEngine, *, state: str | None = "pending") -> li
 @dataclass
 class Decision:
     proposal_id: int
-    action: str  # add | supersede | reject | edit (edit, then add)
+    action: str  # add | supersede | reject | edit (edit, then add) | merge
     actor: str
-    target: str | None = None  # the fact to supersede (uri), for `supersede`
-    text: str | None = None  # the edited text, for `edit`
+    target: str | None = None  # the fact to supersede (uri), for `supersede` and `merge`
+    # The edited text, for `edit`; the combined text that supersedes the target, for `merge`.
+    text: str | None = None
     reason: str | None = None  # why, for `reject`
     # The person also vouches for the fact: it is written, then confirmed (user_confirmed).
     confirm: bool = False
@@ -129,6 +130,13 @@ def _apply(
     engine: MemoryEngine, decision: Decision, proposal: tables.ProposalRow
 ) -> dict[str, Any]:
     result: dict[str, Any]
+    rewrites = decision.action in ("edit", "merge")
+    if rewrites and not (decision.text and decision.text.strip()):
+        raise MemoryFailure(
+            "MEMORY_TEXT_REQUIRED",
+            f"A{'n edit' if decision.action == 'edit' else ' merge'} needs the text to write; "
+            "it is empty.",
+        )
     if decision.action == "reject":
         if not decision.reason or not decision.reason.strip():
             raise MemoryFailure(
@@ -138,7 +146,7 @@ def _apply(
         state, resolution, result = "rejected", decision.reason.strip(), {}
     else:
         request = RememberRequest(
-            text=decision.text if decision.action == "edit" else proposal.text,
+            text=decision.text if rewrites and decision.text else proposal.text,
             scopes=list(proposal.scopes),
             caller=proposal.caller,
             session=proposal.session,
@@ -146,7 +154,7 @@ def _apply(
             source=proposal.source,
             workbench={"reviewedBy": decision.actor},
         )
-        if decision.action == "supersede":
+        if decision.action in ("supersede", "merge"):
             target = decision.target or proposal.predecessor
             with Session(engine.db, expire_on_commit=False) as session:
                 row = get_fact(session, ref=target) if target else None
@@ -162,6 +170,8 @@ def _apply(
             request.decision = "add"
         result = engine.remember(request)
         state = {"added": "added", "superseded": "superseded"}.get(result["outcome"], "existing")
+        if decision.action == "merge" and state == "superseded":
+            state = "merged"
         resolution = result["record"]["uri"]
         if decision.confirm:
             confirm(engine, ref=resolution, actor=decision.actor)
@@ -181,7 +191,7 @@ def _apply(
                     "after": {
                         "state": state,
                         "resolution": resolution,
-                        "text": decision.text if decision.action == "edit" else None,
+                        "text": decision.text if rewrites else None,
                     },
                 },
             )

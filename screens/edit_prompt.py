@@ -17,6 +17,21 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, TextArea
 
 
+def prompt_bindings(save_title: str, save_tooltip: str) -> list[BindingType]:
+    """The prompt's keys; only what ctrl+s does differs between edit and merge."""
+    return [
+        Binding("ctrl+s", "save", save_title, id="edit.save", tooltip=save_tooltip),
+        Binding(
+            "ctrl+o",
+            "external_editor",
+            "$EDITOR",
+            id="edit.external",
+            tooltip="Edit the text in $VISUAL / $EDITOR; saving and quitting brings it back",
+        ),
+        Binding("escape", "cancel", "Cancel", id="edit.cancel", tooltip="Close without deciding"),
+    ]
+
+
 class EditPrompt(ModalScreen[str | None]):
     """The proposal's text, editable; ctrl+s adds the edited text, escape cancels."""
 
@@ -28,23 +43,10 @@ class EditPrompt(ModalScreen[str | None]):
         #edit-text { height: 10; }
     }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "ctrl+s",
-            "save",
-            "Add edited",
-            id="edit.save",
-            tooltip="Add the edited text as a new fact",
-        ),
-        Binding(
-            "ctrl+o",
-            "external_editor",
-            "$EDITOR",
-            id="edit.external",
-            tooltip="Edit the text in $VISUAL / $EDITOR; saving and quitting brings it back",
-        ),
-        Binding("escape", "cancel", "Cancel", id="edit.cancel", tooltip="Close without deciding"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = prompt_bindings(
+        "Add edited", "Add the edited text as a new fact"
+    )
+    HINT = "ctrl+s adds the edited text · ctrl+o opens $EDITOR · escape cancels"
 
     def __init__(self, question: str, text: str) -> None:
         super().__init__()
@@ -55,10 +57,7 @@ class EditPrompt(ModalScreen[str | None]):
         with Vertical(id="edit-box"):
             yield Label(self.question)
             yield TextArea(self.text, id="edit-text", soft_wrap=True)
-            yield Label(
-                "ctrl+s adds the edited text · ctrl+o opens $EDITOR · escape cancels",
-                classes="muted",
-            )
+            yield Label(self.HINT, classes="muted")
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()
@@ -99,3 +98,15 @@ class EditPrompt(ModalScreen[str | None]):
                 )
                 return
             area.text = path.read_text(encoding="utf-8").rstrip("\n")
+
+
+class MergePrompt(EditPrompt):
+    """A proposal and a candidate combined into one text, editable; ctrl+s writes it as the
+    candidate's successor."""
+
+    BINDINGS: ClassVar[list[BindingType]] = prompt_bindings(
+        "Merge", "Write the merged text as the candidate's successor"
+    )
+    HINT = (
+        "ctrl+s writes this text, superseding the candidate · ctrl+o opens $EDITOR · escape cancels"
+    )

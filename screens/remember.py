@@ -6,7 +6,7 @@ the engine returned it."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -19,15 +19,17 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Sta
 
 from engine import browse
 from engine.errors import MemoryFailure
+from engine.merge import merged_text
 from engine.normalize import collapse_text, estimate_tokens
 from engine.remember import RememberRequest
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.hidden_chars import hidden_summary
+from gno_tui.widgets.remember_view import candidate_diff, matching_summary, outcome_text
 from gno_tui.widgets.scope_suggester import ScopeSuggester, split_scopes
-from gno_tui.widgets.word_diff import word_diff
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import WorkbenchScreen
 from screens.commands.remember import REMEMBER_COMMANDS
+from screens.edit_prompt import MergePrompt
 
 # How long typing must pause before the candidates are looked up again.
 DEBOUNCE_SECONDS = 0.3
@@ -78,6 +80,8 @@ you choose:
 - `ctrl+s` adds the draft as a new fact.
 - `ctrl+r` supersedes the highlighted candidate with the draft (the old fact stays in
   history; its scopes are kept unless you give new ones).
+- `ctrl+g` merges the draft with the highlighted candidate: one text for both, edited
+  first, written as the candidate's successor.
 - `ctrl+l` clears the draft.
 - `tab` moves between the fields and the candidate list (`j`/`k` move in the list).
 
@@ -274,25 +278,11 @@ agent presenting one of them could not write it back (a replay).
             )
             self.show_diff()
             return
-        block = result.get("matching", {})
-        line = Text()
         if result["outcome"] == "existing":
-            record = result["record"]
-            line.append("exact duplicate: ", style="bold yellow")
-            line.append(
-                f"{record['docid']} {record['uri']} already holds this text; "
-                "adding writes nothing.\n"
-            )
-            self.candidates = [{**record, "similarity": 1.0, "match": "exact"}]
+            self.candidates = [{**result["record"], "similarity": 1.0, "match": "exact"}]
         else:
             self.candidates = list(result.get("candidates", []))
-        line.append(
-            f"{len(self.candidates)} candidate(s) · method {block.get('mode', '?')} · "
-            f"threshold {block.get('threshold', '?')}"
-        )
-        if block.get("semanticUnavailable"):
-            line.append(f" ({block['semanticUnavailable']})", style="dim")
-        matching.update(line)
+        matching.update(matching_summary(result, self.candidates))
         for candidate in self.candidates:
             table.add_row(
                 f"{candidate['similarity']:.3f}",
@@ -320,13 +310,7 @@ agent presenting one of them could not write it back (a replay).
         if candidate is None or self.shown_draft is None:
             diff.update("")
             return
-        body = Text()
-        body.append(f"{candidate['docid']} → draft  ", style="bold")
-        body.append(
-            f"similarity {candidate['similarity']:.3f} · {candidate['match']}\n", style="dim"
-        )
-        body.append_text(word_diff(candidate["text"], self.shown_draft.text.strip()))
-        diff.update(body)
+        diff.update(candidate_diff(candidate, self.shown_draft.text.strip()))
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -352,6 +336,26 @@ agent presenting one of them could not write it back (a replay).
             return
         self.write(self.draft(), candidate)
 
+    def action_merge(self) -> None:
+        candidate = self.highlighted()
+        if candidate is None:
+            self.notify("No candidate to merge with: highlight one first.", severity="warning")
+            return
+        draft = self.draft()
+
+        def merge_with(text: str | None) -> None:
+            if text:
+                self.write(replace(draft, text=text), candidate)
+
+        self.app.push_screen(
+            MergePrompt(
+                f"Merge the draft into {candidate.get('docid') or candidate['uri']}: one text "
+                "for both, superseding the candidate",
+                merged_text(candidate["text"], draft.text),
+            ),
+            merge_with,
+        )
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="remember-write")
     def write(self, draft: Draft, predecessor: dict[str, Any] | None) -> None:
         request = RememberRequest(
@@ -375,19 +379,8 @@ agent presenting one of them could not write it back (a replay).
         result = message.result
         record = result.get("record", {})
         sync = result.get("sync", {})
-        lines = Text()
-        lines.append(f"outcome: {result['outcome']}\n", style="bold")
-        lines.append(f"uri: {record.get('uri', '—')}\n")
-        lines.append(f"docid: {record.get('docid', '—')}\n")
-        lines.append(f"contentHash: {record.get('contentHash', '—')}\n")
-        if sync:
-            lines.append(f"sync: {sync.get('status')}")
-            if sync.get("error"):
-                lines.append(f" ({sync['error']})", style="red")
-        else:
-            lines.append("sync: nothing written")
         outcome = self.query_one("#remember-outcome", Static)
-        outcome.update(lines)
+        outcome.update(outcome_text(result))
         outcome.remove_class("-empty")
         self.notify(
             f"{result['outcome']}: {record.get('uri', '')}",

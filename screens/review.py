@@ -26,6 +26,7 @@ from textual.widgets import (
 )
 
 from engine import browse, review
+from engine.merge import merged_text
 from engine.normalize import iso_utc
 from gno_tui.widgets.duplicates_pane import DuplicatesPane, PairsCounted
 from gno_tui.widgets.fact_table import FactTable
@@ -34,7 +35,7 @@ from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import WorkbenchScreen
 from screens.batch_prompt import BatchChoice, ProposalBatchPrompt
 from screens.commands.review import REVIEW_COMMANDS
-from screens.edit_prompt import EditPrompt
+from screens.edit_prompt import EditPrompt, MergePrompt
 from screens.reason_prompt import ReasonPrompt
 
 PROPOSAL_ACTIONS = {
@@ -42,6 +43,7 @@ PROPOSAL_ACTIONS = {
     "supersede",
     "reject",
     "edit",
+    "merge",
     "mark",
     "batch",
     "next_target",
@@ -66,8 +68,9 @@ The selected proposal is shown beside each candidate it may duplicate, as a word
 the similarity, tier and the threshold in force. One key decides; the cursor then moves on.
 
 - `a` add · `C` add and confirm (you vouch for it) · `s` supersede the chosen candidate
-  (`J`/`K` choose) · `x` reject, with a reason · `e` edit the text, then add (`ctrl+o`
-  there opens it in $VISUAL / $EDITOR).
+  (`J`/`K` choose) · `m` merge with the chosen candidate: one text for both, edited
+  first, that supersedes it · `x` reject, with a reason · `e` edit the text, then add
+  (`ctrl+o` there opens it in $VISUAL / $EDITOR).
 - `space` marks a proposal; `y` applies one decision (add, or reject with one reason) to
   every marked proposal after a summary answered with `y` or `n`.
 
@@ -267,6 +270,35 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         self.app.push_screen(
             EditPrompt(f"Edit proposal #{proposal['id']}, then add it", proposal["text"]),
             add_edited,
+        )
+
+    def action_merge(self) -> None:
+        proposal = self.current()
+        if proposal is None:
+            return
+        targets = self.targets(proposal)
+        if not targets:
+            self.notify("This proposal has no candidate to merge with.", severity="warning")
+            return
+        target = targets[min(self.chosen, len(targets) - 1)]
+
+        def merge_with(text: str | None) -> None:
+            if text:
+                self.decide(
+                    [
+                        review.Decision(
+                            proposal["id"], "merge", self.actor, target=target["uri"], text=text
+                        )
+                    ]
+                )
+
+        self.app.push_screen(
+            MergePrompt(
+                f"Merge proposal #{proposal['id']} into {target.get('docid') or target['uri']}: "
+                "one text for both, superseding the candidate",
+                merged_text(target["text"], proposal["text"]),
+            ),
+            merge_with,
         )
 
     def action_mark(self) -> None:

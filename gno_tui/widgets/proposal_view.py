@@ -63,7 +63,7 @@ def proposal_detail(proposal: dict[str, Any], targets: list[dict[str, Any]], cho
     if not targets:
         out.append("No candidate: nothing in scope says nearly the same thing.", style="dim")
     else:
-        out.append("Candidates (J/K choose the target of s):\n", style="bold")
+        out.append("Candidates (J/K choose the target of s and m):\n", style="bold")
     for index, target in enumerate(targets):
         is_chosen = index == chosen
         score = "—" if target["similarity"] is None else f"{target['similarity']:.3f}"

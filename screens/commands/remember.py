@@ -17,6 +17,14 @@ REMEMBER_COMMANDS: tuple[WorkbenchCommand, ...] = (
         writes=True,
     ),
     WorkbenchCommand(
+        "remember.merge",
+        "ctrl+g",
+        "merge",
+        "Merge",
+        "Edit the draft and the highlighted candidate into one text that supersedes it",
+        writes=True,
+    ),
+    WorkbenchCommand(
         "remember.clear", "ctrl+l", "clear", "Clear", "Discard the draft (nothing is written)"
     ),
 )

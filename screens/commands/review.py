@@ -41,6 +41,14 @@ REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
         writes=True,
     ),
     WorkbenchCommand(
+        "review.merge",
+        "m",
+        "merge",
+        "Merge",
+        "Edit the proposal and the chosen candidate into one text that supersedes the candidate",
+        writes=True,
+    ),
+    WorkbenchCommand(
         "review.mark",
         "space",
         "mark",

@@ -10,6 +10,7 @@ from textual.widgets import Input, Static, TextArea
 
 from engine import browse
 from gno_tui.app import create_app
+from screens.edit_prompt import MergePrompt
 from screens.remember import DEBOUNCE_SECONDS, RememberScreen
 
 
@@ -207,3 +208,33 @@ async def test_fence_preview_names_the_receipts_that_returned_the_text(
         await pilot.press("ctrl+l")
         await compose(pilot, "The staging database is Postgres 16", "team:infra")
         assert app.screen.query_one("#remember-fence").has_class("-empty")
+
+
+async def test_merge_writes_one_edited_text_that_supersedes_the_candidate(
+    engine: Any, client: Any
+) -> None:
+    old = client.add("Alice prefers green tea in the morning", "user:alice")["record"]
+    app = create_app(store=engine, screen="remember", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await compose(pilot, "Alice takes her green tea without sugar", "user:alice")
+        assert [c["uri"] for c in screen.candidates] == [old["uri"]]
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        assert isinstance(app.screen, MergePrompt)
+        area = app.screen.query_one(TextArea)
+        # The suggestion keeps both: the candidate, then the draft.
+        assert area.text == (
+            "Alice prefers green tea in the morning. Alice takes her green tea without sugar"
+        )
+        assert current_count(engine) == 1  # nothing is written until the prompt is saved
+        area.text = "Alice prefers green tea in the morning, without sugar"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+
+        row = browse.fact_row(engine, old["uri"])
+        assert row.superseded_by is not None
+        successor = browse.fact_row(engine, row.superseded_by)
+        assert successor.text == "Alice prefers green tea in the morning, without sugar"
+        assert successor.scopes == ["user:alice"]
+        assert "outcome: superseded" in text_of(app, "#remember-outcome")
+        assert current_count(engine) == 1

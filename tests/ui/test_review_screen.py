@@ -14,7 +14,7 @@ from engine import browse, review
 from gno_tui.app import create_app
 from screens.batch_prompt import BatchPrompt
 from screens.decision_log import DecisionLogScreen
-from screens.edit_prompt import EditPrompt
+from screens.edit_prompt import EditPrompt, MergePrompt
 from screens.reason_prompt import ReasonPrompt
 from screens.review import ReviewScreen
 
@@ -146,6 +146,45 @@ async def test_edit_then_add(engine: Any, client: Any) -> None:
         assert entry["action"] == "review:edit"
         assert entry["detail"]["before"]["text"] == "Alice drinks tea"
         assert entry["detail"]["after"]["text"] == "Alice drinks tea at seven"
+
+
+async def test_merge_with_the_chosen_candidate_supersedes_it_with_the_edited_text(
+    engine: Any, client: Any
+) -> None:
+    old = client.add("Alice drinks green tea", "user:alice")["record"]
+    pid = propose(client, "Alice drinks green tea without sugar", "user:alice")
+    lone = propose(client, "The project deadline is on Friday", "user:alice")
+    app = create_app(store=engine, screen="review", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await open_review(pilot)
+        # escape in the prompt decides nothing.
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, MergePrompt)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert states(engine)[pid] == "pending"
+
+        await pilot.press("m")
+        await pilot.pause()
+        # The proposal already says all the candidate says: the suggestion is its text.
+        assert app.screen.query_one(TextArea).text == "Alice drinks green tea without sugar"
+        await pilot.press("end", *keys(", at seven"), "ctrl+s")
+        await settle(pilot)
+        assert states(engine)[pid] == "merged"
+        successor = browse.fact_row(engine, old["uri"]).superseded_by
+        assert successor is not None
+        assert browse.fact_row(engine, successor).text == (
+            "Alice drinks green tea without sugar, at seven"
+        )
+        assert review.decision_log(engine)[0]["action"] == "review:merge"
+
+        # The cursor moved on to a proposal with no candidate: nothing to merge with.
+        await pilot.press("m")
+        await settle(pilot)
+        assert not isinstance(app.screen, MergePrompt)
+        assert any("no candidate to merge with" in n.message for n in app._notifications)
+        assert states(engine)[lone] == "pending"
 
 
 async def test_edit_in_the_persons_own_editor_then_add(

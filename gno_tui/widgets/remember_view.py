@@ -1,0 +1,55 @@
+"""What the Remember screen shows as text: the matching line over the candidates, the word
+diff of a candidate against the draft, and the outcome of a write as it is (outcome, uri,
+docid, contentHash, sync), so a person sees exactly what an agent would get."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+from gno_tui.widgets.word_diff import word_diff
+
+
+def outcome_text(result: dict[str, Any]) -> Text:
+    record = result.get("record", {})
+    sync = result.get("sync", {})
+    lines = Text()
+    lines.append(f"outcome: {result['outcome']}\n", style="bold")
+    lines.append(f"uri: {record.get('uri', '—')}\n")
+    lines.append(f"docid: {record.get('docid', '—')}\n")
+    lines.append(f"contentHash: {record.get('contentHash', '—')}\n")
+    if sync:
+        lines.append(f"sync: {sync.get('status')}")
+        if sync.get("error"):
+            lines.append(f" ({sync['error']})", style="red")
+    else:
+        lines.append("sync: nothing written")
+    return lines
+
+
+def matching_summary(result: dict[str, Any], candidates: list[dict[str, Any]]) -> Text:
+    """How many candidates, by which method and threshold; an exact duplicate first."""
+    block = result.get("matching", {})
+    line = Text()
+    if result["outcome"] == "existing":
+        record = result["record"]
+        line.append("exact duplicate: ", style="bold yellow")
+        line.append(
+            f"{record['docid']} {record['uri']} already holds this text; adding writes nothing.\n"
+        )
+    line.append(
+        f"{len(candidates)} candidate(s) · method {block.get('mode', '?')} · "
+        f"threshold {block.get('threshold', '?')}"
+    )
+    if block.get("semanticUnavailable"):
+        line.append(f" ({block['semanticUnavailable']})", style="dim")
+    return line
+
+
+def candidate_diff(candidate: dict[str, Any], draft_text: str) -> Text:
+    body = Text()
+    body.append(f"{candidate['docid']} → draft  ", style="bold")
+    body.append(f"similarity {candidate['similarity']:.3f} · {candidate['match']}\n", style="dim")
+    body.append_text(word_diff(candidate["text"], draft_text))
+    return body
