@@ -5,14 +5,12 @@ is logged; `@` shows the log."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.coordinate import Coordinate
-from textual.message import Message
 from textual.widgets import (
     DataTable,
     Footer,
@@ -26,11 +24,18 @@ from textual.widgets import (
 )
 
 from engine import browse, review
+from engine.calibration import ThresholdCheck
 from engine.merge import merged_text
 from engine.normalize import iso_utc
 from gno_tui.widgets.duplicates_pane import DuplicatesPane, PairsCounted
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.proposal_view import proposal_cells, proposal_detail
+from gno_tui.widgets.proposal_view import (
+    ProposalsLoaded,
+    calibration_line,
+    load_queue,
+    proposal_cells,
+    proposal_detail,
+)
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import WorkbenchScreen
 from screens.batch_prompt import BatchChoice, ProposalBatchPrompt
@@ -53,12 +58,6 @@ DUPLICATE_ACTIONS = {"retire_older", "retire_newer", "keep_both"}
 LETTER_KEYS = PROPOSAL_ACTIONS | DUPLICATE_ACTIONS
 
 
-@dataclass
-class ProposalsLoaded(Message):
-    proposals: list[dict[str, Any]]
-    predecessors: dict[str, dict[str, Any]]  # uri -> the fact an agent meant to supersede
-
-
 class ReviewScreen(WorkbenchScreen):
     HELP = """
 ## Review
@@ -66,6 +65,9 @@ class ReviewScreen(WorkbenchScreen):
 **Proposals**: writes an agent asked for on a propose-only surface, held for a person.
 The selected proposal is shown beside each candidate it may duplicate, as a word diff with
 the similarity, tier and the threshold in force. One key decides; the cursor then moves on.
+Under the queue, the threshold in force is checked against your own verdicts (adding says
+"not the same" of every candidate, superseding or merging says "the same" of its target):
+precision and recall tell whether it suits this store.
 
 - `a` add · `C` add and confirm (you vouch for it) · `s` supersede the chosen candidate
   (`J`/`K` choose) · `m` merge with the chosen candidate: one text for both, edited
@@ -91,7 +93,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         .review-body { height: 1fr; }
         #review-list { width: 1fr; }
         #review-detail { width: 1fr; border-left: solid $panel; padding: 0 1; }
-        #review-summary { height: 1; padding: 0 1; color: $text-muted; }
+        #review-summary { height: 2; padding: 0 1; color: $text-muted; }
     }
     """
 
@@ -104,6 +106,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         self.predecessors: dict[str, dict[str, Any]] = {}
         self.marked: set[int] = set()
         self.chosen = 0
+        self.calibration: ThresholdCheck | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -147,28 +150,13 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="review-load")
     def load_proposals(self) -> None:
-        proposals = review.list_proposals(self.store)
-        predecessors = {}
-        for proposal in proposals:
-            uri = proposal.get("predecessor")
-            if uri and uri not in predecessors:
-                try:
-                    row = browse.fact_row(self.store, uri)
-                except Exception:  # noqa: BLE001 - an unknown predecessor is shown as such
-                    continue
-                predecessors[uri] = {
-                    "uri": row.uri,
-                    "docid": row.docid,
-                    "text": row.text,
-                    "similarity": None,
-                    "match": "intended",
-                }
-        self.post_message(ProposalsLoaded(proposals, predecessors))
+        self.post_message(load_queue(self.store))
 
     def on_proposals_loaded(self, message: ProposalsLoaded) -> None:
         table = self.query_one("#review-proposals", FactTable)
         keep = table.cursor_row
         self.proposals, self.predecessors = message.proposals, message.predecessors
+        self.calibration = message.calibration
         self.marked &= {p["id"] for p in self.proposals}
         table.clear()
         now = self.store.now()
@@ -187,7 +175,9 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
 
     def _summary(self) -> None:
         marked = f" · {len(self.marked)} marked (y decides them)" if self.marked else ""
-        self.query_one("#review-summary", Static).update(f"{len(self.proposals)} pending{marked}")
+        self.query_one("#review-summary", Static).update(
+            f"{len(self.proposals)} pending{marked}\n{calibration_line(self.calibration)}"
+        )
 
     def current(self) -> dict[str, Any] | None:
         row = self.query_one("#review-proposals", FactTable).cursor_row
@@ -390,8 +380,6 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
 
     def on_pairs_counted(self, message: PairsCounted) -> None:
         self.query_one(TabbedContent).get_tab("duplicates").label = f"Duplicates {message.count}"
-
-    # -- errors ------------------------------------------------------------------------------
 
     # -- shared ------------------------------------------------------------------------------
 

@@ -187,6 +187,35 @@ async def test_merge_with_the_chosen_candidate_supersedes_it_with_the_edited_tex
         assert states(engine)[lone] == "pending"
 
 
+async def test_the_threshold_is_checked_against_the_persons_verdicts(
+    engine: Any, client: Any
+) -> None:
+    old = client.add("Alice prefers green tea in the morning", "user:alice")["record"]
+    propose(client, "Alice prefers black tea in the morning", "user:alice")
+    propose(client, "Alice prefers black coffee in the morning", "user:alice")
+    app = create_app(store=engine, screen="review", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await open_review(pilot)
+        summary = str(screen.query_one("#review-summary", Static).render())
+        assert "threshold 0.82 · no verdicts yet" in summary
+        first = screen.current()
+        assert first is not None and first["candidates"][0]["uri"] == old["uri"]
+        assert first["candidates"][0]["similarity"] >= 0.82
+        await pilot.press("s")  # the same fact: a pair at or above the threshold
+        await settle(pilot)
+        summary = str(screen.query_one("#review-summary", Static).render())
+        assert "threshold 0.82 vs your 1 verdict: precision 1.00 · recall 1.00" in summary
+        second = screen.current()
+        assert second is not None and second["candidates"]
+        await pilot.press("a")  # not the same as any of its candidates
+        await settle(pilot)
+        judged = 1 + len(second["candidates"])
+        flagged_wrongly = sum(c["similarity"] >= 0.82 for c in second["candidates"])
+        summary = str(screen.query_one("#review-summary", Static).render())
+        assert f"vs your {judged} verdicts" in summary
+        assert f"precision {1 / (1 + flagged_wrongly):.2f} · recall 1.00" in summary
+
+
 async def test_edit_in_the_persons_own_editor_then_add(
     engine: Any, client: Any, tmp_path: Any, monkeypatch: Any
 ) -> None:
