@@ -10,15 +10,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import String, and_, cast, func, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from engine import tables
 from engine.errors import MemoryFailure
 from engine.lexical import similarity as lexical_similarity
 from engine.matching import LEXICAL_TIERS, SEMANTIC_TIERS, tier_of
-from engine.normalize import POLICY_STRICTNESS, content_hash, digest_of, iso_utc
-from engine.receipts import ReceiptCheck, check_stored_receipt, public_receipt
+from engine.normalize import POLICY_STRICTNESS, digest_of, iso_utc
 from engine.records import get_fact
 
 if TYPE_CHECKING:
@@ -273,63 +272,6 @@ def current_at(versions: Sequence[tables.FactRow], moment: datetime) -> tables.F
     if found is not None and found.retired_at is not None and found.retired_at <= moment:
         return None
     return found
-
-
-def recent_receipts(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, Any]]:
-    with Session(engine.db) as session:
-        rows = session.scalars(
-            select(tables.ReceiptRow)
-            .order_by(tables.ReceiptRow.issued_at.desc())  # type: ignore[union-attr]
-            .limit(limit)
-        ).all()
-        return [public_receipt(row) for row in rows]
-
-
-def verify_receipt(engine: MemoryEngine, receipt: dict[str, Any]) -> ReceiptCheck:
-    with Session(engine.db) as session:
-        return check_stored_receipt(session, receipt, engine.now())
-
-
-def fence_preview(receipt: dict[str, Any], text: str) -> bool:
-    """Would remembering `text` with this receipt be fenced as a replay?"""
-    return content_hash(text) in receipt.get("spanHashes", [])
-
-
-@dataclass(frozen=True)
-class FenceExposure:
-    """The stored receipts whose spans include a text: presenting any of them fences it."""
-
-    receipts: int
-    latest_caller: str | None = None
-    latest_at: str | None = None
-
-
-def fence_exposure(engine: MemoryEngine, text: str) -> FenceExposure:
-    """How many stored recall receipts returned exactly this text (by its contentHash), and
-    the newest one's caller and time. An agent that presents one of them when remembering the
-    text gets MEMORY_FENCED_REPLAY (DESIGN.md section 5)."""
-    digest = content_hash(text)
-    receipt = tables.ReceiptRow
-    with Session(engine.db) as session:
-        # The JSON list as text: a 64-hex hash cannot match anything but itself.
-        rows = session.execute(
-            select(receipt.caller, receipt.issued_at)
-            .where(cast(receipt.span_hashes, String).contains(digest))
-            .order_by(receipt.issued_at.desc())  # type: ignore[union-attr]
-        ).all()
-    if not rows:
-        return FenceExposure(0)
-    return FenceExposure(len(rows), rows[0].caller, iso_utc(rows[0].issued_at))
-
-
-def recall_usage(engine: MemoryEngine, record_id: str) -> tuple[int, str | None]:
-    """How many stored receipts name this fact, and the caller of the latest one."""
-    with Session(engine.db) as session:
-        rows = session.scalars(
-            select(tables.ReceiptRow).order_by(tables.ReceiptRow.issued_at.desc())
-        ).all()  # type: ignore[union-attr]
-    hits = [row for row in rows if record_id in row.memory_ids]
-    return len(hits), hits[0].caller if hits else None
 
 
 def effective_policy(engine: MemoryEngine, names: Sequence[str]) -> dict[str, Any]:

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
+from sqlalchemy import String, cast, select
 from sqlalchemy.orm import Session
 
 from engine import tables
 from engine.errors import MemoryFailure
-from engine.normalize import digest_of, is_sha256, iso_utc
+from engine.normalize import content_hash, digest_of, is_sha256, iso_utc
+
+if TYPE_CHECKING:
+    from engine.store import MemoryEngine
 
 RECEIPT_FIELDS = ("caller", "session", "issuedAt", "memoryIds", "spanHashes", "digest")
 
@@ -130,3 +133,62 @@ def check_stored_receipt(session: Session, receipt: dict[str, Any], now: datetim
         elif row.expires_at and row.expires_at <= now:
             drifted[record_id] = "expired"
     return ReceiptCheck(digest_ok=digest_ok, stored=stored, drifted=drifted)
+
+
+def recent_receipts(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, Any]]:
+    with Session(engine.db) as session:
+        rows = session.scalars(
+            select(tables.ReceiptRow)
+            .order_by(tables.ReceiptRow.issued_at.desc())  # type: ignore[union-attr]
+            .limit(limit)
+        ).all()
+        return [public_receipt(row) for row in rows]
+
+
+def verify_receipt(engine: MemoryEngine, receipt: dict[str, Any]) -> ReceiptCheck:
+    with Session(engine.db) as session:
+        return check_stored_receipt(session, receipt, engine.now())
+
+
+def fence_preview(receipt: dict[str, Any], text: str) -> bool:
+    """Would remembering `text` with this receipt be fenced as a replay?"""
+    return content_hash(text) in receipt.get("spanHashes", [])
+
+
+@dataclass(frozen=True)
+class FenceExposure:
+    """The stored receipts whose spans include a text: presenting any of them fences it."""
+
+    receipts: int
+    latest_caller: str | None = None
+    latest_at: str | None = None
+
+
+def fence_exposure(engine: MemoryEngine, text: str) -> FenceExposure:
+    """How many stored recall receipts returned exactly this text (by its contentHash), and
+    the newest one's caller and time. An agent that presents one of them when remembering the
+    text gets MEMORY_FENCED_REPLAY (DESIGN.md section 5)."""
+    digest = content_hash(text)
+    receipt = tables.ReceiptRow
+    with Session(engine.db) as session:
+        # The JSON list as text: a 64-hex hash cannot match anything but itself.
+        rows = session.execute(
+            select(receipt.caller, receipt.issued_at)
+            .where(cast(receipt.span_hashes, String).contains(digest))
+            .order_by(receipt.issued_at.desc())  # type: ignore[union-attr]
+        ).all()
+    if not rows:
+        return FenceExposure(0)
+    return FenceExposure(len(rows), rows[0].caller, iso_utc(rows[0].issued_at))
+
+
+def recall_usage(engine: MemoryEngine, record_id: str) -> tuple[int, str | None]:
+    """How many stored receipts name this fact, and the caller of the latest one."""
+    with Session(engine.db) as session:
+        rows = session.scalars(
+            select(tables.ReceiptRow).order_by(
+                tables.ReceiptRow.issued_at.desc()  # type: ignore[union-attr]
+            )
+        ).all()
+    hits = [row for row in rows if record_id in row.memory_ids]
+    return len(hits), hits[0].caller if hits else None

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
 
 from engine import browse, review
 from engine.errors import MemoryFailure
+from engine.receipts import recall_usage
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.library_view import COLUMNS, TABS, LibraryFilter, detail_text, fact_cells
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
@@ -205,7 +206,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     @work(thread=True, exclusive=True, exit_on_error=False, group="library-detail")
     def load_detail(self, record_id: str) -> None:
         row = browse.fact_row(self.store, record_id)
-        recalled, last_by = browse.recall_usage(self.store, record_id)
+        recalled, last_by = recall_usage(self.store, record_id)
         path = self.store.collection_root(row.collection) / row.rel_path
         # Shown relative to the store's home when it lives there (the usual case): shorter,
         # and the same on every machine.

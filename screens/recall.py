@@ -19,7 +19,7 @@ from engine.contracts import schema_errors
 from engine.normalize import POLICIES
 from engine.ob1 import ob1_memory, ob1_response
 from engine.recall import ALIGNMENT_WEIGHT, SEMANTIC_WEIGHT, RecallRequest
-from engine.receipts import ReceiptCheck
+from engine.receipts import ReceiptCheck, verify_receipt
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.recall_view import COLUMNS, cut_line, fact_cells, status_text, use_policy
 from gno_tui.widgets.receipt_view import receipt_text
@@ -276,9 +276,7 @@ Recall the facts an agent would get for a query, under a budget.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall-verify")
     def verify(self, receipt: dict[str, Any]) -> None:
-        self.post_message(
-            ReceiptVerified(receipt["digest"], browse.verify_receipt(self.store, receipt))
-        )
+        self.post_message(ReceiptVerified(receipt["digest"], verify_receipt(self.store, receipt)))
 
     def on_receipt_verified(self, message: ReceiptVerified) -> None:
         if self.result is None or self.result["receipt"]["digest"] != message.digest:

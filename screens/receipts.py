@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 
 from engine import browse
 from engine.normalize import POLICY_STRICTNESS
-from engine.receipts import ReceiptCheck
+from engine.receipts import ReceiptCheck, fence_preview, recent_receipts, verify_receipt
 from gno_tui.widgets.badges import egress_badge, short_hash
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.receipt_view import receipt_text
@@ -151,8 +151,8 @@ revision.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-load")
     def load(self) -> None:
-        receipts = browse.recent_receipts(self.store)
-        checks = {r["digest"]: browse.verify_receipt(self.store, r) for r in receipts}
+        receipts = recent_receipts(self.store)
+        checks = {r["digest"]: verify_receipt(self.store, r) for r in receipts}
         collections = sorted(self.store.collections_by_name().values(), key=lambda c: c.name)
         self.post_message(ReceiptsLoaded(receipts, checks, collections))
 
@@ -233,9 +233,7 @@ revision.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-verify")
     def verify_one(self, receipt: dict[str, Any]) -> None:
-        self.post_message(
-            ReceiptChecked(receipt["digest"], browse.verify_receipt(self.store, receipt))
-        )
+        self.post_message(ReceiptChecked(receipt["digest"], verify_receipt(self.store, receipt)))
 
     def on_receipt_checked(self, message: ReceiptChecked) -> None:
         self.checks[message.digest] = message.check
@@ -260,7 +258,7 @@ revision.
         receipt = self.selected_receipt()
         if not text.strip() or receipt is None:
             verdict.update("")
-        elif browse.fence_preview(receipt, text):
+        elif fence_preview(receipt, text):
             verdict.update(
                 Text(
                     f"✗ would be fenced by {short_hash(receipt['digest'], 12)} "

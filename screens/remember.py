@@ -21,6 +21,7 @@ from engine import browse
 from engine.errors import MemoryFailure
 from engine.merge import merged_text
 from engine.normalize import collapse_text, estimate_tokens
+from engine.receipts import FenceExposure, fence_exposure
 from engine.remember import RememberRequest
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.hidden_chars import hidden_summary
@@ -50,7 +51,7 @@ class CandidatesFound(Message):
     draft: Draft
     result: dict[str, Any] | None  # the propose result, or None when the draft is invalid
     problem: str = ""  # why there is no result: "CODE: message"
-    fence: browse.FenceExposure | None = None  # receipts that returned this exact text
+    fence: FenceExposure | None = None  # receipts that returned this exact text
 
 
 @dataclass
@@ -236,7 +237,7 @@ agent presenting one of them could not write it back (a replay).
             source=draft.source,
             created_by="user",
         )
-        fence = browse.fence_exposure(self.store, draft.text)
+        fence = fence_exposure(self.store, draft.text)
         try:
             result = self.store.remember(request)
         except MemoryFailure as failure:
@@ -249,7 +250,7 @@ agent presenting one of them could not write it back (a replay).
         self.show_fence(message.fence)
         self.show_candidates(message.draft, message.result, message.problem)
 
-    def show_fence(self, fence: browse.FenceExposure | None) -> None:
+    def show_fence(self, fence: FenceExposure | None) -> None:
         """The fence preview: recall receipts already returned this exact text, so an agent
         presenting one cannot write it back (a replay); a person may still add it."""
         box = self.query_one("#remember-fence", Static)

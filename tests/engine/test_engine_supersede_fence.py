@@ -9,8 +9,9 @@ import pytest
 import yaml
 from sqlalchemy.orm import Session
 
-from engine import browse, tables
+from engine import tables
 from engine.errors import MemoryFailure
+from engine.receipts import fence_exposure
 
 
 def _fail(call, code: str) -> MemoryFailure:
@@ -157,11 +158,11 @@ def test_fence_exposure_counts_the_receipts_that_returned_a_text(client, engine)
     engine._clock = lambda: start + timedelta(minutes=2)
     client.recall("alice tea", ["user:alice"], caller="agent:two", max_facts=1)
     # Whitespace does not matter: the contentHash is of the normalised text.
-    exposure = browse.fence_exposure(engine, "Alice  drinks green tea ")
+    exposure = fence_exposure(engine, "Alice  drinks green tea ")
     assert exposure.receipts == 2
     assert exposure.latest_caller == "agent:two"
-    assert browse.fence_exposure(engine, "Alice moved to Lyon").receipts == 0  # never returned
-    assert browse.fence_exposure(engine, "Bob drinks green tea").receipts == 0
+    assert fence_exposure(engine, "Alice moved to Lyon").receipts == 0  # never returned
+    assert fence_exposure(engine, "Bob drinks green tea").receipts == 0
 
 
 def test_derived_from_a_stored_memory_is_fenced_before_the_exact_check(client, probe):

@@ -12,6 +12,7 @@ from pilot_helpers import settle
 from engine import browse, review
 from engine.embeddings import EmbedderStatus
 from engine.factory import open_engine
+from engine.receipts import recent_receipts, verify_receipt
 from engine.store import MemoryEngine
 from gno_tui.app import create_app
 from gno_tui.cli import build_parser
@@ -45,9 +46,9 @@ def test_the_demo_has_something_for_every_screen(demo: tuple[MemoryEngine, dict[
     }
     assert len(review.list_proposals(store)) == 4
     assert {p["caller"] for p in review.list_proposals(store)} <= {"mcp:claude-code", "mcp:cursor"}
-    receipts = browse.recent_receipts(store)
+    receipts = recent_receipts(store)
     assert len(receipts) == 3
-    assert any(browse.verify_receipt(store, r).drifted for r in receipts)
+    assert any(verify_receipt(store, r).drifted for r in receipts)
     lengths = sorted(len(browse.chain(store, uri)) for uri in made["chains"])
     assert lengths[-1] >= 3 and lengths[0] >= 2 and len(lengths) == 3
     confirmed = [

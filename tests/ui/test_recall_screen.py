@@ -9,6 +9,7 @@ from pilot_helpers import settle
 from textual.widgets import Input, Label, Static
 
 from engine import browse
+from engine.receipts import recent_receipts
 from gno_tui.app import create_app
 from screens.json_modal import JsonModal
 from screens.recall import RecallScreen
@@ -71,7 +72,7 @@ async def test_recall_shows_facts_budget_lineage_and_verifies_receipt(
         assert "strictest lineage: " in status and "local_only" in status
         receipt = screen.result["receipt"]
         assert receipt["digest"] in text_of(app, "#recall-receipt")
-        assert receipt["digest"] in [r["digest"] for r in browse.recent_receipts(engine)]
+        assert receipt["digest"] in [r["digest"] for r in recent_receipts(engine)]
         # The focus is on the results: V verifies the receipt.
         await pilot.press("V")
         await settle(pilot)
