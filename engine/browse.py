@@ -42,6 +42,41 @@ class FactPage:
     total: int  # how many facts match the filter, across all pages
 
 
+def status_at(row: tables.FactRow, moment: datetime) -> str:
+    """A fact's status as the store knew it at `moment` (record time), or "unborn".
+
+    A retire undone by a restore leaves no time on the row (the log has it), so a fact
+    retired and restored since counts as not retired at any earlier moment."""
+    if row.created_at is not None and row.created_at > moment:
+        return "unborn"
+    if row.superseded_at is not None and row.superseded_at <= moment:
+        return "superseded"
+    if row.retired_at is not None and row.retired_at <= moment:
+        return "retired"
+    if row.expires_at is not None and row.expires_at <= moment:
+        return "expired"
+    return "current"
+
+
+def _status_as_of(query: Any, status: str | None, moment: datetime) -> Any:
+    """`_filtered`'s status part for a past moment: the facts the store held then, by what
+    had happened to them by then."""
+    fact = tables.FactRow
+    query = query.where(fact.created_at <= moment)  # type: ignore[operator]
+    superseded = and_(fact.superseded_at.is_not(None), fact.superseded_at <= moment)  # type: ignore[union-attr,operator]
+    retired = and_(fact.retired_at.is_not(None), fact.retired_at <= moment)  # type: ignore[union-attr,operator]
+    expired = and_(fact.expires_at.is_not(None), fact.expires_at <= moment)  # type: ignore[union-attr,operator]
+    if status == "current":
+        return query.where(~superseded, ~retired, ~expired)
+    if status == "superseded":
+        return query.where(superseded)
+    if status == "retired":
+        return query.where(~superseded, retired)
+    if status == "expired":
+        return query.where(~superseded, ~retired, expired)
+    return query
+
+
 def _filtered(
     query: Any,
     *,
@@ -51,6 +86,7 @@ def _filtered(
     text: str | None,
     now: datetime,
     invert: bool = False,
+    as_of: datetime | None = None,
 ) -> Any:
     fact = tables.FactRow
     if scope:
@@ -64,6 +100,8 @@ def _filtered(
     if text:
         words = [fact.text.ilike(f"%{word}%") for word in text.split()]  # type: ignore[attr-defined]
         query = query.where(~and_(*words) if invert else and_(*words))
+    if as_of is not None:
+        return _status_as_of(query, status, as_of)
     not_expired = or_(fact.expires_at.is_(None), fact.expires_at > now)  # type: ignore[union-attr,operator]
     if status == "current":
         query = query.where(
@@ -90,9 +128,11 @@ def list_facts(
     invert: bool = False,
     offset: int = 0,
     limit: int = 200,
+    as_of: datetime | None = None,
 ) -> FactPage:
     """One page of facts, newest first; the total counts every match so a UI can page lazily.
-    `text` keeps facts containing every word (`invert`: facts that do not)."""
+    `text` keeps facts containing every word (`invert`: facts that do not). With `as_of` the
+    store is seen as it was then: only facts created by then, statuses as of then."""
     now = engine.now()
     options: dict[str, Any] = {
         "status": status,
@@ -101,6 +141,7 @@ def list_facts(
         "text": text,
         "now": now,
         "invert": invert,
+        "as_of": as_of,
     }
     with Session(engine.db, expire_on_commit=False) as session:
         total = (
@@ -128,18 +169,30 @@ def search_facts(
     scope: str | None = None,
     collection: str | None = None,
     limit: int = 200,
+    as_of: datetime | None = None,
 ) -> FactPage:
     """Filter as you type: facts containing every word; when none does, the recent facts
     closest to the text by rapidfuzz (so a typo still finds its fact)."""
     page = list_facts(
-        engine, status=status, scope=scope, collection=collection, text=text, limit=limit
+        engine,
+        status=status,
+        scope=scope,
+        collection=collection,
+        text=text,
+        limit=limit,
+        as_of=as_of,
     )
     if page.total or not text.strip():
         return page
     from rapidfuzz import fuzz, process
 
     window = list_facts(
-        engine, status=status, scope=scope, collection=collection, limit=FUZZY_WINDOW
+        engine,
+        status=status,
+        scope=scope,
+        collection=collection,
+        limit=FUZZY_WINDOW,
+        as_of=as_of,
     ).rows
     found = process.extract(
         text.lower(),
@@ -197,7 +250,7 @@ def needs_attention(engine: MemoryEngine, *, offset: int = 0, limit: int = 200) 
     return FactPage(list(rows), int(total))
 
 
-def status_counts(engine: MemoryEngine) -> dict[str, int]:
+def status_counts(engine: MemoryEngine, *, as_of: datetime | None = None) -> dict[str, int]:
     now = engine.now()
     with Session(engine.db) as session:
         return {
@@ -210,6 +263,7 @@ def status_counts(engine: MemoryEngine) -> dict[str, int]:
                         collection=None,
                         text=None,
                         now=now,
+                        as_of=as_of,
                     )
                 )
                 or 0

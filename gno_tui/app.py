@@ -21,6 +21,7 @@ from gno_tui.theme import WORKBENCH_THEME
 from gno_tui.workbench_commands import GLOBAL_COMMANDS, WorkbenchCommand, bindings
 from screens import SCREENS_BY_MODE
 from screens.decision_log import DecisionLogScreen
+from screens.library import LibraryScreen
 from screens.reason_prompt import ReasonPrompt
 from screens.supersession import SupersessionScreen
 
@@ -81,13 +82,31 @@ class GnoApp(App[None]):
         def open_chain(ref: str | None) -> None:
             if not ref:
                 return
+            if ref.strip().startswith("@"):
+                self.open_library_as_of(ref.strip()[1:])
+                return
             self.selected_fact = ref.strip()
             if isinstance(self.screen, SupersessionScreen):
                 self.screen.open(self.selected_fact)
             else:
                 self.switch_mode("supersession")
 
-        self.push_screen(ReasonPrompt("Jump to a fact: #docid, mem-… or gno://…"), open_chain)
+        self.push_screen(
+            ReasonPrompt("Jump to a fact (#docid, mem-…, gno://…) or to a time (@2026-11-01)"),
+            open_chain,
+        )
+
+    def open_library_as_of(self, moment: str) -> None:
+        """`:@time`: the Library as the store was then."""
+
+        def show() -> None:
+            library = self.screen
+            if isinstance(library, LibraryScreen):
+                library.show_as_of(moment)
+
+        self.switch_mode("library")
+        # A first visit mounts the screen on the next refresh: fill its filter after that.
+        self.call_after_refresh(show)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Global write commands (undo, redo) are disabled in a read-only workbench, as the

@@ -74,7 +74,7 @@ GLOBAL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "colon",
         "app.jump",
         "Jump",
-        "Open a fact's chain by #docid, mem-… record id or gno:// uri",
+        "Open a fact's chain by #docid, mem-… record id or gno:// uri; @time: the Library then",
         show=False,
     ),
     WorkbenchCommand(

@@ -15,9 +15,18 @@ from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
 
 from engine import browse, review
 from engine.errors import MemoryFailure
+from engine.normalize import iso_utc
 from engine.receipts import recall_usage
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.library_view import COLUMNS, TABS, LibraryFilter, detail_text, fact_cells
+from gno_tui.widgets.library_view import (
+    COLUMNS,
+    TABS,
+    FactsLoaded,
+    LibraryFilter,
+    detail_text,
+    fact_cells,
+    load_library_page,
+)
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import WorkbenchScreen
 from screens.batch_prompt import BatchChoice, FactBatchPrompt
@@ -29,14 +38,6 @@ PAGE_SIZE = 200
 BATCH_CHANGES = {
     "evidence-only": {"usePolicy": {"canUseAsInstruction": False, "canUseAsEvidence": True}},
 }
-
-
-@dataclass
-class FactsLoaded(Message):
-    rows: list[Any]
-    total: int
-    offset: int
-    counts: dict[str, int]
 
 
 @dataclass
@@ -54,6 +55,9 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
 - `/` filters as you type: words must all occur; `s:scope`, `c:collection`, `st:status`
   narrow further; a leading `!` inverts the words. A typo falls back to fuzzy matching.
+- `@2026-11-01` (or any ISO time, UTC if no zone) in the filter, or `:@time` from any
+  screen, shows the store as it was then: the facts it held and their status at that time
+  (record time). *Needs attention* is about now and shows the facts current then.
 - `[` / `]` switch the status tab. *Needs attention* = agent facts awaiting confirmation
   and stale facts.
 - `c` confirms the fact (user_confirmed), `S` marks it stale, `X` retires it (with a reason),
@@ -93,7 +97,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         yield Header()
         yield Tabs(*[Tab(label, id=f"tab-{key}") for key, label in TABS], id="library-tabs")
         yield Input(
-            placeholder="filter: words  s:scope  c:collection  st:status  !invert",
+            placeholder="filter: words  s:scope  c:collection  st:status  @time  !invert",
             id="library-filter",
         )
         with Horizontal(id="library-body"):
@@ -123,32 +127,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="library-load")
     def load_page(self, wanted: LibraryFilter, tab: str, offset: int) -> None:
-        status = wanted.status or (tab if tab in browse.STATUSES else None)
-        if tab == "attention":
-            page = browse.needs_attention(self.store, offset=offset, limit=PAGE_SIZE)
-        elif wanted.text and not wanted.invert and offset == 0:
-            page = browse.search_facts(
-                self.store,
-                text=wanted.text,
-                status=status,
-                scope=wanted.scope,
-                collection=wanted.collection,
-                limit=PAGE_SIZE,
-            )
-        else:
-            page = browse.list_facts(
-                self.store,
-                status=status,
-                scope=wanted.scope,
-                collection=wanted.collection,
-                text=wanted.text or None,
-                invert=wanted.invert,
-                offset=offset,
-                limit=PAGE_SIZE,
-            )
-        counts = browse.status_counts(self.store)
-        counts["attention"] = browse.needs_attention(self.store, limit=1).total
-        self.post_message(FactsLoaded(page.rows, page.total, offset, counts))
+        self.post_message(load_library_page(self.store, wanted, tab, offset, PAGE_SIZE))
 
     def on_facts_loaded(self, message: FactsLoaded) -> None:
         table = self.query_one(FactTable)
@@ -162,7 +141,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         for row in message.rows:
             self.rows.append(row)
             marked = row.record_id in self.marked
-            table.add_row(*fact_cells(row, now, marked), key=row.record_id)
+            table.add_row(*fact_cells(row, now, marked, self.filter.as_of), key=row.record_id)
         self.total = message.total
         if keep is not None and self.rows:
             table.move_cursor(row=min(keep, len(self.rows) - 1))
@@ -186,6 +165,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
             + (f" · {len(self.marked)} marked (y decides)" if self.marked else "")
             + (" · visual: v marks to here" if self.visual_anchor is not None else "")
             + (" · filter: " + self._filter_text() if self._filter_text() else "")
+            + (f" · as of {iso_utc(self.filter.as_of)}" if self.filter.as_of else "")
         )
 
     def _filter_text(self) -> str:
@@ -238,7 +218,17 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     @on(Input.Changed, "#library-filter")
     def filter_changed(self, event: Input.Changed) -> None:
         self.filter = LibraryFilter.parse(event.value)
+        if self.filter.problem:
+            self.notify(self.filter.problem, severity="warning")
         self.reload()
+
+    def show_as_of(self, moment: str) -> None:
+        """The Library as it was at `moment` (`:@time` from anywhere): an `@` filter."""
+        box = self.query_one("#library-filter", Input)
+        kept = " ".join(word for word in box.value.split() if not word.startswith("@"))
+        box.value = f"{kept} @{moment}".strip()
+        box.add_class("-visible")
+        self.query_one(FactTable).focus()
 
     @on(Input.Submitted, "#library-filter")
     def filter_submitted(self) -> None:

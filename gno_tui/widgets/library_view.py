@@ -1,15 +1,17 @@
 """What the Library shows of a fact (its row in the table, every field in the detail pane),
-and how its filter box reads."""
+how its filter box reads, and how a page of it is loaded."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from rich.text import Text
+from textual.message import Message
 
 from engine import browse
-from engine.normalize import collapse_text, iso_utc
+from engine.normalize import collapse_text, iso_utc, parse_iso
 
 # The table's columns and fixed widths (fact_cells fills them).
 COLUMNS = (
@@ -36,14 +38,16 @@ TABS = (
 
 @dataclass
 class LibraryFilter:
-    """Parsed from the filter box: `s:scope c:collection st:status` prefixes, `!` to invert,
-    the rest is free text."""
+    """Parsed from the filter box: `s:scope c:collection st:status` prefixes, `@time` for
+    as-of, `!` to invert, the rest is free text."""
 
     text: str = ""
     scope: str | None = None
     collection: str | None = None
     status: str | None = None
     invert: bool = False
+    as_of: datetime | None = None  # `@time`: the store as it was then
+    problem: str | None = None  # a part of the filter that could not be read, and why
 
     @classmethod
     def parse(cls, raw: str) -> LibraryFilter:
@@ -60,16 +64,75 @@ class LibraryFilter:
                 parsed.collection = value.lower()
             elif value and key == "st":
                 parsed.status = value.lower()
+            elif word.startswith("@") and len(word) > 1:
+                try:
+                    parsed.as_of = parse_iso(word[1:])
+                except ValueError:
+                    parsed.problem = (
+                        f"{word} is not a time: write @2026-11-01 or @2026-11-01T09:00Z."
+                    )
             else:
                 words.append(word)
         parsed.text = " ".join(words)
         return parsed
 
 
-def fact_cells(row: Any, now: Any, marked: bool = False) -> list[Text]:
-    """The row's cells; a marked fact's summary starts with ●."""
-    status = browse.status_of(row, now)
-    if status == "current" and browse.is_stale(row, now):
+@dataclass
+class FactsLoaded(Message):
+    rows: list[Any]
+    total: int
+    offset: int
+    counts: dict[str, int]
+
+
+def load_library_page(
+    store: Any, wanted: LibraryFilter, tab: str, offset: int, limit: int
+) -> FactsLoaded:
+    """One page for the Library's filter and tab, with the tabs' counts (blocking: call it
+    from a worker). As of a past time the attention tab shows the facts current then."""
+    if wanted.as_of is not None and tab == "attention":
+        tab = "current"
+    status = wanted.status or (tab if tab in browse.STATUSES else None)
+    if tab == "attention":
+        page = browse.needs_attention(store, offset=offset, limit=limit)
+    elif wanted.text and not wanted.invert and offset == 0:
+        page = browse.search_facts(
+            store,
+            text=wanted.text,
+            status=status,
+            scope=wanted.scope,
+            collection=wanted.collection,
+            limit=limit,
+            as_of=wanted.as_of,
+        )
+    else:
+        page = browse.list_facts(
+            store,
+            status=status,
+            scope=wanted.scope,
+            collection=wanted.collection,
+            text=wanted.text or None,
+            invert=wanted.invert,
+            offset=offset,
+            limit=limit,
+            as_of=wanted.as_of,
+        )
+    counts = browse.status_counts(store, as_of=wanted.as_of)
+    counts["attention"] = (
+        counts["current"]
+        if wanted.as_of is not None
+        else browse.needs_attention(store, limit=1).total
+    )
+    return FactsLoaded(page.rows, page.total, offset, counts)
+
+
+def fact_cells(
+    row: Any, now: Any, marked: bool = False, as_of: datetime | None = None
+) -> list[Text]:
+    """The row's cells; a marked fact's summary starts with ●. As of a past time the status
+    is the one it had then."""
+    status = browse.status_of(row, now) if as_of is None else browse.status_at(row, as_of)
+    if status == "current" and browse.is_stale(row, as_of or now):
         status = "stale"
     style = "" if status == "current" else "dim"
     provenance = row.workbench.get("provenance", {})

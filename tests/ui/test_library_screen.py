@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from pilot_helpers import settle
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static, Tab
 
 from engine import browse, review
+from engine.normalize import iso_utc
 from engine.undo import undo_last
 from gno_tui.app import create_app
 from screens.decision_log import DecisionLogScreen
@@ -283,3 +285,48 @@ async def test_z_and_ctrl_z_do_nothing_in_a_read_only_workbench(engine: Any, cli
         await settle(pilot)
     assert browse.fact_row(engine, uri).workbench["provenance"]["status"] == "user_confirmed"
     assert browse.fact_row(engine, other).workbench["provenance"]["status"] == "observed"
+
+
+async def test_colon_at_a_time_shows_the_library_as_it_was_then(engine: Any, client: Any) -> None:
+    start = engine.now()
+    engine._clock = lambda: start
+    paris = client.add("Alice lives in Paris", "user:alice")
+    engine._clock = lambda: start + timedelta(hours=1)
+    client.supersede(paris, "Alice lives in Lyon")
+    engine._clock = lambda: start + timedelta(hours=2)
+    client.add("Carol drinks tea", "user:carol")
+    then = iso_utc(start + timedelta(minutes=30))
+    app = create_app(store=engine, screen="review", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("colon", *f"@{then}", "enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, LibraryScreen)
+        # Only what the store held then, with the status it had then.
+        assert [row.text for row in screen.rows] == ["Alice lives in Paris"]
+        table = screen.query_one(DataTable)
+        assert "current" in str(table.get_row_at(0)[3])
+        assert f"as of {then}" in str(screen.query_one("#library-summary", Static).render())
+        assert str(screen.query_one("#tab-all", Tab).label) == "All 1"
+        # Clearing the time brings the present back.
+        screen.query_one("#library-filter", Input).value = ""
+        await settle(pilot)
+        assert sorted(row.text for row in screen.rows) == [
+            "Alice lives in Lyon",
+            "Alice lives in Paris",
+            "Carol drinks tea",
+        ]
+        assert "superseded" in str(table.get_row_at(2)[3])
+
+
+async def test_a_time_that_cannot_be_read_says_how_to_write_it(engine: Any, client: Any) -> None:
+    client.add("Alice lives in Paris", "user:alice")
+    app = create_app(store=engine, watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"@yesterday")
+        await settle(pilot)
+        assert any("write @2026-11-01" in n.message for n in app._notifications)
+        # The unreadable part is left out; the list still shows the store as it is.
+        assert [row.text for row in app.screen.rows] == ["Alice lives in Paris"]
