@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import String, cast, select
+from sqlalchemy import String, cast, func, select
 from sqlalchemy.orm import Session
 
 from engine import tables
 from engine.errors import MemoryFailure
+from engine.factfiles import write_atomically
 from engine.normalize import content_hash, digest_of, is_sha256, iso_utc
 
 if TYPE_CHECKING:
@@ -192,3 +196,92 @@ def recall_usage(engine: MemoryEngine, record_id: str) -> tuple[int, str | None]
         ).all()
     hits = [row for row in rows if record_id in row.memory_ids]
     return len(hits), hits[0].caller if hits else None
+
+
+# -- retention: export, delete, purge ----------------------------------------------------------
+# Receipts are content-free (ids and hashes), but they still say who recalled what and when, so
+# a person may export them for audit and delete them for retention. A deleted receipt no longer
+# fences (an agent presenting it gets MEMORY_RECEIPT_INVALID, so its write is refused anyway)
+# and no longer counts in "recalled N×"; the decision log keeps the digests and who deleted them.
+
+
+def export_receipts(engine: MemoryEngine, *, digests: Sequence[str] | None = None) -> Path:
+    """Write the receipts (all, or those digests) as JSON lines under <home>/exports/, newest
+    first; returns the file's path. Nothing is written when there is nothing to export."""
+    wanted = recent_receipts(engine, limit=1_000_000)
+    if digests is not None:
+        chosen = set(digests)
+        wanted = [receipt for receipt in wanted if receipt["digest"] in chosen]
+    if not wanted:
+        raise MemoryFailure("MEMORY_NOT_FOUND", "No receipt to export: select or mark one.")
+    folder = engine.home / "exports"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = iso_utc(engine.now()).replace(":", "").replace("-", "").replace(".", "")
+    path = folder / f"receipts-{stamp}.jsonl"
+    lines = "".join(json.dumps(receipt, sort_keys=True) + "\n" for receipt in wanted)
+    write_atomically(path, lines)
+    return path
+
+
+def receipts_issued_before(engine: MemoryEngine, moment: datetime) -> int:
+    with Session(engine.db) as session:
+        return int(
+            session.scalar(
+                select(func.count())
+                .select_from(tables.ReceiptRow)
+                .where(tables.ReceiptRow.issued_at < moment)
+            )
+            or 0
+        )
+
+
+def delete_receipts(engine: MemoryEngine, *, digests: Sequence[str], actor: str) -> int:
+    """Delete these receipts; returns how many there were. Logged with their digests."""
+    with engine.write_lock(), Session(engine.db) as session:
+        rows = session.scalars(
+            select(tables.ReceiptRow).where(tables.ReceiptRow.digest.in_(list(digests)))
+        ).all()
+        return _delete(session, rows, actor=actor, action="delete-receipts", now=engine.now())
+
+
+def purge_receipts(engine: MemoryEngine, *, before: datetime, actor: str) -> int:
+    """Delete every receipt issued before `before`; returns how many. Logged."""
+    with engine.write_lock(), Session(engine.db) as session:
+        rows = session.scalars(
+            select(tables.ReceiptRow).where(tables.ReceiptRow.issued_at < before)
+        ).all()
+        return _delete(
+            session,
+            rows,
+            actor=actor,
+            action="purge-receipts",
+            now=engine.now(),
+            extra={"before": iso_utc(before)},
+        )
+
+
+def _delete(
+    session: Session,
+    rows: Sequence[tables.ReceiptRow],
+    *,
+    actor: str,
+    action: str,
+    now: datetime,
+    extra: dict[str, Any] | None = None,
+) -> int:
+    if not rows:
+        return 0
+    digests = sorted(row.digest for row in rows)
+    for row in rows:
+        session.delete(row)
+    session.add(
+        tables.DecisionRow(
+            at=now,
+            actor=actor,
+            action=action,
+            target="receipts",
+            detail={"count": len(digests), "digests": digests, **(extra or {})},
+        )
+    )
+    session.commit()
+    return len(digests)

@@ -89,6 +89,12 @@ def undo_last(engine: MemoryEngine, *, actor: str) -> Undone:
             changes=before,
             undoes=latest.id,
         )
+    elif latest.target == "receipts":
+        raise MemoryFailure(
+            "MEMORY_UNDO_UNSUPPORTED",
+            f"The latest decision ({latest.action}) cannot be undone: deleted receipts are "
+            "gone; the decision log keeps their digests.",
+        )
     else:
         raise MemoryFailure(
             "MEMORY_UNDO_UNSUPPORTED",

@@ -21,8 +21,8 @@ from gno_tui.widgets.badges import egress_badge, short_hash
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.receipt_view import receipt_text
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
-from screens.base import WorkbenchScreen
 from screens.commands.receipts import RECEIPTS_COMMANDS
+from screens.receipt_retention import ReceiptRetention
 from screens.yes_no import YesNoPrompt
 
 NEXT_POLICY = {"local_only": "lan", "lan": "remote", "remote": "local_only"}
@@ -57,7 +57,7 @@ def receipt_state(check: ReceiptCheck | None) -> Text:
     return Text("current", style="green")
 
 
-class ReceiptsScreen(WorkbenchScreen):
+class ReceiptsScreen(ReceiptRetention):
     HELP = """
 ## Receipts & collections
 
@@ -68,14 +68,19 @@ verifies and whether its facts have changed since (superseded, retired, expired)
 - `V` verifies the highlighted receipt: digest, stored, and which ids have drifted.
 - `f` opens the fence preview: paste a text and see whether remembering it with this
   receipt would be fenced as a replay (MEMORY_FENCED_REPLAY).
+- `space` (in the receipts) marks receipts; `x` exports the marked ones, else the
+  highlighted one, as JSON lines under `<home>/exports/`; `d` deletes them after `y`;
+  `D` purges every receipt issued before a time you give, after you type `purge N`.
+  A deleted receipt no longer fences and can no longer be presented; the decision log
+  keeps the digests and who deleted them.
 
 **Collections** carry an egress policy (local_only < lan < remote) with its source and
 revision.
 
 - `p` cycles the highlighted collection's policy. Tightening applies at once; relaxing
   asks `y` first, bound to the revision you saw.
-- `space` marks collections; `P` shows the effective policy (the lineage a recall over the
-  marked collections would carry).
+- `space` (in the collections) marks collections; `P` shows the effective policy (the
+  lineage a recall over the marked collections would carry).
 - `tab` moves between the receipts and the collections.
 """
 
@@ -102,7 +107,8 @@ revision.
         self.checks: dict[str, ReceiptCheck] = {}
         self.verified: set[str] = set()
         self.collections: list[Any] = []
-        self.marked: set[str] = set()
+        self.marked: set[str] = set()  # collection names
+        self.marked_receipts: set[str] = set()  # digests, for x and d
         self.effective: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
@@ -161,9 +167,11 @@ revision.
         table = self.query_one("#receipts-table", FactTable)
         keep = table.cursor_row
         table.clear()
+        self.marked_receipts &= {receipt["digest"] for receipt in self.receipts}
         for receipt in self.receipts:
+            mark = "● " if receipt["digest"] in self.marked_receipts else ""
             table.add_row(
-                receipt["issuedAt"][:19].replace("T", " "),
+                mark + receipt["issuedAt"][:19].replace("T", " "),
                 receipt["caller"],
                 receipt["session"],
                 str(len(receipt["memoryIds"])),
@@ -283,6 +291,17 @@ revision.
         return self.collections[table.cursor_row]
 
     def action_mark(self) -> None:
+        receipts = self.query_one("#receipts-table", FactTable)
+        if receipts.has_focus:
+            receipt = self.selected_receipt()
+            if receipt is not None:
+                self.marked_receipts.symmetric_difference_update({receipt["digest"]})
+                issued = receipt["issuedAt"][:19].replace("T", " ")
+                mark = "● " if receipt["digest"] in self.marked_receipts else ""
+                receipts.update_cell(receipt["digest"], receipts.ordered_columns[0].key,
+                                     mark + issued)  # fmt: skip
+                receipts.action_cursor_down()
+            return
         row = self.selected_collection()
         if row is None:
             return

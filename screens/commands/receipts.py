@@ -24,7 +24,35 @@ RECEIPTS_COMMANDS: tuple[WorkbenchCommand, ...] = (
         writes=True,
     ),
     WorkbenchCommand(
-        "receipts.mark", "space", "mark", "Mark", "Mark the collection (for P)", show=False
+        "receipts.mark",
+        "space",
+        "mark",
+        "Mark",
+        "Mark the receipt (for x, d) or the collection (for P), whichever list has the focus",
+        show=False,
+    ),
+    WorkbenchCommand(
+        "receipts.export",
+        "x",
+        "export",
+        "Export",
+        "Export the marked receipts (else the highlighted one) as JSON lines",
+    ),
+    WorkbenchCommand(
+        "receipts.delete",
+        "d",
+        "delete",
+        "Delete",
+        "Delete the marked receipts (else the highlighted one), after y",
+        writes=True,
+    ),
+    WorkbenchCommand(
+        "receipts.purge",
+        "D",
+        "purge",
+        "Purge",
+        "Delete every receipt issued before a time, after typing 'purge N'",
+        writes=True,
     ),
     WorkbenchCommand(
         "receipts.effective",

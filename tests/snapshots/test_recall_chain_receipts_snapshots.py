@@ -110,11 +110,12 @@ def test_receipts_with_verify_and_fence(snap_compare: Any, demo: Any) -> None:
 
 
 def test_collections_policy_and_effective(snap_compare: Any, demo: Any) -> None:
-    # Mark both, relax team (lan -> remote, confirmed with y), then the effective policy.
+    # Move to the collections, mark both, relax team (lan -> remote, confirmed with y), then
+    # the effective policy.
     assert snap_compare(
         make_app(demo, "receipts"),
         terminal_size=SIZE,
-        run_before=steps(["space", "space"], "p", "y", "P"),
+        run_before=steps(["tab", "tab", "tab"], ["space", "space"], "p", "y", "P"),
     )
 
 

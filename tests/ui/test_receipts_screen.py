@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from datetime import timedelta
 from typing import Any
 
 from pilot_helpers import settle
 from textual.widgets import Input, Static
 
+from engine.normalize import iso_utc
+from engine.receipts import recent_receipts
+from engine.review import decision_log
 from gno_tui.app import create_app
 from screens.recall import RecallScreen
 from screens.receipts import ReceiptsScreen
@@ -81,7 +86,9 @@ async def test_policy_cycle_changes_effective_lineage_and_recall(engine: Any, cl
             ("memory", "local_only"),
             ("team", "lan"),
         ]
-        # Mark both collections: the effective policy is the strictest, local_only.
+        # Mark both collections (space marks in the focused list): the effective policy is
+        # the strictest, local_only.
+        screen.query_one("#collections-table").focus()
         await pilot.press("space", "space", "P")
         await settle(pilot)
         assert screen.marked == {"memory", "team"}
@@ -156,3 +163,60 @@ async def test_relaxing_is_bound_to_the_revision_shown(engine: Any) -> None:
         await settle(pilot)
         assert engine.collections_by_name()["memory"].policy == "remote"
         assert any("changed meanwhile" in n.message for n in app._notifications)
+
+
+async def test_export_delete_and_purge_receipts_each_ask_first(engine: Any, client: Any) -> None:
+    client.add("Alice prefers green tea", "user:alice")
+    start = engine.now()
+    issued = []
+    for hours in (0, 1, 2):
+        engine._clock = lambda h=hours: start + timedelta(hours=h)
+        issued.append(client.recall("alice tea", ["user:alice"])["receipt"]["digest"])
+    app = create_app(store=engine, screen="receipts", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ReceiptsScreen)
+        # Newest first: mark the two newest, export them.
+        await pilot.press("space", "space", "x")
+        await settle(pilot)
+        assert screen.marked_receipts == set(issued[1:])
+        (exported,) = sorted((engine.home / "exports").glob("receipts-*.jsonl"))
+        lines = [json.loads(line) for line in exported.read_text().splitlines()]
+        assert {line["digest"] for line in lines} == set(issued[1:])
+        assert any("2 receipt(s) exported" in n.message for n in app._notifications)
+
+        # Delete the marked ones: asked first; `n` keeps them.
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, YesNoPrompt)
+        await pilot.press("n")
+        await settle(pilot)
+        assert len(recent_receipts(engine)) == 3
+        await pilot.press("d", "y")
+        await settle(pilot)
+        assert [r["digest"] for r in recent_receipts(engine)] == [issued[0]]
+        assert decision_log(engine)[0]["action"] == "delete-receipts"
+
+        # Purge before a time: the count must be typed back.
+        engine._clock = lambda: start + timedelta(days=60)
+        await pilot.press("D")
+        await pilot.pause()
+        prompt = app.screen.query_one("#reason-input", Input)
+        prompt.value = iso_utc(start + timedelta(minutes=30))
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press(*keys("purge 2"), "enter")  # the wrong count: nothing happens
+        await settle(pilot)
+        assert any("type 'purge 1' exactly" in n.message for n in app._notifications)
+        assert len(recent_receipts(engine)) == 1
+        await pilot.press("D")
+        await pilot.pause()
+        app.screen.query_one("#reason-input", Input).value = iso_utc(start + timedelta(minutes=30))
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press(*keys("purge 1"), "enter")
+        await settle(pilot)
+        assert recent_receipts(engine) == []
+        assert screen.receipts == []
+        assert decision_log(engine)[0]["action"] == "purge-receipts"

@@ -1,0 +1,137 @@
+"""The Receipts screen's retention keys: export (`x`), delete (`d`) and purge (`D`).
+
+Kept as the screen's base class so the screen module stays about what receipts say;
+everything here asks first and writes through engine/receipts.py, which logs who did it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from textual import work
+
+from engine.normalize import iso_utc, parse_iso
+from engine.receipts import (
+    delete_receipts,
+    export_receipts,
+    purge_receipts,
+    receipts_issued_before,
+)
+from screens.base import WorkbenchScreen
+from screens.reason_prompt import ReasonPrompt
+from screens.yes_no import YesNoPrompt
+
+# The purge prompt starts at this age: older receipts are the usual candidates.
+DEFAULT_PURGE_AGE = timedelta(days=30)
+
+
+class ReceiptRetention(WorkbenchScreen):
+    """The base of ReceiptsScreen, which says which receipts are marked and highlighted."""
+
+    marked_receipts: set[str]
+
+    def selected_receipt(self) -> dict[str, Any] | None:
+        raise NotImplementedError  # the screen knows its table
+
+    def chosen_digests(self) -> list[str]:
+        """The marked receipts, else the highlighted one."""
+        if self.marked_receipts:
+            return sorted(self.marked_receipts)
+        receipt = self.selected_receipt()
+        return [receipt["digest"]] if receipt is not None else []
+
+    def action_export(self) -> None:
+        digests = self.chosen_digests()
+        if not digests:
+            self.notify("No receipt to export: highlight or mark one.", severity="warning")
+            return
+        self.export_chosen(digests)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-retention")
+    def export_chosen(self, digests: list[str]) -> None:
+        path = export_receipts(self.store, digests=digests)
+        self.app.call_from_thread(
+            self.notify, f"{len(digests)} receipt(s) exported to {path}", title="Exported"
+        )
+
+    def action_delete(self) -> None:
+        digests = self.chosen_digests()
+        if not digests:
+            self.notify("No receipt to delete: highlight or mark one.", severity="warning")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.delete_chosen(digests)
+
+        self.app.push_screen(
+            YesNoPrompt(
+                f"Delete {len(digests)} receipt(s)? They stop fencing and cannot be presented "
+                "again; the decision log keeps their digests."
+            ),
+            answered,
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-retention")
+    def delete_chosen(self, digests: list[str]) -> None:
+        count = delete_receipts(self.store, digests=digests, actor=self.actor)
+        self.marked_receipts.clear()
+        self.app.call_from_thread(self.notify, f"{count} receipt(s) deleted", title="Deleted")
+        self.app.call_from_thread(self.refresh_from_store)
+
+    def action_purge(self) -> None:
+        initial = iso_utc(self.store.now() - DEFAULT_PURGE_AGE)
+
+        def chosen(value: str | None) -> None:
+            if not value:
+                return
+            try:
+                before = parse_iso(value.strip())
+            except ValueError:
+                self.notify(
+                    f"{value!r} is not a time: write 2026-11-01 or 2026-11-01T09:00Z.",
+                    severity="error",
+                )
+                return
+            self.confirm_purge(before)
+
+        self.app.push_screen(
+            ReasonPrompt(
+                "Purge every receipt issued before (ISO time, UTC if no zone):", initial=initial
+            ),
+            chosen,
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-retention")
+    def confirm_purge(self, before: Any) -> None:
+        count = receipts_issued_before(self.store, before)
+        if not count:
+            self.app.call_from_thread(
+                self.notify, f"No receipt was issued before {iso_utc(before)}."
+            )
+            return
+        word = f"purge {count}"
+
+        def typed(value: str | None) -> None:
+            if value is None:
+                return
+            if value.strip() != word:
+                self.notify(f"Not purged: type {word!r} exactly to confirm.", severity="warning")
+                return
+            self.purge_before(before)
+
+        self.app.call_from_thread(
+            self.app.push_screen,
+            ReasonPrompt(
+                f"{count} receipt(s) were issued before {iso_utc(before)}. Type {word!r} to "
+                "delete them all:"
+            ),
+            typed,
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-retention")
+    def purge_before(self, before: Any) -> None:
+        count = purge_receipts(self.store, before=before, actor=self.actor)
+        self.app.call_from_thread(self.notify, f"{count} receipt(s) purged", title="Purged")
+        self.app.call_from_thread(self.refresh_from_store)
