@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import String, cast, func, select
+from sqlalchemy import delete as sql_delete
 from sqlalchemy.orm import Session
 
 from engine import tables
@@ -274,6 +275,10 @@ def _delete(
     digests = sorted(row.digest for row in rows)
     for row in rows:
         session.delete(row)
+    # A person's labels on those recalls go with them (engine/recall_labels.py).
+    session.execute(
+        sql_delete(tables.RecallLabelRow).where(tables.RecallLabelRow.digest.in_(digests))
+    )
     session.add(
         tables.DecisionRow(
             at=now,

@@ -127,6 +127,19 @@ class ReceiptRow(SQLModel, table=True):
     span_hashes: list[str] = Field(sa_column=Column(JSON, nullable=False))
 
 
+class RecallLabelRow(SQLModel, table=True):
+    """A person's verdict on one fact of one recall: relevant, irrelevant, or missing (a fact
+    the recall should have returned). Keyed by the receipt, so it stays content-free."""
+
+    __tablename__ = "recall_labels"
+
+    digest: str = Field(primary_key=True)
+    record_id: str = Field(primary_key=True)
+    actor: str = Field(primary_key=True)
+    label: str
+    at: datetime | None = _utc_column(nullable=False)
+
+
 class ProposalRow(SQLModel, table=True):
     """A write held for a person (the review queue of DESIGN.md section 7)."""
 

@@ -19,15 +19,23 @@ from engine.contracts import schema_errors
 from engine.normalize import POLICIES
 from engine.ob1 import ob1_memory, ob1_response
 from engine.recall import ALIGNMENT_WEIGHT, SEMANTIC_WEIGHT, RecallRequest
+from engine.recall_labels import LabelSummary
 from engine.receipts import ReceiptCheck, verify_receipt
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.recall_view import COLUMNS, cut_line, fact_cells, status_text, use_policy
+from gno_tui.widgets.recall_view import (
+    COLUMNS,
+    cut_line,
+    fact_cells,
+    labels_text,
+    status_text,
+    use_policy,
+)
 from gno_tui.widgets.receipt_view import receipt_text
 from gno_tui.widgets.why_not import WhyNot, why_not, why_not_text
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
-from screens.base import WorkbenchScreen
 from screens.commands.recall import RECALL_COMMANDS
 from screens.json_modal import JsonModal
+from screens.recall_labelling import RecallLabelling
 
 FORMATS = ("gno", "ob1")
 SCHEMA_LABELS = {
@@ -68,7 +76,7 @@ class ScopesKnown(Message):
     scopes: list[str]
 
 
-class RecallScreen(WorkbenchScreen):
+class RecallScreen(RecallLabelling):
     HELP = f"""
 ## Recall
 
@@ -123,6 +131,8 @@ Recall the facts an agent would get for a query, under a budget.
         self.check: ReceiptCheck | None = None
         self.last_request: RecallRequest | None = None
         self.why: WhyNot | None = None
+        self.labels: dict[str, str] = {}  # record id -> this person's label, for this recall
+        self.summary: LabelSummary | None = None  # this person's labels across recalls
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -219,7 +229,7 @@ Recall the facts an agent would get for a query, under a budget.
         for rank, fact in enumerate(result["facts"], start=1):
             use = message.uses.get(fact["recordId"], "?")
             parts = message.parts.get(fact["recordId"])
-            table.add_row(*fact_cells(rank, fact, use, parts), key=fact["recordId"])
+            table.add_row(*fact_cells(rank, fact, use, parts, ""), key=fact["recordId"])
         budget = result["budget"]
         if budget["omitted"]:
             blanks = [""] * (len(COLUMNS) - 1)
@@ -236,6 +246,8 @@ Recall the facts an agent would get for a query, under a budget.
         self.query_one("#recall-receipt", Static).update(self._receipt_text())
         if self.query_one("#recall-why").has_class("-visible"):
             self.explain(message.result)
+        self.labels = {}
+        self.load_labels(result["receipt"]["digest"])
         if result["facts"]:
             table.focus()
         else:
@@ -248,6 +260,7 @@ Recall the facts an agent would get for a query, under a budget.
                            keys="V verifies, o shows the raw JSON")  # fmt: skip
         if "hint" in self.result:
             out.append(f"\n{self.result['hint']}\n", style="italic")
+        out.append_text(labels_text(self.labels, self.summary))
         return out
 
     # -- actions ------------------------------------------------------------------------

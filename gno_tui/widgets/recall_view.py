@@ -17,13 +17,44 @@ def use_policy(workbench: dict[str, Any]) -> str:
     return use + ("·conf?" if policy.get("requiresUserConfirmation") else "")
 
 
-COLUMNS = ("#", "score", "lex", "cos", "align", "spanHash", "egress", "use", "fact")
+COLUMNS = ("#", "score", "lex", "cos", "align", "spanHash", "egress", "use", "label", "fact")
+LABEL_MARKS = {"relevant": ("✓ rel", "green"), "irrelevant": ("✗ irr", "red")}
+LABEL_NAMES = ("relevant", "irrelevant", "missing")
 
 
-def fact_cells(rank: int, fact: dict[str, Any], use: str, parts: Any | None) -> list[Any]:
+def label_cell(label: str) -> Text:
+    mark, style = LABEL_MARKS.get(label, ("", ""))
+    return Text(mark, style=style)
+
+
+def labels_text(labels: dict[str, str], summary: Any | None) -> Text:
+    """The person's labels on this recall (missing facts named), and across every recall."""
+    out = Text()
+    if labels:
+        counts = {name: sum(v == name for v in labels.values()) for name in LABEL_NAMES}
+        out.append("\nlabels: ", style="bold")
+        out.append(" · ".join(f"{counts[name]} {name}" for name in LABEL_NAMES))
+        missing = [record_id for record_id, label in labels.items() if label == "missing"]
+        if missing:
+            out.append("\nmissing: " + ", ".join(missing), style="yellow")
+    if summary is not None and summary.receipts:
+        precision = "—" if summary.precision is None else f"{summary.precision:.2f}"
+        out.append(
+            f"\nyour labels over {summary.receipts} recall(s): precision {precision}, "
+            f"{summary.missing} missed",
+            style="dim",
+        )
+    if not labels:
+        out.append("\n+ relevant · - irrelevant · M a fact it missed", style="dim")
+    return out
+
+
+def fact_cells(
+    rank: int, fact: dict[str, Any], use: str, parts: Any | None, label: str
+) -> list[Any]:
     """COLUMNS: rank, score and what it is made of (engine.recall.ScoreParts: BM25 over its
     ceiling, cosine, word alignment; "—" where the mode has no such part), spanHash, egress
-    badge, use policy, text."""
+    badge, use policy, the person's label, text."""
     policy = fact["egressLineage"]["effectivePolicy"]
 
     def part(value: float | None) -> Text:
@@ -35,7 +66,7 @@ def fact_cells(rank: int, fact: dict[str, Any], use: str, parts: Any | None) -> 
         else [part(None)] * 3
     )
     return [str(rank), f"{fact['score']:.3f}", *breakdown, short_hash(fact["spanHash"], 8),
-            egress_badge(policy), use, clip(fact["text"], 36)]  # fmt: skip
+            egress_badge(policy), use, label_cell(label), clip(fact["text"], 30)]  # fmt: skip
 
 
 def cut_line(omitted: int) -> Text:

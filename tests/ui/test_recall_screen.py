@@ -9,6 +9,7 @@ from pilot_helpers import settle
 from textual.widgets import Input, Label, Static
 
 from engine import browse
+from engine.recall_labels import labels_of
 from engine.receipts import recent_receipts
 from gno_tui.app import create_app
 from screens.json_modal import JsonModal
@@ -223,3 +224,47 @@ async def test_hybrid_rows_show_what_each_score_is_made_of(
         # "alice" is in both and "drink" meets "drinks" by its stem: every part contributes.
         assert lexical > 0 and cosine > 0 and aligned > 0
         assert float(cells["score"]) == pytest.approx(lexical + cosine + 0.5 * aligned, abs=0.02)
+
+
+async def test_labels_on_results_and_a_missed_fact(engine: Any, client: Any) -> None:
+    tea = client.add("Alice drinks green tea", "user:alice")["record"]
+    coffee = client.add("Alice drinks coffee after lunch", "user:alice")["record"]
+    quiet = client.add("Alice likes quiet mornings", "user:alice")["record"]
+    app = create_app(store=engine, screen="recall", watch_store=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = await run_query(pilot, "drinks", scopes="user:alice")
+        assert screen.result is not None
+        digest = screen.result["receipt"]["digest"]
+        first, second = (f["recordId"] for f in screen.result["facts"])
+        assert {first, second} == {tea["recordId"], coffee["recordId"]}
+        table = screen.query_one("#recall-table")
+        await pilot.press("plus")
+        await settle(pilot)
+        assert row_cells(table, first)["label"] == "✓ rel"
+        await pilot.press("plus")  # again: the label is taken away
+        await settle(pilot)
+        assert row_cells(table, first)["label"] == ""
+        await pilot.press("down", "minus")
+        await settle(pilot)
+        assert row_cells(table, second)["label"] == "✗ irr"
+        await pilot.press("M")
+        await pilot.pause()
+        app.screen.query_one("#reason-input", Input).value = quiet["docid"]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert labels_of(engine, digest=digest, actor=app.actor) == {
+            second: "irrelevant",
+            quiet["recordId"]: "missing",
+        }
+        pane = text_of(app, "#recall-receipt")
+        assert "0 relevant · 1 irrelevant · 1 missing" in pane
+        assert f"missing: {quiet['recordId']}" in pane
+        assert "your labels over 1 recall(s): precision 0.00, 1 missed" in pane
+        # A returned fact cannot be "missing": the refusal says what to do instead.
+        await pilot.press("M")
+        await pilot.pause()
+        app.screen.query_one("#reason-input", Input).value = tea["uri"]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert any("label it relevant or irrelevant" in note for note in notes(app))

@@ -1,0 +1,98 @@
+"""The Recall screen's labels: `+` relevant, `-` irrelevant (the highlighted returned fact),
+`M` missing (a fact the recall should have returned, by #docid or uri).
+
+The screen's base class, so the screen module stays about running and showing a recall.
+Labels are stored against the receipt (engine/recall_labels.py); pressing a label's key again
+takes it away.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.message import Message
+from textual.widgets import Static
+
+from engine.recall_labels import LabelSummary, label_recall_item, label_summary, labels_of
+from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.recall_view import COLUMNS, label_cell
+from screens.base import WorkbenchScreen
+from screens.reason_prompt import ReasonPrompt
+
+
+@dataclass
+class LabelsLoaded(Message):
+    digest: str
+    labels: dict[str, str]  # record id -> label, this person's, for this recall
+    summary: LabelSummary  # this person's labels across every recall
+
+
+class RecallLabelling(WorkbenchScreen):
+    """The base of RecallScreen, which says which recall is shown and which fact is
+    highlighted, and shows the labels once loaded."""
+
+    labels: dict[str, str]
+    result: dict[str, Any] | None
+    summary: LabelSummary | None
+
+    def _selected_fact(self) -> dict[str, Any] | None:
+        raise NotImplementedError  # the screen knows its table
+
+    def _receipt_text(self) -> Text:
+        raise NotImplementedError  # the screen renders the receipt pane
+
+    def show_labels(self, message: LabelsLoaded) -> None:
+        table = self.query_one("#recall-table", FactTable)
+        column = table.ordered_columns[COLUMNS.index("label")].key
+        for fact in self.result["facts"] if self.result else []:
+            if fact["recordId"] in table.rows:
+                cell = label_cell(self.labels.get(fact["recordId"], ""))
+                table.update_cell(fact["recordId"], column, cell)
+        self.summary = message.summary
+        self.query_one("#recall-receipt", Static).update(self._receipt_text())
+
+    def on_labels_loaded(self, message: LabelsLoaded) -> None:
+        if self.result is not None and self.result["receipt"]["digest"] == message.digest:
+            self.labels = message.labels
+            self.show_labels(message)
+
+    def action_label_relevant(self) -> None:
+        self._label_highlighted("relevant")
+
+    def action_label_irrelevant(self) -> None:
+        self._label_highlighted("irrelevant")
+
+    def _label_highlighted(self, label: str) -> None:
+        if self.result is None or (fact := self._selected_fact()) is None:
+            return
+        # The same key again takes the label away.
+        wanted = "none" if self.labels.get(fact["recordId"]) == label else label
+        self.set_label(self.result["receipt"]["digest"], fact["recordId"], wanted)
+
+    def action_label_missing(self) -> None:
+        if self.result is None:
+            self.notify("Run a recall first.", severity="warning")
+            return
+        digest = self.result["receipt"]["digest"]
+
+        def chosen(ref: str | None) -> None:
+            if ref and ref.strip():
+                self.set_label(digest, ref.strip(), "missing")
+
+        self.app.push_screen(
+            ReasonPrompt("Which fact should this recall have returned? (#docid or gno:// uri)"),
+            chosen,
+        )
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="recall-labels")
+    def set_label(self, digest: str, ref: str, label: str) -> None:
+        label_recall_item(self.store, digest=digest, ref=ref, label=label, actor=self.actor)
+        self.load_labels(digest)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="recall-labels-load")
+    def load_labels(self, digest: str) -> None:
+        labels = labels_of(self.store, digest=digest, actor=self.actor)
+        self.post_message(LabelsLoaded(digest, labels, label_summary(self.store, actor=self.actor)))
