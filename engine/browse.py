@@ -353,8 +353,8 @@ class DuplicatePair:
 
 def duplicate_pairs(engine: MemoryEngine, *, scope: str, limit: int = 200) -> list[DuplicatePair]:
     """Near-duplicate pairs among the current facts of a scope, with the remember tiers.
-    Pairs a person decided to keep both of (`review.keep_both`) are left out."""
-    from engine.review import kept_pairs
+    Pairs a person decided to keep both of (`duplicates.keep_both`) are left out."""
+    from engine.duplicates import kept_pairs
 
     kept = kept_pairs(engine)
     snapshot = engine.snapshot()

@@ -5,7 +5,9 @@ each candidate, with the similarity it was scored with. Adding the text (as is, 
 confirmed) says none of its candidates was the same fact; superseding or merging into a
 candidate says that one was. Other candidates of a superseded proposal stay unlabelled (the
 person chose one target, not a verdict on the rest), and rejections say nothing about
-duplication. At a threshold, precision is the share of pairs at or above it that the person
+duplication. The Duplicates tab adds its own verdicts (engine/duplicates.py): keep both says
+"not the same", retiring one as a duplicate of the other says "the same"; an undone one
+does not count. At a threshold, precision is the share of pairs at or above it that the person
 judged the same, recall the share of same pairs that reach it: the numbers that say whether
 `matching.threshold` suits this store.
 """
@@ -20,6 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from engine import tables
+from engine.duplicates import KEEP_BOTH
 from engine.records import get_fact
 
 if TYPE_CHECKING:
@@ -31,8 +34,8 @@ SUPERSEDING_STATES = frozenset({"superseded", "merged"})
 
 @dataclass(frozen=True)
 class JudgedPair:
-    proposal_id: int
-    candidate: str  # the candidate's uri
+    source: str  # "proposal:<id>" or the duplicate decision's "decision:<id>"
+    candidate: str  # the candidate's uri (for a duplicate pair: the fact kept or compared)
     similarity: float
     same: bool  # the person judged it the same fact as the proposal
     mode: str  # the matching mode the similarity came from: semantic | lexical
@@ -73,9 +76,42 @@ def judged_pairs(engine: MemoryEngine) -> list[JudgedPair]:
                 if proposal.state in SUPERSEDING_STATES and not same:
                     continue  # not chosen is not a verdict
                 pairs.append(
-                    JudgedPair(proposal.id, str(candidate["uri"]), float(similarity), same, mode)
+                    JudgedPair(
+                        f"proposal:{proposal.id}",
+                        str(candidate["uri"]),
+                        float(similarity),
+                        same,
+                        mode,
+                    )
                 )
+        pairs.extend(_duplicate_verdicts(session))
     return pairs
+
+
+def _duplicate_verdicts(session: Session) -> list[JudgedPair]:
+    rows = session.scalars(
+        select(tables.DecisionRow)
+        .where(tables.DecisionRow.action.in_([KEEP_BOTH, "retire"]))
+        .order_by(tables.DecisionRow.id)
+    ).all()
+    undone = {
+        row.detail.get("undoes")
+        for row in session.scalars(
+            select(tables.DecisionRow).where(tables.DecisionRow.action.like("undo:%"))
+        )
+    }
+    verdicts = []
+    for row in rows:
+        similarity = row.detail.get("similarity")
+        if row.id in undone or not isinstance(similarity, int | float):
+            continue
+        same = row.action == "retire"
+        if same and not row.detail.get("duplicateOf"):
+            continue  # a plain retire is no verdict on a pair
+        other = row.detail.get("duplicateOf") or row.target.split("|", 1)[-1]
+        mode = str(row.detail.get("method") or "lexical")
+        verdicts.append(JudgedPair(f"decision:{row.id}", str(other), float(similarity), same, mode))
+    return verdicts
 
 
 def check_threshold(pairs: Sequence[JudgedPair], *, mode: str, threshold: float) -> ThresholdCheck:

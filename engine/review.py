@@ -226,8 +226,10 @@ def retire(
     reason: str,
     undoes: int | None = None,
     redoes: int | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> None:
     """A person takes a current fact out of recall and candidates; the file stays.
+    `extra` adds to the logged detail (engine/duplicates.py: which fact it duplicates).
 
     `undoes` / `redoes` (decision ids) mark the retire as an undo of a restore or a redo of an
     undone retire, so the log keeps the journal (engine/undo.py)."""
@@ -235,7 +237,7 @@ def retire(
         raise MemoryFailure("MEMORY_DECISION_INVALID", "Say why the fact is retired.")
     now = engine.now()
     with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
-        row = _current(session, ref)
+        row = current_fact(session, ref)
         _rewrite_workbench(
             engine, row, {"retired": {"at": iso_utc(now), "by": actor, "reason": reason.strip()}}
         )
@@ -250,7 +252,11 @@ def retire(
                 actor=actor,
                 action=journal_action("retire", undoes=undoes, redoes=redoes, undo_of="restore"),
                 target=row.uri,
-                detail={"reason": reason.strip(), **journal_detail(undoes, redoes)},
+                detail={
+                    "reason": reason.strip(),
+                    **(extra or {}),
+                    **journal_detail(undoes, redoes),
+                },
             )
         )
         bump_generation(session)
@@ -289,7 +295,7 @@ def restore(
         session.commit()
 
 
-def _current(session: Session, ref: str) -> tables.FactRow:
+def current_fact(session: Session, ref: str) -> tables.FactRow:
     row = get_fact(session, ref=ref)
     if row is None:
         raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}; recall or list to find its uri.")
@@ -386,37 +392,3 @@ def mark_stale(engine: MemoryEngine, *, ref: str, actor: str) -> None:
         action="mark-stale",
         changes={"freshness": {"staleAfter": iso_utc(engine.now())}},
     )
-
-
-KEEP_BOTH = "keep-both"
-
-
-def keep_both(engine: MemoryEngine, *, left: str, right: str, actor: str) -> None:
-    """A person looked at a near-duplicate pair and keeps both facts: logged, so the pair is
-    not offered again (`browse.duplicate_pairs` skips it). Nothing else changes."""
-    now = engine.now()
-    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
-        rows = [_current(session, ref) for ref in (left, right)]
-        session.add(
-            tables.DecisionRow(
-                at=now,
-                actor=actor,
-                action=KEEP_BOTH,
-                target=f"{rows[0].uri}|{rows[1].uri}",
-                detail={
-                    "before": {"left": rows[0].text, "right": rows[1].text},
-                    "after": {"kept": [rows[0].uri, rows[1].uri]},
-                },
-            )
-        )
-        bump_generation(session)
-        session.commit()
-
-
-def kept_pairs(engine: MemoryEngine) -> set[frozenset[str]]:
-    """The uri pairs a person chose to keep both of."""
-    with Session(engine.db) as session:
-        rows = session.scalars(
-            select(tables.DecisionRow).where(tables.DecisionRow.action == KEEP_BOTH)
-        )  # type: ignore[arg-type]
-        return {frozenset(row.target.split("|", 1)) for row in rows}

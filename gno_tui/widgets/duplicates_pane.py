@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Select, Static
 from textual.worker import Worker, WorkerState
 
-from engine import browse, review
+from engine import browse, duplicates
 from engine.normalize import collapse_text
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.word_diff import word_diff
@@ -167,21 +167,27 @@ class DuplicatesPane(Vertical):
         if (pair := self.current_pair()) is not None:
             older, younger = ordered(pair)
             gone, kept = (younger, older) if newer else (older, younger)
-            self.curate("retire", gone.uri, kept.uri, actor)
+            self.curate("retire", gone.uri, kept.uri, actor, pair)
 
     def keep_both(self, *, actor: str) -> None:
         if (pair := self.current_pair()) is not None:
             older, newer = ordered(pair)
-            self.curate("keep-both", older.uri, newer.uri, actor)
+            self.curate("keep-both", older.uri, newer.uri, actor, pair)
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="dup-curate")
-    def curate(self, what: str, first: str, second: str, actor: str) -> None:
+    def curate(
+        self, what: str, first: str, second: str, actor: str, pair: browse.DuplicatePair
+    ) -> None:
+        # The similarity goes into the log: the verdict counts in Review's threshold check.
+        similarity, method = pair.similarity, pair.method
         try:
             if what == "retire":
-                review.retire(self.store, ref=first, actor=actor, reason=f"duplicate of {second}")
+                duplicates.retire_duplicate(self.store, gone=first, kept=second, actor=actor,
+                                            similarity=similarity, method=method)  # fmt: skip
                 self.app.call_from_thread(self.notify, f"retired {first}", title="Decided")
             else:
-                review.keep_both(self.store, left=first, right=second, actor=actor)
+                duplicates.keep_both(self.store, left=first, right=second, actor=actor,
+                                     similarity=similarity, method=method)  # fmt: skip
                 self.app.call_from_thread(
                     self.notify, "kept both; the pair is not offered again", title="Decided"
                 )

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from engine import duplicates, review
 from engine.calibration import JudgedPair, check_threshold, judged_pairs
 from engine.review import Decision, decide, list_proposals
+from engine.undo import undo_last
 
 PERSON = "tui:alice"
 
@@ -19,10 +21,10 @@ def hold(client, text, scope="user:alice"):
 
 def test_precision_and_recall_count_the_persons_verdicts_at_the_threshold():
     pairs = [
-        JudgedPair(1, "gno://m/a", 0.90, True, "lexical"),
-        JudgedPair(2, "gno://m/b", 0.85, False, "lexical"),
-        JudgedPair(3, "gno://m/c", 0.70, True, "lexical"),
-        JudgedPair(4, "gno://m/d", 0.97, False, "semantic"),  # another method: not counted
+        JudgedPair("proposal:1", "gno://m/a", 0.90, True, "lexical"),
+        JudgedPair("proposal:2", "gno://m/b", 0.85, False, "lexical"),
+        JudgedPair("decision:3", "gno://m/c", 0.70, True, "lexical"),
+        JudgedPair("proposal:4", "gno://m/d", 0.97, False, "semantic"),  # another method
     ]
     check = check_threshold(pairs, mode="lexical", threshold=0.82)
     assert (check.judged, check.same, check.flagged) == (3, 2, 2)
@@ -55,8 +57,8 @@ def test_decided_proposals_become_labelled_pairs(client, engine):
     pairs = judged_pairs(engine)
     # Superseding says "the same"; adding says "not the same" of every candidate; a
     # rejection is not about duplication and gives no pair.
-    assert [(p.proposal_id, p.same) for p in pairs] == [(same["id"], True)] + [
-        (new["id"], False) for _ in new["candidates"]
+    assert [(p.source, p.same) for p in pairs] == [(f"proposal:{same['id']}", True)] + [
+        (f"proposal:{new['id']}", False) for _ in new["candidates"]
     ]
     assert pairs[0].similarity == same["candidates"][0]["similarity"]
     assert {p.mode for p in pairs} == {"lexical"}
@@ -80,3 +82,25 @@ def test_a_merge_labels_its_target_and_leaves_the_other_candidates_unlabelled(cl
         ),
     )
     assert [(p.candidate, p.same) for p in judged_pairs(engine)] == [(first["uri"], True)]
+
+
+def test_duplicate_tab_verdicts_count_and_an_undone_one_does_not(client, engine):
+    a = client.add("Alice drinks green tea every morning", "user:alice")["record"]
+    b = client.add("Alice drinks green tea each morning", "user:alice")["record"]
+    c = client.add("Alice drinks black tea every evening", "user:alice")["record"]
+    duplicates.keep_both(
+        engine, left=a["uri"], right=c["uri"], actor=PERSON, similarity=0.7, method="lexical"
+    )
+    duplicates.retire_duplicate(
+        engine, gone=b["uri"], kept=a["uri"], actor=PERSON, similarity=0.95, method="lexical"
+    )
+    # A plain retire (no pair behind it) is no verdict.
+    review.retire(engine, ref=c["uri"], actor=PERSON, reason="Alice stopped")
+    verdicts = [(p.candidate, p.similarity, p.same) for p in judged_pairs(engine)]
+    assert verdicts == [(c["uri"], 0.7, False), (a["uri"], 0.95, True)]
+    check = check_threshold(judged_pairs(engine), mode="lexical", threshold=0.82)
+    assert (check.precision, check.recall) == (1.0, 1.0)
+    # Undoing the plain retire, then the duplicate retire, takes that verdict back.
+    undo_last(engine, actor=PERSON)
+    undo_last(engine, actor=PERSON)
+    assert [p.same for p in judged_pairs(engine)] == [False]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from engine import browse, review
+from engine import browse, duplicates, review
 from engine.errors import MemoryFailure
 
 
@@ -16,11 +16,11 @@ def test_keep_both_logs_the_pair_and_duplicate_pairs_skips_it(engine: Any, clien
     c = client.add("Alice prefers green tea in the morning daily", "user:alice")["record"]
     before = browse.duplicate_pairs(engine, scope="user:alice")
     assert len(before) == 3
-    review.keep_both(engine, left=b["uri"], right=a["uri"], actor="tui:tester")
+    duplicates.keep_both(engine, left=b["uri"], right=a["uri"], actor="tui:tester")
     after = browse.duplicate_pairs(engine, scope="user:alice")
     assert len(after) == 2
     assert all({p.left.uri, p.right.uri} != {a["uri"], b["uri"]} for p in after)
-    assert review.kept_pairs(engine) == {frozenset((a["uri"], b["uri"]))}
+    assert duplicates.kept_pairs(engine) == {frozenset((a["uri"], b["uri"]))}
     entry = review.decision_log(engine)[0]
     assert entry["action"] == "keep-both" and entry["actor"] == "tui:tester"
     assert entry["target"] == f"{b['uri']}|{a['uri']}"
@@ -34,6 +34,6 @@ def test_keep_both_needs_two_current_facts(engine: Any, client: Any) -> None:
     b = client.add("Bob lives in Lyon now", "user:bob")["record"]
     review.retire(engine, ref=b["uri"], actor="tui:tester", reason="duplicate")
     with pytest.raises(MemoryFailure) as failure:
-        review.keep_both(engine, left=a["uri"], right=b["uri"], actor="tui:tester")
+        duplicates.keep_both(engine, left=a["uri"], right=b["uri"], actor="tui:tester")
     assert failure.value.code == "MEMORY_SUPERSEDE_CONFLICT"
-    assert review.kept_pairs(engine) == set()
+    assert duplicates.kept_pairs(engine) == set()

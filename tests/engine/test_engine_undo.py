@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import browse, review
+from engine import browse, duplicates, review
 from engine.errors import MemoryFailure
 from engine.undo import redo_last, undo_last
 
@@ -64,7 +64,7 @@ def test_only_the_persons_own_decisions_are_undone(client, engine):
 def test_a_decision_that_wrote_or_judged_facts_is_not_undone(client, engine, probe):
     a = client.add("Alice drinks green tea", "s")["record"]
     b = client.add("Alice drinks green tea daily", "s")["record"]
-    review.keep_both(engine, left=a["uri"], right=b["uri"], actor=PERSON)
+    duplicates.keep_both(engine, left=a["uri"], right=b["uri"], actor=PERSON)
     before = probe.state()
     with pytest.raises(MemoryFailure) as caught:
         undo_last(engine, actor=PERSON)

@@ -10,7 +10,8 @@ from typing import Any
 from pilot_helpers import settle
 from textual.widgets import Static, TabbedContent, TextArea
 
-from engine import browse, review
+from engine import browse, duplicates, review
+from engine.calibration import judged_pairs
 from gno_tui.app import create_app
 from screens.batch_prompt import BatchPrompt
 from screens.decision_log import DecisionLogScreen
@@ -322,7 +323,7 @@ async def test_duplicates_keep_both_then_retire(engine: Any, client: Any) -> Non
         await pilot.press("b")
         await settle(pilot)
         assert len(pane.pairs) == 1
-        assert {frozenset(kept)} == review.kept_pairs(engine)
+        assert {frozenset(kept)} == duplicates.kept_pairs(engine)
         assert review.decision_log(engine)[0]["action"] == "keep-both"
         assert all(
             {p.left.uri, p.right.uri} != kept
@@ -340,6 +341,11 @@ async def test_duplicates_keep_both_then_retire(engine: Any, client: Any) -> Non
         assert browse.fact_row(engine, newer_uri).retired_at is None
         assert pane.pairs == []
         assert {older["uri"], newer["uri"]} == kept or {lyon["uri"], lyon2["uri"]} == kept
+        # Both verdicts, with the similarity they were shown with, count in the threshold check.
+        assert [(p.similarity, p.same) for p in judged_pairs(engine)] == [
+            (first.similarity, False),
+            (remaining.similarity, True),
+        ]
         # Proposal keys do nothing on this tab.
         await pilot.press("a", "x")
         await settle(pilot)
