@@ -27,6 +27,9 @@ from screens.commands.supersession import SUPERSESSION_COMMANDS
 from screens.reason_prompt import ReasonPrompt
 from screens.recall import workbench_session
 
+# Unchanged words kept around each change in the diffs (`{` / `}`); None: the whole text.
+CONTEXT_STEPS: tuple[int | None, ...] = (0, 1, 3, 8, None)
+
 
 @dataclass
 class ChainLoaded(Message):
@@ -56,7 +59,8 @@ red, added words in green).
 
 - Type a uri, `#docid` or recordId in the box and press `enter`, or press `enter` on a fact
   in the Library or Recall screen.
-- `h` / `l` move to the older / newer version; `i` shows the diffs inline or side by side.
+- `h` / `l` move to the older / newer version; `i` shows the diffs inline or side by side;
+  `{` / `}` show fewer / more unchanged words around each change (0, 1, 3, 8, or all).
 - `T` asks for a time (ISO 8601, e.g. `2026-11-20T09:00Z`) and highlights the version that
   was current then (record time: when the store learned it; world time is not recorded).
 - `s` supersedes the head: edit its text, `enter` writes the successor. If someone else
@@ -86,6 +90,7 @@ red, added words in green).
         self.as_of_id: str | None = None
         self.now: datetime | None = None
         self.split = False
+        self.context_step = len(CONTEXT_STEPS) - 1  # the whole text
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -206,11 +211,24 @@ red, added words in green).
 
     def render_diffs(self, selected: int) -> None:
         body = chain_diff(self.versions, selected=selected, as_of_id=self.as_of_id,
-                          split=self.split)  # fmt: skip
+                          split=self.split, context=CONTEXT_STEPS[self.context_step])  # fmt: skip
         self.query_one("#chain-diff-body", Static).update(body)
 
     def action_toggle_split(self) -> None:
         self.split = not self.split
+        self.render_diffs(self.query_one("#chain-table", FactTable).cursor_row)
+
+    def action_less_context(self) -> None:
+        self._step_context(-1)
+
+    def action_more_context(self) -> None:
+        self._step_context(1)
+
+    def _step_context(self, step: int) -> None:
+        self.context_step = min(max(self.context_step + step, 0), len(CONTEXT_STEPS) - 1)
+        words = CONTEXT_STEPS[self.context_step]
+        self.notify("diffs: the whole text" if words is None else
+                    f"diffs: {words} unchanged word(s) around each change")  # fmt: skip
         self.render_diffs(self.query_one("#chain-table", FactTable).cursor_row)
 
     # -- navigation ---------------------------------------------------------------------

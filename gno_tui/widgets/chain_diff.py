@@ -13,20 +13,23 @@ from rich.table import Table
 from rich.text import Text
 
 from engine.normalize import iso_utc
-from gno_tui.widgets.word_diff import changed_words, word_diff
+from gno_tui.widgets.word_diff import append_unchanged, changed_words, word_diff
 
 _WORDS = re.compile(r"\S+|\s+")
 
 
-def split_diff(old: str, new: str) -> tuple[Text, Text]:
-    """`old` with its removed words struck through in red, `new` with its added words green."""
+def split_diff(old: str, new: str, context: int | None = None) -> tuple[Text, Text]:
+    """`old` with its removed words struck through in red, `new` with its added words green;
+    unchanged runs cut to `context` words around each change (None: whole text)."""
     before, after = _WORDS.findall(old), _WORDS.findall(new)
     left, right = Text(), Text()
     matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
-    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+    codes = matcher.get_opcodes()
+    for position, (op, a0, a1, b0, b1) in enumerate(codes):
         if op == "equal":
-            left.append("".join(before[a0:a1]))
-            right.append("".join(after[b0:b1]))
+            ends = {"first": position == 0, "last": position == len(codes) - 1}
+            append_unchanged(left, before[a0:a1], context, **ends)
+            append_unchanged(right, after[b0:b1], context, **ends)
             continue
         if op in ("delete", "replace"):
             left.append("".join(before[a0:a1]), style="strike red")
@@ -36,7 +39,7 @@ def split_diff(old: str, new: str) -> tuple[Text, Text]:
 
 
 def chain_diff(versions: Sequence[Any], *, selected: int, as_of_id: str | None,
-               split: bool) -> RenderableType:  # fmt: skip
+               split: bool, context: int | None = None) -> RenderableType:  # fmt: skip
     parts: list[RenderableType] = []
     for index, version in enumerate(versions):
         chosen = index == selected
@@ -66,10 +69,10 @@ def chain_diff(versions: Sequence[Any], *, selected: int, as_of_id: str | None,
                 table.add_column(ratio=1)
                 table.add_column(ratio=1)
                 table.add_row(Text(f"v{index}", style="dim"), Text(f"v{index + 1}", style="dim"))
-                table.add_row(*split_diff(before, version.text))
+                table.add_row(*split_diff(before, version.text, context))
                 parts.append(table)
             else:
-                parts.append(word_diff(before, version.text))
+                parts.append(word_diff(before, version.text, context))
         notes = Text()
         if version.source:
             notes.append(f"  source: {version.source}\n", style="dim")

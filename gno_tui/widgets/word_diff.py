@@ -10,14 +10,38 @@ from rich.text import Text
 _WORDS = re.compile(r"\S+|\s+")
 
 
-def word_diff(old: str, new: str) -> Text:
-    """`new` against `old`: removed words struck through in red, added words green."""
+def append_unchanged(
+    out: Text, tokens: list[str], context: int | None, *, first: bool, last: bool
+) -> None:
+    """An unchanged run of words (and the spaces between), cut to `context` words on each
+    side of the changes around it (None: all of it); what is cut shows as a dim "…"."""
+    words = [index for index, token in enumerate(tokens) if not token.isspace()]
+    head = 0 if first else context
+    tail = 0 if last else context
+    if context is None or len(words) <= (head or 0) + (tail or 0) + 1:
+        out.append("".join(tokens))
+        return
+    assert head is not None and tail is not None
+    cut_from = words[head]
+    # Kept: the words before the cut with the space after them, the `tail` words after it;
+    # with no tail words, the space after the last word (it separates the next change).
+    resume_at = words[len(words) - tail] if tail else words[-1] + 1
+    out.append("".join(tokens[:cut_from]))
+    out.append("… " if tail else "…", style="dim")
+    out.append("".join(tokens[resume_at:]))
+
+
+def word_diff(old: str, new: str, context: int | None = None) -> Text:
+    """`new` against `old`: removed words struck through in red, added words green;
+    unchanged runs cut to `context` words around each change (None: whole text)."""
     before, after = _WORDS.findall(old), _WORDS.findall(new)
     out = Text()
     matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
-    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+    codes = matcher.get_opcodes()
+    for position, (op, a0, a1, b0, b1) in enumerate(codes):
         if op == "equal":
-            out.append("".join(before[a0:a1]))
+            append_unchanged(out, before[a0:a1], context, first=position == 0,
+                             last=position == len(codes) - 1)  # fmt: skip
             continue
         if op in ("delete", "replace"):
             out.append("".join(before[a0:a1]), style="strike red")

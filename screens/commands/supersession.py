@@ -27,6 +27,22 @@ SUPERSESSION_COMMANDS: tuple[WorkbenchCommand, ...] = (
         writes=True,
     ),
     WorkbenchCommand(
+        "chain.less_context",
+        "left_curly_bracket",
+        "less_context",
+        "Less context",
+        "Fewer unchanged words around each change in the diffs",
+        show=False,
+    ),
+    WorkbenchCommand(
+        "chain.more_context",
+        "right_curly_bracket",
+        "more_context",
+        "More context",
+        "More unchanged words around each change in the diffs (up to the whole text)",
+        show=False,
+    ),
+    WorkbenchCommand(
         "chain.split", "i", "toggle_split", "Inline/split", "Show the diffs inline or side by side"
     ),
     WorkbenchCommand(

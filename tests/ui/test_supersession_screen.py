@@ -290,3 +290,36 @@ async def test_colon_jumps_to_a_fact_by_docid_from_any_screen(engine: Any, clien
         await settle(pilot)
         assert app.screen is screen
         assert [v.record_id for v in screen.versions] == [other["record"]["recordId"]]
+
+
+async def test_braces_set_how_much_unchanged_text_the_diffs_keep(engine: Any, client: Any) -> None:
+    first = client.add(
+        "The deploy runs on Fridays at noon from the main branch after the tests pass",
+        "project:x",
+    )
+    client.supersede(
+        first, "The deploy runs on Mondays at noon from the main branch after the tests pass"
+    )
+    app = open_chain(engine, first["record"]["uri"])
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        app.screen.query_one("#chain-table").focus()
+        assert "The deploy runs on Fridays Mondays at noon from the main branch" in rendered(
+            app, "#chain-diff-body"
+        )
+        await pilot.press("left_curly_bracket", "left_curly_bracket")  # 3 words of context
+        await settle(pilot)
+        diff = rendered(app, "#chain-diff-body")
+        assert "The deploy runs on Fridays Mondays at noon from …\n" in diff
+        # The first version is shown whole: it has no diff.
+        assert "on Fridays at noon from the main branch after the tests pass" in diff
+        await pilot.press("left_curly_bracket", "left_curly_bracket", "left_curly_bracket")
+        await settle(pilot)
+        assert "… Fridays Mondays …" in rendered(app, "#chain-diff-body")
+        assert any("0 unchanged word(s)" in n.message for n in app._notifications)
+        await pilot.press(*["right_curly_bracket"] * 6)  # past the end: the whole text
+        await settle(pilot)
+        assert "The deploy runs on Fridays Mondays at noon from the main branch" in rendered(
+            app, "#chain-diff-body"
+        )
+        assert any("the whole text" in n.message for n in app._notifications)
