@@ -26,11 +26,9 @@ from gno_tui.widgets.recall_view import (
     COLUMNS,
     cut_line,
     fact_cells,
-    labels_text,
     status_text,
     use_policy,
 )
-from gno_tui.widgets.receipt_view import receipt_text
 from gno_tui.widgets.why_not import WhyNot, why_not, why_not_text
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.commands.recall import RECALL_COMMANDS
@@ -253,16 +251,6 @@ Recall the facts an agent would get for a query, under a budget.
         else:
             self.notify(result.get("hint", "No fact matched."), severity="warning")
 
-    def _receipt_text(self) -> Text:
-        if self.result is None:
-            return Text("Run a recall to see its receipt.")
-        out = receipt_text(self.result["receipt"], self.check,
-                           keys="V verifies, o shows the raw JSON")  # fmt: skip
-        if "hint" in self.result:
-            out.append(f"\n{self.result['hint']}\n", style="italic")
-        out.append_text(labels_text(self.labels, self.summary))
-        return out
-
     # -- actions ------------------------------------------------------------------------
 
     def action_cycle_format(self) -> None:
@@ -341,14 +329,6 @@ Recall the facts an agent would get for a query, under a budget.
         else:
             verdict = Text(f"✓ valid against {label}", style="bold green")
         self.app.push_screen(JsonModal(f"Raw {self.format} recall result", self.document, verdict))
-
-    def _selected_fact(self) -> dict[str, Any] | None:
-        table = self.query_one("#recall-table", FactTable)
-        facts = self.result["facts"] if self.result else []
-        if not facts or table.cursor_row >= len(facts):
-            self.notify("No fact highlighted.", severity="warning")
-            return None
-        return facts[table.cursor_row]  # type: ignore[no-any-return]
 
     def action_confirm(self) -> None:
         if (fact := self._selected_fact()) is not None:

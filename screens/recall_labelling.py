@@ -1,7 +1,8 @@
 """The Recall screen's labels: `+` relevant, `-` irrelevant (the highlighted returned fact),
 `M` missing (a fact the recall should have returned, by #docid or uri).
 
-The screen's base class, so the screen module stays about running and showing a recall.
+The screen's base class (with the receipt pane the labels are shown in), so the screen
+module stays about running and showing a recall.
 Labels are stored against the receipt (engine/recall_labels.py); pressing a label's key again
 takes it away.
 """
@@ -17,8 +18,10 @@ from textual.message import Message
 from textual.widgets import Static
 
 from engine.recall_labels import LabelSummary, label_recall_item, label_summary, labels_of
+from engine.receipts import ReceiptCheck
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.recall_view import COLUMNS, label_cell
+from gno_tui.widgets.recall_view import COLUMNS, label_cell, labels_text
+from gno_tui.widgets.receipt_view import receipt_text
 from screens.base import WorkbenchScreen
 from screens.reason_prompt import ReasonPrompt
 
@@ -31,18 +34,31 @@ class LabelsLoaded(Message):
 
 
 class RecallLabelling(WorkbenchScreen):
-    """The base of RecallScreen, which says which recall is shown and which fact is
-    highlighted, and shows the labels once loaded."""
+    """The base of RecallScreen: the highlighted fact, the receipt pane (which shows the
+    labels), and the label keys. The screen runs the recall and sets `result`."""
 
     labels: dict[str, str]
     result: dict[str, Any] | None
     summary: LabelSummary | None
+    check: ReceiptCheck | None
 
     def _selected_fact(self) -> dict[str, Any] | None:
-        raise NotImplementedError  # the screen knows its table
+        table = self.query_one("#recall-table", FactTable)
+        facts = self.result["facts"] if self.result else []
+        if not facts or table.cursor_row >= len(facts):
+            self.notify("No fact highlighted.", severity="warning")
+            return None
+        return facts[table.cursor_row]  # type: ignore[no-any-return]
 
     def _receipt_text(self) -> Text:
-        raise NotImplementedError  # the screen renders the receipt pane
+        if self.result is None:
+            return Text("Run a recall to see its receipt.")
+        out = receipt_text(self.result["receipt"], self.check,
+                           keys="V verifies, o shows the raw JSON")  # fmt: skip
+        if "hint" in self.result:
+            out.append(f"\n{self.result['hint']}\n", style="italic")
+        out.append_text(labels_text(self.labels, self.summary))
+        return out
 
     def show_labels(self, message: LabelsLoaded) -> None:
         table = self.query_one("#recall-table", FactTable)

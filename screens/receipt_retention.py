@@ -18,6 +18,7 @@ from engine.receipts import (
     purge_receipts,
     receipts_issued_before,
 )
+from gno_tui.widgets.fact_table import FactTable
 from screens.base import WorkbenchScreen
 from screens.reason_prompt import ReasonPrompt
 from screens.yes_no import YesNoPrompt
@@ -27,12 +28,16 @@ DEFAULT_PURGE_AGE = timedelta(days=30)
 
 
 class ReceiptRetention(WorkbenchScreen):
-    """The base of ReceiptsScreen, which says which receipts are marked and highlighted."""
+    """The base of ReceiptsScreen, which lists the receipts and keeps the marks."""
 
     marked_receipts: set[str]
+    receipts: list[dict[str, Any]]  # as listed, newest first
 
     def selected_receipt(self) -> dict[str, Any] | None:
-        raise NotImplementedError  # the screen knows its table
+        table = self.query_one("#receipts-table", FactTable)
+        if not self.receipts or table.cursor_row >= len(self.receipts):
+            return None
+        return self.receipts[table.cursor_row]
 
     def chosen_digests(self) -> list[str]:
         """The marked receipts, else the highlighted one."""

@@ -211,12 +211,6 @@ revision.
 
     # -- receipts -----------------------------------------------------------------------
 
-    def selected_receipt(self) -> dict[str, Any] | None:
-        table = self.query_one("#receipts-table", FactTable)
-        if not self.receipts or table.cursor_row >= len(self.receipts):
-            return None
-        return self.receipts[table.cursor_row]
-
     @on(DataTable.RowHighlighted, "#receipts-table")
     def receipt_highlighted(self) -> None:
         self.show_detail()
