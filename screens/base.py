@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.screen import Screen
+from textual.widgets import Tab, Tabs
 from textual.worker import Worker, WorkerState
 
 from gno_tui.messages import StoreChanged
@@ -34,6 +35,14 @@ class WorkbenchScreen(Screen[None]):
                 if command.writes and command.action.split("(")[0] == action:
                     return None
         return True
+
+    def remeasure_tab_underline(self, tabs: Tabs) -> None:
+        """Call after changing tab labels (counts). Tabs moves its underline when a label
+        changes, but may measure the active tab before the new label is laid out, and the bar
+        then keeps the old width: ask again once the layout has caught up."""
+        active = tabs.active_tab
+        if active is not None:
+            self.call_after_refresh(active.post_message, Tab.Relabelled(active))
 
     def on_store_changed(self, message: StoreChanged) -> None:
         self.refresh_from_store()

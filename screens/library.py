@@ -152,12 +152,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
                 else message.counts.get(key, 0)
             )
             self.query_one(f"#tab-{key}", Tab).label = f"{label} {count}"
-        # Tabs moves its underline when a label changes, but may measure the active tab
-        # before the new label is laid out (the bar then stays the old width): ask again
-        # once the layout has caught up.
-        active = self.query_one(Tabs).active_tab
-        if active is not None:
-            self.call_after_refresh(active.post_message, Tab.Relabelled(active))
+        self.remeasure_tab_underline(self.query_one(Tabs))
         self._summary()
         if not self.rows:
             self.query_one("#library-detail-body", Static).update(

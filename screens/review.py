@@ -20,6 +20,7 @@ from textual.widgets import (
     Static,
     TabbedContent,
     TabPane,
+    Tabs,
     TextArea,
 )
 
@@ -170,6 +171,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         self.query_one(TabbedContent).get_tab(
             "proposals"
         ).label = f"Proposals {len(self.proposals)}"
+        self.remeasure_tab_underline(self.query_one(TabbedContent).query_one(Tabs))
         self._summary()
         self.show_proposal()
 
@@ -380,6 +382,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
 
     def on_pairs_counted(self, message: PairsCounted) -> None:
         self.query_one(TabbedContent).get_tab("duplicates").label = f"Duplicates {message.count}"
+        self.remeasure_tab_underline(self.query_one(TabbedContent).query_one(Tabs))
 
     # -- shared ------------------------------------------------------------------------------
 
