@@ -60,6 +60,38 @@ def _base_action(row: tables.DecisionRow) -> str:
     return row.action.removeprefix("redo:")
 
 
+def _enact(
+    engine: MemoryEngine,
+    decision: tables.DecisionRow,
+    actor: str,
+    *,
+    forward: bool,
+    journal: dict[str, int | None],
+) -> bool:
+    """Do `decision` again (forward) or its reverse, through the review path, logged with
+    `journal` (undoes / redoes). False when the decision is not one that can be."""
+    action = _base_action(decision)
+    if action in ("retire", "restore"):
+        wanted = action if forward else {"retire": "restore", "restore": "retire"}[action]
+        if wanted == "retire":
+            # A restore's log keeps the reason the fact had, so it is retired with it again.
+            reason = decision.detail.get("reason") or (
+                f"{'redo' if forward else 'undo'} of a {action}"
+            )
+            review.retire(engine, ref=decision.target, actor=actor, reason=reason, **journal)
+        else:
+            review.restore(engine, ref=decision.target, actor=actor, **journal)
+        return True
+    # Curation: forward puts the fields the decision set, back the ones it found.
+    changes = decision.detail.get("after" if forward else "before")
+    if isinstance(changes, dict) and changes and set(changes) <= CURATION_KEYS:
+        review.set_curation(
+            engine, ref=decision.target, actor=actor, action=action, changes=changes, **journal
+        )
+        return True
+    return False
+
+
 def undo_last(engine: MemoryEngine, *, actor: str) -> Undone:
     """Reverse `actor`'s newest decision that is not undone yet (see the module's note)."""
     rows = _decisions(engine, actor)
@@ -73,35 +105,19 @@ def undo_last(engine: MemoryEngine, *, actor: str) -> Undone:
             "MEMORY_NOTHING_TO_UNDO",
             f"{actor} has no decision left to undo; `@` shows the decision log.",
         )
-    action = _base_action(latest)
-    before = latest.detail.get("before")
-    if action == "retire":
-        review.restore(engine, ref=latest.target, actor=actor, undoes=latest.id)
-    elif action == "restore":
-        reason = latest.detail.get("reason") or "undo of a restore"
-        review.retire(engine, ref=latest.target, actor=actor, reason=reason, undoes=latest.id)
-    elif isinstance(before, dict) and before and set(before) <= CURATION_KEYS:
-        review.set_curation(
-            engine,
-            ref=latest.target,
-            actor=actor,
-            action=action,
-            changes=before,
-            undoes=latest.id,
-        )
-    elif latest.target == "receipts":
+    if _enact(engine, latest, actor, forward=False, journal={"undoes": latest.id}):
+        return Undone(_base_action(latest), latest.target)
+    if latest.target == "receipts":
         raise MemoryFailure(
             "MEMORY_UNDO_UNSUPPORTED",
             f"The latest decision ({latest.action}) cannot be undone: deleted receipts are "
             "gone; the decision log keeps their digests.",
         )
-    else:
-        raise MemoryFailure(
-            "MEMORY_UNDO_UNSUPPORTED",
-            f"The latest decision ({latest.action} on {latest.target}) cannot be undone: it "
-            "wrote or judged facts. Supersede or retire the fact instead; nothing is deleted.",
-        )
-    return Undone(action, latest.target)
+    raise MemoryFailure(
+        "MEMORY_UNDO_UNSUPPORTED",
+        f"The latest decision ({latest.action} on {latest.target}) cannot be undone: it "
+        "wrote or judged facts. Supersede or retire the fact instead; nothing is deleted.",
+    )
 
 
 def redo_last(engine: MemoryEngine, *, actor: str) -> Redone:
@@ -123,25 +139,10 @@ def redo_last(engine: MemoryEngine, *, actor: str) -> Redone:
             "trail); `@` shows the decision log.",
         )
     decision = by_id[undo.detail["undoes"]]
-    action = _base_action(decision)
-    after = decision.detail.get("after")
-    if action == "retire":
-        reason = decision.detail.get("reason") or "redo of a retire"
-        review.retire(engine, ref=decision.target, actor=actor, reason=reason, redoes=undo.id)
-    elif action == "restore":
-        review.restore(engine, ref=decision.target, actor=actor, redoes=undo.id)
-    elif isinstance(after, dict) and after and set(after) <= CURATION_KEYS:
-        review.set_curation(
-            engine,
-            ref=decision.target,
-            actor=actor,
-            action=action,
-            changes=after,
-            redoes=undo.id,
-        )
-    else:  # only decisions undo_last can take back are ever undone
+    if not _enact(engine, decision, actor, forward=True, journal={"redoes": undo.id}):
+        # Only decisions undo_last can take back are ever undone.
         raise MemoryFailure(
             "MEMORY_UNDO_UNSUPPORTED",
             f"{decision.action} on {decision.target} cannot be done again from the log.",
         )
-    return Redone(action, decision.target)
+    return Redone(_base_action(decision), decision.target)
