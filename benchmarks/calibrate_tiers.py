@@ -22,8 +22,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import DATA, machine, read_sts_pairs, spearman, sts_split_files, write_report
-from engine.embeddings import load_embedder
-from engine.lexical import similarity as lexical_similarity
+from engine.retrieval.embeddings import load_embedder
+from engine.retrieval.lexical import similarity as lexical_similarity
 
 TIERS = (("exact", 4.6, "precision75"), ("likely", 4.0, "f1"), ("weak", 3.0, "recall90"))
 

@@ -23,11 +23,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import DATA, machine, write_report
-from engine.embeddings import EmbedderStatus, load_embedder
-from engine.factory import open_engine
-from engine.lexical import tokenize
-from engine.recall import RecallRequest
-from engine.remember import RememberRequest
+from engine.facade.factory import open_engine
+from engine.memory.recall import RecallRequest
+from engine.memory.remember import RememberRequest
+from engine.retrieval.embeddings import EmbedderStatus, load_embedder
+from engine.retrieval.lexical import tokenize
 
 KS = (1, 5, 10, 20)
 _EVIDENCE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")

@@ -26,11 +26,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import DATA, ROOT, machine, write_report
-from engine.bulk import BulkFact, add_many
-from engine.embeddings import BUNDLED_MODEL_DIR, EmbedderStatus, load_embedder
-from engine.factory import open_engine
-from engine.recall import RecallRequest
-from engine.remember import RememberRequest
+from engine.facade.factory import open_engine
+from engine.memory.recall import RecallRequest
+from engine.memory.remember import RememberRequest
+from engine.retrieval.embeddings import BUNDLED_MODEL_DIR, EmbedderStatus, load_embedder
+from engine.storage.bulk import BulkFact, add_many
 
 SCOPES = [f"persona:{i}" for i in range(8)]
 QUERIES = 200

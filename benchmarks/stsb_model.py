@@ -10,7 +10,8 @@ Scores reported (Spearman rank correlation x100 against the gold 0-5 scores):
 
 Usage (from the repo root)::
 
-    python benchmarks/stsb_model.py [--model engine/model] [DATA_DIR] [--dev FILE] [--test FILE]
+    python benchmarks/stsb_model.py [--model engine/retrieval/model] [DATA_DIR] \
+        [--dev FILE] [--test FILE]
 
 DATA_DIR defaults to ``../shared/data/stsb`` relative to the repo root and must hold
 ``sts-dev.csv`` and ``sts-test.csv``, or ``--dev`` / ``--test`` name the files (TAB
@@ -38,7 +39,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from benchmarks.common import read_sts_pairs, spearman, sts_split_files  # noqa: E402
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "stsb"
-DEFAULT_MODEL = REPO_ROOT / "engine" / "model"
+DEFAULT_MODEL = REPO_ROOT / "engine" / "retrieval" / "model"
 DEFAULT_OUT = REPO_ROOT / "benchmarks" / "results" / "stsb_model.md"
 SPLITS = ("dev", "test")
 
@@ -91,7 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dev", help="the dev file (default: DATA_DIR/sts-dev.csv)")
     ap.add_argument("--test", help="the test file (default: DATA_DIR/sts-test.csv)")
     ap.add_argument(
-        "--model", default=str(DEFAULT_MODEL), help="model2vec model folder (default engine/model)"
+        "--model",
+        default=str(DEFAULT_MODEL),
+        help="model2vec model folder (default engine/retrieval/model)",
     )
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="markdown file to write ('-' to skip)")
     args = ap.parse_args(argv)

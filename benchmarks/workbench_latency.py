@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import DATA, machine, write_report
 from benchmarks.speed import persona_facts
-from engine.bulk import BulkFact, add_many
-from engine.factory import open_engine
+from engine.facade.factory import open_engine
+from engine.storage.bulk import BulkFact, add_many
 from gno_tui.app import create_app
 
 PROBES = [

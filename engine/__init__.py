@@ -14,20 +14,20 @@ from typing import TYPE_CHECKING, Any
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 if TYPE_CHECKING:
-    from engine.errors import MemoryFailure
-    from engine.factory import open_engine
-    from engine.recall import RecallRequest
-    from engine.remember import RememberRequest
-    from engine.store import MemoryEngine
+    from engine.contract.errors import MemoryFailure
+    from engine.facade.factory import open_engine
+    from engine.memory.recall import RecallRequest
+    from engine.memory.remember import RememberRequest
+    from engine.storage.store import MemoryEngine
 
 __all__ = ["MemoryEngine", "MemoryFailure", "RecallRequest", "RememberRequest", "open_engine"]
 
 _HOMES = {
-    "MemoryEngine": "engine.store",
-    "MemoryFailure": "engine.errors",
-    "RecallRequest": "engine.recall",
-    "RememberRequest": "engine.remember",
-    "open_engine": "engine.factory",
+    "MemoryEngine": "engine.storage.store",
+    "MemoryFailure": "engine.contract.errors",
+    "RecallRequest": "engine.memory.recall",
+    "RememberRequest": "engine.memory.remember",
+    "open_engine": "engine.facade.factory",
 }
 
 

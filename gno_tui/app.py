@@ -13,9 +13,9 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from engine import review
-from engine.store import MemoryEngine
-from engine.undo import redo_last, undo_last
+from engine.curation import review
+from engine.curation.undo import redo_last, undo_last
+from engine.storage.store import MemoryEngine
 from gno_tui.messages import StoreChanged
 from gno_tui.theme import WORKBENCH_THEME
 from gno_tui.workbench_commands import GLOBAL_COMMANDS, WorkbenchCommand, bindings
@@ -192,7 +192,7 @@ def create_app(
 ) -> GnoApp:
     """The one way to build the workbench (CLI, tests, screenshots)."""
     if store is None:
-        from engine.factory import open_engine
+        from engine.facade.factory import open_engine
 
         store = open_engine(home=home, db_url=db_url, model=model)
     return GnoApp(store, start=screen or "library", read_only=read_only, watch_store=watch_store)

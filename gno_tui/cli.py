@@ -1,4 +1,4 @@
-"""The `gno-tui` command line (DESIGN.md section 11).
+"""The `gno-tui` command line (docs/contract.md section 11).
 
 Only argparse is imported up front: the engine, rich and textual load when a command needs
 them, so `gno-tui --version` and `--help` answer at once."""
@@ -243,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_memory(commands: Any) -> None:
-    """`gno-tui memory ...`: the keyed API (DESIGN.md section 8, docs/keyed-api.md)."""
+    """`gno-tui memory ...`: the keyed API (docs/contract.md section 8, docs/keyed-api.md)."""
     memory = commands.add_parser(
         "memory",
         formatter_class=_formatter,
@@ -368,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence: a code, not a traceback
-        from engine.errors import MemoryFailure
+        from engine.contract.errors import MemoryFailure
 
         if isinstance(exc, MemoryFailure):
             return _fail(exc.code, exc.message, exc.exit_code, wants_json)

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.errors import MemoryFailure
+from engine.contract.errors import MemoryFailure
 from gno_tui.cli import default_caller, default_session, emit_json
 
 
 def open_store(args: argparse.Namespace) -> Any:
-    from engine.factory import open_engine
+    from engine.facade.factory import open_engine
 
     return open_engine(home=args.home, db_url=args.db, model=args.model)
 
@@ -89,7 +89,7 @@ def _read_receipt(path: str | None) -> Any:
 
 
 def cmd_remember(args: argparse.Namespace) -> int:
-    from engine.remember import RememberRequest
+    from engine.memory.remember import RememberRequest
 
     decision, predecessor = _decision(args)
     text = sys.stdin.read() if args.text == "-" else args.text
@@ -118,7 +118,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    from engine.recall import RecallRequest
+    from engine.memory.recall import RecallRequest
 
     request = RecallRequest(
         query=args.query,
@@ -170,7 +170,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         from gno_tui.launch import open_workbench
 
         return open_workbench(args, screen="review")
-    from engine.review import list_proposals
+    from engine.curation.review import list_proposals
 
     proposals = list_proposals(open_store(args), state=None if args.all else "pending")
     if args.json:
@@ -209,7 +209,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from engine.interop import run_import
+    from engine.interop.transfer import run_import
     from gno_tui.cli_render import progress_reporter
 
     store = open_store(args)
@@ -240,7 +240,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from engine import interop
+    from engine.interop import transfer as interop
 
     store = open_store(args)
     if args.format == "gno":
@@ -273,8 +273,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_memory(args: argparse.Namespace) -> int:
     """The keyed API: one seed-003 request in, the response as compact JSON out."""
-    from engine import keyed, keyed_requests
-    from engine.keyed_cursor import dumps
+    from engine.keyed import requests as keyed_requests
+    from engine.keyed import service as keyed
+    from engine.keyed.cursor import dumps
 
     if args.action is None:
         raise MemoryFailure(

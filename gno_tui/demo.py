@@ -16,10 +16,11 @@ from types import SimpleNamespace
 from typing import Any
 from unittest import mock
 
-from engine import normalize, review
-from engine.recall import RecallRequest
-from engine.remember import RememberRequest
-from engine.store import MemoryEngine
+from engine.contract import normalize
+from engine.curation import review
+from engine.memory.recall import RecallRequest
+from engine.memory.remember import RememberRequest
+from engine.storage.store import MemoryEngine
 from gno_tui.demo_data import (
     ALICE,
     CHAINS,

@@ -97,7 +97,7 @@ FACTS: list[tuple[float, str, tuple[str, ...], str, str, str | None]] = [
         ("project:gno-tui",),
         "memory",
         ALICE,
-        "DESIGN.md",
+        "docs/architecture.md",
     ),
     (
         23,
@@ -105,7 +105,7 @@ FACTS: list[tuple[float, str, tuple[str, ...], str, str, str | None]] = [
         ("project:gno-tui",),
         "memory",
         CLAUDE,
-        "DESIGN.md",
+        "docs/architecture.md",
     ),
     (
         23,
@@ -113,7 +113,7 @@ FACTS: list[tuple[float, str, tuple[str, ...], str, str, str | None]] = [
         ("project:gno-tui",),
         "memory",
         ALICE,
-        "DESIGN.md",
+        "docs/architecture.md",
     ),
     (
         22,

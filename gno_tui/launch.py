@@ -19,7 +19,7 @@ def open_workbench(args: argparse.Namespace, screen: str | None = None) -> int:
 def open_demo(args: argparse.Namespace, screen: str | None = None) -> int:
     """The workbench on a temporary home seeded by `seed_demo`; the folder lives as long as
     the app runs and is deleted when it closes."""
-    from engine.factory import open_engine
+    from engine.facade.factory import open_engine
     from gno_tui.app import create_app
     from gno_tui.demo import seed_demo
 

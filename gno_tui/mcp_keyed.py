@@ -12,9 +12,9 @@ from typing import Any
 
 import mcp.types as types
 
-from engine import keyed
-from engine.contracts import load_schema
-from engine.store import MemoryEngine
+from engine.contract.validation import load_schema
+from engine.keyed import service as keyed
+from engine.storage.store import MemoryEngine
 
 MEMORY_REMEMBER = "memory_remember"
 MEMORY_RECALL = "memory_recall"

@@ -1,4 +1,4 @@
-"""`gno-tui mcp`: the memory served to agents over MCP on stdio (DESIGN.md sections 7 and 11b).
+"""`gno-tui mcp`: the memory served to agents over MCP on stdio (docs/contract.md sections 7 and 11b).
 
 Built on the official SDK's low-level server so that the tools declare exactly the schemas we
 mean: hand-written input schemas and, as output schemas, the seed result schemas verbatim.
@@ -34,11 +34,11 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from sqlalchemy.orm import Session
 
-from engine.errors import MemoryFailure
-from engine.factfiles import parse_fact_file
-from engine.records import get_fact, public_fact, row_from_file
-from engine.review import list_proposals
-from engine.store import MemoryEngine
+from engine.contract.errors import MemoryFailure
+from engine.curation.review import list_proposals
+from engine.storage.factfiles import parse_fact_file
+from engine.storage.records import get_fact, public_fact, row_from_file
+from engine.storage.store import MemoryEngine
 from gno_tui import __version__
 from gno_tui.mcp_keyed import KEYED_TOOLS, MEMORY_REMEMBER, call_keyed, keyed_tools
 from gno_tui.mcp_tools import (

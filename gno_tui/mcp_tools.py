@@ -1,4 +1,4 @@
-"""The MCP tools' contracts (DESIGN.md section 11b): input schemas, descriptions, and the
+"""The MCP tools' contracts (docs/contract.md section 11b): input schemas, descriptions, and the
 translation of tool arguments into engine requests.
 
 Input schemas are written out by hand so every property carries a description and nothing
@@ -14,10 +14,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from engine.contracts import load_schema
-from engine.errors import MemoryFailure
-from engine.recall import MAX_FACTS_LIMIT, MAX_TOKENS_LIMIT, RecallRequest
-from engine.remember import RememberRequest
+from engine.contract.errors import MemoryFailure
+from engine.contract.validation import load_schema
+from engine.memory.recall import MAX_FACTS_LIMIT, MAX_TOKENS_LIMIT, RecallRequest
+from engine.memory.remember import RememberRequest
 
 REMEMBER = "gno_remember"
 RECALL = "gno_recall"

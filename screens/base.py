@@ -14,7 +14,7 @@ from gno_tui.messages import StoreChanged
 from gno_tui.workbench_commands import WorkbenchCommand
 
 if TYPE_CHECKING:
-    from engine.store import MemoryEngine
+    from engine.storage.store import MemoryEngine
 
 
 class WorkbenchScreen(Screen[None]):

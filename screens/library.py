@@ -13,10 +13,11 @@ from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
 
-from engine import browse, review
-from engine.errors import MemoryFailure
-from engine.normalize import iso_utc
-from engine.receipts import recall_usage
+from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import iso_utc
+from engine.curation import review
+from engine.memory import browse
+from engine.memory.receipts import recall_usage
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.library_view import (
     COLUMNS,

@@ -14,13 +14,14 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Label, ProgressBar, Static
 
-from engine import browse, review
-from engine.contracts import schema_errors
-from engine.normalize import POLICIES
-from engine.ob1 import ob1_memory, ob1_response
-from engine.recall import ALIGNMENT_WEIGHT, SEMANTIC_WEIGHT, RecallRequest
-from engine.recall_labels import LabelSummary
-from engine.receipts import ReceiptCheck, verify_receipt
+from engine.contract.normalize import POLICIES
+from engine.contract.validation import schema_errors
+from engine.curation import review
+from engine.curation.labels import LabelSummary
+from engine.interop.ob1 import ob1_memory, ob1_response
+from engine.memory import browse
+from engine.memory.recall import ALIGNMENT_WEIGHT, SEMANTIC_WEIGHT, RecallRequest
+from engine.memory.receipts import ReceiptCheck, verify_receipt
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.recall_view import (
     COLUMNS,

@@ -17,8 +17,8 @@ from textual import work
 from textual.message import Message
 from textual.widgets import Static
 
-from engine.recall_labels import LabelSummary, label_recall_item, label_summary, labels_of
-from engine.receipts import ReceiptCheck
+from engine.curation.labels import LabelSummary, label_recall_item, label_summary, labels_of
+from engine.memory.receipts import ReceiptCheck
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.recall_view import COLUMNS, label_cell, labels_text
 from gno_tui.widgets.receipt_view import receipt_text

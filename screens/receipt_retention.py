@@ -11,8 +11,8 @@ from typing import Any
 
 from textual import work
 
-from engine.normalize import iso_utc, parse_iso
-from engine.receipts import (
+from engine.contract.normalize import iso_utc, parse_iso
+from engine.memory.receipts import (
     delete_receipts,
     export_receipts,
     purge_receipts,

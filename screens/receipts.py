@@ -14,9 +14,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 
-from engine import browse
-from engine.normalize import POLICY_STRICTNESS
-from engine.receipts import ReceiptCheck, fence_preview, recent_receipts, verify_receipt
+from engine.contract.normalize import POLICY_STRICTNESS
+from engine.memory import browse
+from engine.memory.receipts import ReceiptCheck, fence_preview, recent_receipts, verify_receipt
 from gno_tui.widgets.badges import egress_badge, short_hash
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.receipt_view import receipt_text

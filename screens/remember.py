@@ -17,12 +17,12 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static, TextArea
 
-from engine import browse
-from engine.errors import MemoryFailure
-from engine.merge import merged_text
-from engine.normalize import collapse_text, estimate_tokens
-from engine.receipts import FenceExposure, fence_exposure
-from engine.remember import RememberRequest
+from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import collapse_text, estimate_tokens
+from engine.curation.merge import merged_text
+from engine.memory import browse
+from engine.memory.receipts import FenceExposure, fence_exposure
+from engine.memory.remember import RememberRequest
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.hidden_chars import hidden_summary
 from gno_tui.widgets.remember_view import candidate_diff, matching_summary, outcome_text

@@ -24,10 +24,11 @@ from textual.widgets import (
     TextArea,
 )
 
-from engine import browse, review
-from engine.calibration import ThresholdCheck
-from engine.merge import merged_text
-from engine.normalize import iso_utc
+from engine.contract.normalize import iso_utc
+from engine.curation import review
+from engine.curation.calibration import ThresholdCheck
+from engine.curation.merge import merged_text
+from engine.memory import browse
 from gno_tui.widgets.duplicates_pane import DuplicatesPane, PairsCounted
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.proposal_view import (

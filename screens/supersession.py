@@ -14,10 +14,10 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from engine import browse
-from engine.errors import MemoryFailure
-from engine.normalize import iso_utc, parse_iso
-from engine.remember import RememberRequest
+from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import iso_utc, parse_iso
+from engine.memory import browse
+from engine.memory.remember import RememberRequest
 from gno_tui.widgets.badges import clip
 from gno_tui.widgets.chain_diff import chain_diff
 from gno_tui.widgets.fact_table import FactTable

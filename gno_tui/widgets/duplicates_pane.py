@@ -14,8 +14,9 @@ from textual.message import Message
 from textual.widgets import DataTable, Select, Static
 from textual.worker import Worker, WorkerState
 
-from engine import browse, duplicates
-from engine.normalize import collapse_text
+from engine.contract.normalize import collapse_text
+from engine.curation import duplicates
+from engine.memory import browse
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.word_diff import word_diff
 

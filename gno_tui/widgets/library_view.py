@@ -10,8 +10,8 @@ from typing import Any
 from rich.text import Text
 from textual.message import Message
 
-from engine import browse
-from engine.normalize import collapse_text, iso_utc, parse_iso
+from engine.contract.normalize import collapse_text, iso_utc, parse_iso
+from engine.memory import browse
 
 # The table's columns and fixed widths (fact_cells fills them).
 COLUMNS = (

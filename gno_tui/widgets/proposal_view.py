@@ -11,10 +11,11 @@ from typing import Any
 from rich.text import Text
 from textual.message import Message
 
-from engine import browse, review
-from engine.calibration import ThresholdCheck, check_threshold, judged_pairs
-from engine.matching import matching_block
-from engine.normalize import collapse_text, parse_iso
+from engine.contract.normalize import collapse_text, parse_iso
+from engine.curation import review
+from engine.curation.calibration import ThresholdCheck, check_threshold, judged_pairs
+from engine.memory import browse
+from engine.retrieval.matching import matching_block
 from gno_tui.widgets.word_diff import word_diff
 
 

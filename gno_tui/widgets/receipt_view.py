@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.text import Text
 
-from engine.receipts import ReceiptCheck
+from engine.memory.receipts import ReceiptCheck
 from gno_tui.widgets.badges import check_mark, field_lines
 
 

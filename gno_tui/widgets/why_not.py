@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from engine import browse
-from engine.normalize import estimate_tokens, normalize_scopes
-from engine.recall import EGRESS_ALLOWS, RecallRequest, rank
+from engine.contract.normalize import estimate_tokens, normalize_scopes
+from engine.memory import browse
+from engine.memory.recall import EGRESS_ALLOWS, RecallRequest, rank
 from gno_tui.widgets.badges import clip
 
 if TYPE_CHECKING:
-    from engine.store import MemoryEngine
+    from engine.storage.store import MemoryEngine
 
 EXAMPLES = 4  # shown per reason
 REASONS = {

@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from engine.contracts import schema_errors
-from engine.errors import exit_code_for
+from engine.contract.errors import exit_code_for
+from engine.contract.validation import schema_errors
 
 ROUNDS = 2
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.review import Decision, decide
+from engine.curation.review import Decision, decide
 
 
 def canonical_sha256(value: object) -> str:

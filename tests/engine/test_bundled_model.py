@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 
 import engine
-from engine.embeddings import BUNDLED_MODEL_DIR, load_embedder
+from engine.retrieval.embeddings import BUNDLED_MODEL_DIR, load_embedder
 
 
 def test_the_bundled_model_is_packaged_and_loads_offline(monkeypatch):
     monkeypatch.delenv("GNO_TUI_MODEL", raising=False)
-    assert Path(engine.__file__).parent / "model" == BUNDLED_MODEL_DIR
+    assert Path(engine.__file__).parent / "retrieval" / "model" == BUNDLED_MODEL_DIR
     files = {path.name for path in BUNDLED_MODEL_DIR.iterdir()}
     assert {"model.safetensors", "tokenizer.json", "config.json", "PROVENANCE.md"} <= files
     assert sum(p.stat().st_size for p in BUNDLED_MODEL_DIR.iterdir()) <= 16 * 2**20
@@ -32,7 +32,7 @@ def test_the_bundled_model_is_packaged_and_loads_offline(monkeypatch):
 
 def test_loading_never_needs_torch_or_a_hub():
     code = (
-        "import sys; from engine.embeddings import load_embedder; s = load_embedder(); "
+        "import sys; from engine.retrieval.embeddings import load_embedder; s = load_embedder(); "
         "assert s.embedder is not None, s.unavailable_reason; "
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules"
     )

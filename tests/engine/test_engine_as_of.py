@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from engine import browse, review
+from engine.curation import review
+from engine.memory import browse
 
 PERSON = "tui:alice"
 

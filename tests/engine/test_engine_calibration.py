@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine import duplicates, review
-from engine.calibration import JudgedPair, check_threshold, judged_pairs
-from engine.review import Decision, decide, list_proposals
-from engine.undo import undo_last
+from engine.curation import duplicates, review
+from engine.curation.calibration import JudgedPair, check_threshold, judged_pairs
+from engine.curation.review import Decision, decide, list_proposals
+from engine.curation.undo import undo_last
 
 PERSON = "tui:alice"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine import review
-from engine.errors import MemoryFailure
+from engine.contract.errors import MemoryFailure
+from engine.curation import review
 
 
 def test_collection_names_and_duplicates_are_refused(engine, probe):

@@ -1,4 +1,4 @@
-"""The engine never imports the UI: proved in a fresh interpreter (DESIGN.md section 2)."""
+"""The engine never imports the UI: proved in a fresh interpreter (docs/contract.md section 2)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ def loaded():
     return sorted(m for m in sys.modules if m.split(".")[0] in ui)
 import engine
 after_import = loaded()
-from engine.embeddings import EmbedderStatus
-from engine.factory import open_engine
-from engine.recall import RecallRequest
-from engine.remember import RememberRequest
+from engine.retrieval.embeddings import EmbedderStatus
+from engine.facade.factory import open_engine
+from engine.memory.recall import RecallRequest
+from engine.memory.remember import RememberRequest
 store = open_engine(home=sys.argv[1], embedder_status=EmbedderStatus(None, "no model"))
 added = store.remember(RememberRequest(text="Alice drinks green tea", scopes=["user:alice"],
                                        caller="c", session="s", decision="add"))
@@ -48,4 +48,6 @@ def test_engine_loads_no_ui_module(tmp_path, valid):
     # The probe really exercised the engine.
     assert valid("remember", report["remember"])["outcome"] == "added"
     assert len(valid("recall", report["recall"])["facts"]) == 1
-    assert {"engine.store", "engine.remember", "engine.recall"} <= set(report["engine_modules"])
+    assert {"engine.storage.store", "engine.memory.remember", "engine.memory.recall"} <= set(
+        report["engine_modules"]
+    )

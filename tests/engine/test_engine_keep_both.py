@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from engine import browse, duplicates, review
-from engine.errors import MemoryFailure
+from engine.contract.errors import MemoryFailure
+from engine.curation import duplicates, review
+from engine.memory import browse
 
 
 def test_keep_both_logs_the_pair_and_duplicate_pairs_skips_it(engine: Any, client: Any) -> None:

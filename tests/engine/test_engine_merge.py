@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine import browse
-from engine.errors import MemoryFailure
-from engine.merge import merged_text
-from engine.review import Decision, decide, decision_log, list_proposals
+from engine.contract.errors import MemoryFailure
+from engine.curation.merge import merged_text
+from engine.curation.review import Decision, decide, decision_log, list_proposals
+from engine.memory import browse
 
 PERSON = "tui:alice"
 

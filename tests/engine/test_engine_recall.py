@@ -9,9 +9,9 @@ import math
 import pytest
 from sqlalchemy.orm import Session
 
-from engine import tables
-from engine.errors import MemoryFailure
-from engine.normalize import digest_of
+from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import digest_of
+from engine.storage import tables
 
 
 def canonical_sha256(value: object) -> str:
@@ -47,10 +47,10 @@ def test_recall_in_a_scope_never_returns_facts_only_in_another(client):
 
 def test_scope_filter_is_applied_before_the_ranking_window(client, engine):
     """Hundreds of better matches in another scope must not push the one visible fact out."""
-    from engine.factfiles import FactFile
-    from engine.normalize import content_hash, fact_uri, iso_utc
-    from engine.records import row_from_file
-    from engine.remember import insert_fact_row
+    from engine.contract.normalize import content_hash, fact_uri, iso_utc
+    from engine.memory.remember import insert_fact_row
+    from engine.storage.factfiles import FactFile
+    from engine.storage.records import row_from_file
 
     now = engine.now()
     with Session(engine.db, expire_on_commit=False) as session:
@@ -275,7 +275,7 @@ def test_empty_store_recall(client):
 
 
 def test_ob1_recall_validates(client, engine, valid):
-    from engine.recall import RecallRequest
+    from engine.memory.recall import RecallRequest
 
     client.add("Alice drinks green tea", "user:alice")
     ob1 = engine.recall_ob1(

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import MemoryFailure
-from engine.recall_labels import label_recall_item, label_summary, labels_of
-from engine.receipts import delete_receipts
+from engine.contract.errors import MemoryFailure
+from engine.curation.labels import label_recall_item, label_summary, labels_of
+from engine.memory.receipts import delete_receipts
 
 PERSON = "tui:alice"
 

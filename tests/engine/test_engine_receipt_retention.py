@@ -8,8 +8,10 @@ from datetime import timedelta
 
 import pytest
 
-from engine.errors import MemoryFailure
-from engine.receipts import (
+from engine.contract.errors import MemoryFailure
+from engine.curation.review import decision_log
+from engine.curation.undo import undo_last
+from engine.memory.receipts import (
     delete_receipts,
     export_receipts,
     fence_exposure,
@@ -17,8 +19,6 @@ from engine.receipts import (
     receipts_issued_before,
     recent_receipts,
 )
-from engine.review import decision_log
-from engine.undo import undo_last
 
 PERSON = "tui:alice"
 

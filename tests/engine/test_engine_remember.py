@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from engine.errors import MemoryFailure
+from engine.contract.errors import MemoryFailure
 
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -224,7 +224,7 @@ def test_bad_remember_is_an_error_that_writes_nothing(client, probe, fields, cod
 
 
 def test_exit_codes_follow_the_contract():
-    from engine.errors import ERROR_CODES, exit_code_for
+    from engine.contract.errors import ERROR_CODES, exit_code_for
 
     assert exit_code_for("MEMORY_SUPERSEDE_CONFLICT") == 4
     assert exit_code_for("MEMORY_WRITE_LEASE_BUSY") == 4
@@ -279,7 +279,7 @@ def test_semantic_mode_with_the_tiny_model(semantic_client, probe):
 
 
 def test_docid_grows_on_a_collision(client, monkeypatch):
-    import engine.remember as remember_module
+    import engine.memory.remember as remember_module
 
     ids = iter(["mem-abcdef0100000001", "mem-abcdef0100000002", "mem-abcdef0100000003"])
     monkeypatch.setattr(remember_module, "new_record_id", lambda **_: next(ids))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.errors import MemoryFailure
-from engine.review import Decision, decide, decision_log, list_proposals
+from engine.contract.errors import MemoryFailure
+from engine.curation.review import Decision, decide, decision_log, list_proposals
 
 
 def test_held_add_becomes_a_proposal_and_a_decision_adds_it(client, engine, probe, valid):
@@ -94,7 +94,7 @@ def test_a_rejection_needs_a_reason_and_writes_nothing(client, engine, probe):
 
 
 def test_a_retired_fact_leaves_recall_and_candidates_and_can_be_restored(client, engine, probe):
-    from engine.review import restore, retire
+    from engine.curation.review import restore, retire
 
     fact = client.add("Alice drinks green tea", "user:alice")["record"]
     retire(engine, ref=fact["uri"], actor="person:tester", reason="Alice said it is wrong")

@@ -9,9 +9,9 @@ import pytest
 import yaml
 from sqlalchemy.orm import Session
 
-from engine import tables
-from engine.errors import MemoryFailure
-from engine.receipts import fence_exposure
+from engine.contract.errors import MemoryFailure
+from engine.memory.receipts import fence_exposure
+from engine.storage import tables
 
 
 def _fail(call, code: str) -> MemoryFailure:
@@ -197,7 +197,7 @@ def test_a_tampered_receipt_is_invalid(client, probe, tamper):
     elif tamper == "digest":
         receipt["digest"] = "0" * 64
     elif tamper == "unissued":
-        from engine.receipts import issue_receipt
+        from engine.memory.receipts import issue_receipt
 
         receipt = issue_receipt(
             caller="x",
@@ -233,7 +233,7 @@ def test_compare_and_swap_refuses_a_predecessor_that_moved_under_the_writer(
     index's compare-and-swap refuses, and the already written file is taken back."""
     from sqlalchemy import update
 
-    from engine.store import MemoryEngine
+    from engine.storage.store import MemoryEngine
 
     old = client.add("Bob lives in Paris", "user:bob")["record"]
     real = MemoryEngine.index_new_fact

@@ -9,11 +9,11 @@ import pytest
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from engine import tables
-from engine.embeddings import EmbedderStatus
-from engine.errors import MemoryFailure
-from engine.factory import open_engine
-from engine.store import MemoryEngine
+from engine.contract.errors import MemoryFailure
+from engine.facade.factory import open_engine
+from engine.retrieval.embeddings import EmbedderStatus
+from engine.storage import tables
+from engine.storage.store import MemoryEngine
 
 
 def _broken_index(*_args, **_kwargs):

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine import browse, duplicates, review
-from engine.errors import MemoryFailure
-from engine.undo import redo_last, undo_last
+from engine.contract.errors import MemoryFailure
+from engine.curation import duplicates, review
+from engine.curation.undo import redo_last, undo_last
+from engine.memory import browse
 
 PERSON = "tui:alice"
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from engine import interop, review
-from engine.contracts import schema_errors
-from engine.embeddings import EmbedderStatus
-from engine.errors import MemoryFailure
-from engine.factory import open_engine
+from engine.contract.errors import MemoryFailure
+from engine.contract.validation import schema_errors
+from engine.curation import review
+from engine.facade.factory import open_engine
+from engine.interop import transfer as interop
+from engine.retrieval.embeddings import EmbedderStatus
 
 
 def fresh(tmp_path: Path, name: str):

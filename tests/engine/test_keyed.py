@@ -1,4 +1,4 @@
-"""The keyed memory API (DESIGN.md section 8, seed 003): keys and revisions over facts, limits,
+"""The keyed memory API (docs/contract.md section 8, seed 003): keys and revisions over facts, limits,
 expiry on an injected clock, recall/search pages under max_bytes, cursors and their errors."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 import yaml
 
-from engine import keyed
-from engine.contracts import load_schema, schema_errors
-from engine.embeddings import EmbedderStatus
-from engine.errors import ERROR_CODES, MemoryFailure, exit_code_for
-from engine.factory import open_engine
-from engine.keyed_cursor import dumps, size_of
-from engine.store import MemoryEngine
+from engine.contract.errors import ERROR_CODES, MemoryFailure, exit_code_for
+from engine.contract.validation import load_schema, schema_errors
+from engine.facade.factory import open_engine
+from engine.keyed import service as keyed
+from engine.keyed.cursor import dumps, size_of
+from engine.retrieval.embeddings import EmbedderStatus
+from engine.storage.store import MemoryEngine
 
 START = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 START_MS = int(START.timestamp() * 1000)
@@ -238,7 +238,7 @@ def test_the_supersede_cas_turns_a_lost_race_into_a_revision_conflict(kv, monkey
         from sqlalchemy import update
         from sqlalchemy.orm import Session
 
-        from engine import tables
+        from engine.storage import tables
 
         with Session(kv.db) as db:  # the other writer's successor takes the head
             db.execute(
@@ -281,7 +281,7 @@ def test_keyed_facts_are_ordinary_facts_for_gno_recall(kv, client):
 
 
 def test_a_retired_head_leaves_the_key_free_for_a_new_revision(kv):
-    from engine.review import retire
+    from engine.curation.review import retire
 
     put(kv, "Eve likes jazz", "eve")
     row = keyed.get(kv, "eve")
@@ -297,7 +297,7 @@ def _uri_of(store: MemoryEngine, key: str, revision: int) -> str:
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
-    from engine import tables
+    from engine.storage import tables
 
     with Session(store.db) as db:
         return db.scalars(
@@ -770,7 +770,7 @@ def test_keyed_error_codes_are_known_and_conflicts_exit_4():
 
 
 def test_synonym_groups_are_symmetric_and_plentiful():
-    from engine.synonyms import GROUPS, synonyms
+    from engine.keyed.synonyms import GROUPS, synonyms
 
     assert len(GROUPS) >= 100
     assert {"automobile", "vehicle"} <= set(synonyms("cars"))

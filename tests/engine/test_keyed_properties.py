@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import keyed
-from engine.contracts import schema_errors
-from engine.embeddings import EmbedderStatus
-from engine.factory import open_engine
-from engine.keyed_cursor import size_of
-from engine.store import MemoryEngine
+from engine.contract.validation import schema_errors
+from engine.facade.factory import open_engine
+from engine.keyed import service as keyed
+from engine.keyed.cursor import size_of
+from engine.retrieval.embeddings import EmbedderStatus
+from engine.storage.store import MemoryEngine
 
 WORDS = ("apple", "banana", "cherry", "delta", "echo", "falcon", "garden", "harbor")
 TAGS = ("red", "green", "blue")

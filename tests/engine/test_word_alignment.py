@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from conftest import Client
 
-import engine.recall as recall_module
-from engine.embeddings import EmbedderStatus
-from engine.factory import open_engine
-from engine.recall import RecallRequest
-from engine.store import MemoryEngine
-from engine.word_alignment import WordAlignment, WordVectors
+import engine.memory.recall as recall_module
+from engine.facade.factory import open_engine
+from engine.memory.recall import RecallRequest
+from engine.retrieval.embeddings import EmbedderStatus
+from engine.retrieval.word_alignment import WordAlignment, WordVectors
+from engine.storage.store import MemoryEngine
 
 
 def _unit(*components: float) -> np.ndarray:

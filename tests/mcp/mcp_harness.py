@@ -18,8 +18,8 @@ from typing import Any, TextIO
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from engine.contracts import schema_errors
-from engine.errors import ERROR_CODES
+from engine.contract.errors import ERROR_CODES
+from engine.contract.validation import schema_errors
 
 CLIENT_NAME = "pytest-agent"
 CONSOLE_SCRIPT = Path(sys.executable).parent / "gno-tui"

@@ -14,9 +14,9 @@ import time
 import traceback
 from pathlib import Path
 
-from engine.errors import MemoryFailure
-from engine.factory import open_engine
-from engine.remember import RememberRequest
+from engine.contract.errors import MemoryFailure
+from engine.facade.factory import open_engine
+from engine.memory.remember import RememberRequest
 
 
 def main() -> int:

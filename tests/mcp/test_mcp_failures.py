@@ -17,10 +17,10 @@ from mcp_harness import structured_error, structured_ok
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
-from engine import tables
-from engine.embeddings import EmbedderStatus
-from engine.factory import open_engine
-from engine.store import MemoryEngine
+from engine.facade.factory import open_engine
+from engine.retrieval.embeddings import EmbedderStatus
+from engine.storage import tables
+from engine.storage.store import MemoryEngine
 from gno_tui.mcp_server import GnoMcp
 
 SECRET = "Alice's bank PIN is 1234"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from mcp_harness import mcp_session, structured_error, structured_ok
 
-from engine.contracts import load_schema
+from engine.contract.validation import load_schema
 
 
 async def test_keyed_tools_take_the_seed_requests(mcp_home: Path) -> None:

@@ -1,4 +1,4 @@
-"""`gno-tui mcp` driven by the official MCP client over stdio (DESIGN.md sections 7, 10, 11b).
+"""`gno-tui mcp` driven by the official MCP client over stdio (docs/contract.md sections 7, 10, 11b).
 
 Every structured result is validated against the seed schemas; every error must be a tool
 error whose structured content is exactly {"error": {"code", "message"}}."""
@@ -22,10 +22,10 @@ from mcp_harness import (
     structured_ok,
 )
 
-from engine.contracts import load_schema
-from engine.embeddings import EmbedderStatus
-from engine.factory import open_engine
-from engine.review import Decision, decide
+from engine.contract.validation import load_schema
+from engine.curation.review import Decision, decide
+from engine.facade.factory import open_engine
+from engine.retrieval.embeddings import EmbedderStatus
 
 SCOPE = "user:alice"
 

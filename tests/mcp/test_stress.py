@@ -26,15 +26,15 @@ from mcp_harness import assert_valid, fact_files, mcp_session, server_env, struc
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from engine import tables
-from engine.embeddings import EmbedderStatus
-from engine.factory import open_engine
+from engine.facade.factory import open_engine
+from engine.retrieval.embeddings import EmbedderStatus
+from engine.storage import tables
 
 PER_WRITER = 500
 IN_FLIGHT = 4  # concurrent tool calls on each MCP connection
 WRITER = Path(__file__).with_name("stress_writer.py")
 LATENCIES: list[float] = []  # seconds per MCP call, for the printed figures
-TIME_LIMIT_S = 240  # a hang guard, not a performance assertion (see DESIGN.md section 12)
+TIME_LIMIT_S = 240  # a hang guard, not a performance assertion (see docs/contract.md section 12)
 
 
 async def _drive_mcp(home: Path, name: str, go: Path, results: list[dict[str, Any]]) -> None:

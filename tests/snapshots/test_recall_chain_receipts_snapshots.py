@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from pilot_helpers import settle, steady
 
-from engine import normalize
-from engine.embeddings import EmbedderStatus
-from engine.factory import open_engine
-from engine.store import MemoryEngine
+from engine.contract import normalize
+from engine.facade.factory import open_engine
+from engine.retrieval.embeddings import EmbedderStatus
+from engine.storage.store import MemoryEngine
 from gno_tui.app import GnoApp, create_app
 from gno_tui.demo import demo_clock, seed_demo
 

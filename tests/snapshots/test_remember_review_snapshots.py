@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 from pilot_helpers import steady
 
-from engine.embeddings import EmbedderStatus
-from engine.factory import open_engine
-from engine.remember import RememberRequest
-from engine.store import MemoryEngine
+from engine.facade.factory import open_engine
+from engine.memory.remember import RememberRequest
+from engine.retrieval.embeddings import EmbedderStatus
+from engine.storage.store import MemoryEngine
 from gno_tui.app import GnoApp, create_app
 from screens.remember import DEBOUNCE_SECONDS, RememberScreen
 
@@ -29,7 +29,7 @@ FIXED = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MemoryEngine]:
     counter = itertools.count(1)
     monkeypatch.setattr(
-        "engine.normalize.secrets.token_hex", lambda n=8: f"{next(counter):0{2 * n}x}"
+        "engine.contract.normalize.secrets.token_hex", lambda n=8: f"{next(counter):0{2 * n}x}"
     )
     engine = open_engine(
         home=tmp_path / "home",

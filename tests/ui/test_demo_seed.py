@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from pilot_helpers import settle
 
-from engine import browse, review
-from engine.embeddings import EmbedderStatus
-from engine.factory import open_engine
-from engine.receipts import recent_receipts, verify_receipt
-from engine.store import MemoryEngine
+from engine.curation import review
+from engine.facade.factory import open_engine
+from engine.memory import browse
+from engine.memory.receipts import recent_receipts, verify_receipt
+from engine.retrieval.embeddings import EmbedderStatus
+from engine.storage.store import MemoryEngine
 from gno_tui.app import create_app
 from gno_tui.cli import build_parser
 from gno_tui.demo import demo_clock, seed_demo

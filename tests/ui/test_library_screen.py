@@ -8,9 +8,10 @@ from typing import Any
 from pilot_helpers import settle
 from textual.widgets import DataTable, Input, Static, Tab
 
-from engine import browse, review
-from engine.normalize import iso_utc
-from engine.undo import undo_last
+from engine.contract.normalize import iso_utc
+from engine.curation import review
+from engine.curation.undo import undo_last
+from engine.memory import browse
 from gno_tui.app import create_app
 from screens.decision_log import DecisionLogScreen
 from screens.library import LibraryScreen
@@ -103,7 +104,7 @@ async def test_enter_opens_the_chain_and_the_palette_runs_commands(
 
 
 async def test_detail_shows_key_revision_topic_tags_and_expiry(engine: Any) -> None:
-    from engine import keyed
+    from engine.keyed import service as keyed
 
     keyed.remember(
         engine,

@@ -8,9 +8,9 @@ import pytest
 from pilot_helpers import settle
 from textual.widgets import Input, Label, Static
 
-from engine import browse
-from engine.recall_labels import labels_of
-from engine.receipts import recent_receipts
+from engine.curation.labels import labels_of
+from engine.memory import browse
+from engine.memory.receipts import recent_receipts
 from gno_tui.app import create_app
 from screens.json_modal import JsonModal
 from screens.recall import RecallScreen
@@ -187,7 +187,7 @@ async def test_why_not_explains_what_was_left_out(engine: Any, client: Any) -> N
 
 
 async def test_use_policy_and_confidence_from_recall(engine: Any, client: Any) -> None:
-    from engine import browse
+    from engine.memory import browse
     from gno_tui.app import create_app
 
     client.add("Erin's pager rotation starts Monday", "team:infra")

@@ -9,9 +9,9 @@ from typing import Any
 from pilot_helpers import settle
 from textual.widgets import Input, Static
 
-from engine.normalize import iso_utc
-from engine.receipts import recent_receipts
-from engine.review import decision_log
+from engine.contract.normalize import iso_utc
+from engine.curation.review import decision_log
+from engine.memory.receipts import recent_receipts
 from gno_tui.app import create_app
 from screens.recall import RecallScreen
 from screens.receipts import ReceiptsScreen

@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.widgets import Input, Static, TextArea
 
-from engine import browse
+from engine.memory import browse
 from gno_tui.app import create_app
 from screens.edit_prompt import MergePrompt
 from screens.remember import DEBOUNCE_SECONDS, RememberScreen

@@ -10,8 +10,9 @@ from typing import Any
 from pilot_helpers import settle
 from textual.widgets import Static, TabbedContent, TextArea
 
-from engine import browse, duplicates, review
-from engine.calibration import judged_pairs
+from engine.curation import duplicates, review
+from engine.curation.calibration import judged_pairs
+from engine.memory import browse
 from gno_tui.app import create_app
 from screens.batch_prompt import BatchPrompt
 from screens.decision_log import DecisionLogScreen

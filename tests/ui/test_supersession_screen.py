@@ -15,10 +15,10 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Input, Static
 
-from engine import browse
-from engine.embeddings import EmbedderStatus
-from engine.factory import open_engine
-from engine.store import MemoryEngine
+from engine.facade.factory import open_engine
+from engine.memory import browse
+from engine.retrieval.embeddings import EmbedderStatus
+from engine.storage.store import MemoryEngine
 from gno_tui.app import create_app
 from screens.reason_prompt import ReasonPrompt
 from screens.supersession import SupersessionScreen
@@ -228,7 +228,7 @@ async def test_the_library_and_recall_open_the_chain(engine: Any, client: Any) -
 
 
 async def test_a_keyed_chain_shows_key_revision_topic_tags_and_expiry(engine) -> None:
-    from engine import keyed
+    from engine.keyed import service as keyed
     from gno_tui.app import create_app
 
     keyed.remember(
@@ -265,7 +265,7 @@ async def test_a_keyed_chain_shows_key_revision_topic_tags_and_expiry(engine) ->
 
 
 def browse_head(engine) -> str:
-    from engine import browse
+    from engine.memory import browse
 
     return browse.list_facts(engine, status="current").rows[0].record_id
 

@@ -1,0 +1,93 @@
+"""Error codes of the memory contract and the CLI exit code each maps to."""
+
+from typing import Any
+
+# Codes that mean "someone else got there first": retrying after a refresh may succeed.
+CONFLICT_CODES = frozenset(
+    {
+        "MEMORY_SUPERSEDE_CONFLICT",
+        "MEMORY_WRITE_LEASE_BUSY",
+        "MEMORY_KEY_EXISTS",
+        "MEMORY_REVISION_CONFLICT",
+    }
+)
+# Codes that mean the store, not the caller's input, is at fault.
+FAILURE_CODES = frozenset({"MEMORY_SYNC_FAILED", "MEMORY_QUERY_FAILED", "MEMORY_INTERNAL"})
+
+ERROR_CODES = frozenset(
+    {
+        "MEMORY_TEXT_REQUIRED",
+        "MEMORY_TEXT_TOO_LARGE",
+        "MEMORY_QUERY_REQUIRED",
+        "MEMORY_BUDGET_INVALID",
+        "MEMORY_COLLECTION_NOT_FOUND",
+        "MEMORY_COLLECTION_INVALID",
+        "MEMORY_POLICY_INVALID",
+        "MEMORY_SCOPES_REQUIRED",
+        "MEMORY_SCOPES_INVALID",
+        "MEMORY_IDENTITY_REQUIRED",
+        "MEMORY_DECISION_INVALID",
+        "MEMORY_PREDECESSOR_REQUIRED",
+        "MEMORY_PREDECESSOR_NOT_FOUND",
+        "MEMORY_PREDECESSOR_HASH_MISMATCH",
+        "MEMORY_SUPERSEDE_CONFLICT",
+        "MEMORY_FENCED_REPLAY",
+        "MEMORY_FENCED_DERIVED",
+        "MEMORY_RECEIPT_INVALID",
+        "MEMORY_WRITE_LEASE_BUSY",
+        "MEMORY_SYNC_FAILED",
+        "MEMORY_QUERY_FAILED",
+        "MEMORY_NOT_FOUND",
+        "MEMORY_PROPOSAL_NOT_FOUND",
+        "MEMORY_PROPOSAL_DECIDED",
+        "MEMORY_USAGE_INVALID",
+        "MEMORY_IMPORT_INVALID",
+        "MEMORY_INTERNAL",
+        # Undo and redo in the workbench (engine/undo.py).
+        "MEMORY_NOTHING_TO_UNDO",
+        "MEMORY_UNDO_UNSUPPORTED",
+        "MEMORY_NOTHING_TO_REDO",
+        # The keyed API (engine/keyed.py, docs/contract.md section 8).
+        "MEMORY_REQUEST_INVALID",
+        "MEMORY_KEY_INVALID",
+        "MEMORY_CONTENT_TOO_LARGE",
+        "MEMORY_TAGS_INVALID",
+        "MEMORY_TOPIC_INVALID",
+        "MEMORY_METADATA_TOO_LARGE",
+        "MEMORY_QUERY_TOO_LARGE",
+        "MEMORY_EXPANSION_INVALID",
+        "MEMORY_RANGE_INVALID",
+        "MEMORY_CURSOR_INVALID",
+        "MEMORY_CURSOR_STALE",
+        "MEMORY_RESPONSE_TOO_LARGE",
+        "MEMORY_KEY_NOT_FOUND",
+        "MEMORY_KEY_EXISTS",
+        "MEMORY_REVISION_CONFLICT",
+    }
+)
+
+
+class MemoryFailure(Exception):
+    """A contract error: a code from ERROR_CODES and a message that says how to fix it."""
+
+    def __init__(self, code: str, message: str) -> None:
+        if code not in ERROR_CODES:
+            raise ValueError(f"unknown error code {code!r}")
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+    def to_json(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message}}
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code_for(self.code)
+
+
+def exit_code_for(code: str) -> int:
+    if code in CONFLICT_CODES:
+        return 4
+    if code in FAILURE_CODES:
+        return 2
+    return 1

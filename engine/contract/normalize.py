@@ -1,0 +1,175 @@
+"""Identity and normalisation rules of docs/contract.md section 4, shared by every surface."""
+
+import hashlib
+import json
+import re
+import secrets
+import unicodedata
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.contract.errors import MemoryFailure
+
+MAX_TEXT_BYTES = 4096
+MAX_SCOPES = 8
+MAX_SCOPE_CHARS = 64
+POLICIES = ("local_only", "lan", "remote")
+POLICY_SOURCES = ("explicit", "config_default", "legacy_default")
+# Strictest first: a recall's lineage is the first of these that any returned fact carries.
+POLICY_STRICTNESS = {"local_only": 0, "lan": 1, "remote": 2}
+
+_WHITESPACE_RUN = re.compile(r"\s+")
+_COLLECTION_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+_RECORD_ID = re.compile(r"^mem-[0-9a-f]{16}$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_SCOPE_EXTRA_CHARS = set("._:/@-")
+
+
+def canonical_json(value: Any) -> str:
+    """UTF-8-safe JSON with sorted keys and no whitespace: the input of every digest."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def digest_of(value: Any) -> str:
+    return sha256_hex(canonical_json(value))
+
+
+def collapse_text(text: str) -> str:
+    """NFC, whitespace runs collapsed to one space, trimmed: what the content hash is taken of."""
+    return _WHITESPACE_RUN.sub(" ", unicodedata.normalize("NFC", text)).strip()
+
+
+def content_hash(text: str) -> str:
+    return sha256_hex(collapse_text(text))
+
+
+def clean_text(text: str | None, *, max_bytes: int = MAX_TEXT_BYTES) -> str:
+    """The text as stored: NFC and trimmed (inner newlines kept), validated for size
+    (`max_bytes`: the keyed API allows larger contents and checks its own limit first)."""
+    if text is None or not collapse_text(text):
+        raise MemoryFailure(
+            "MEMORY_TEXT_REQUIRED",
+            "The fact text is empty. Pass the fact as the TEXT argument, e.g. "
+            "gno-tui remember 'Alice prefers tea' --scope user:alice.",
+        )
+    size = len(collapse_text(text).encode("utf-8"))
+    if size > max_bytes:
+        raise MemoryFailure(
+            "MEMORY_TEXT_TOO_LARGE",
+            f"The fact is {size} bytes after normalisation; the limit is {max_bytes}. "
+            "Split it into smaller facts, one statement each.",
+        )
+    return unicodedata.normalize("NFC", text).strip()
+
+
+def _is_scope(scope: str) -> bool:
+    if not scope or len(scope) > MAX_SCOPE_CHARS or not scope[0].isalnum():
+        return False
+    return all(ch.isalnum() or ch in _SCOPE_EXTRA_CHARS for ch in scope)
+
+
+def normalize_scopes(scopes: Iterable[str] | None) -> list[str]:
+    """Trim, lowercase, NFC, deduplicate (first occurrence wins); 1..8 scopes in the grammar."""
+    cleaned: list[str] = []
+    for raw in scopes or []:
+        if not isinstance(raw, str):
+            raise MemoryFailure("MEMORY_SCOPES_INVALID", f"Scope {raw!r} is not a string.")
+        scope = unicodedata.normalize("NFC", raw.strip().lower())
+        if not _is_scope(scope):
+            raise MemoryFailure(
+                "MEMORY_SCOPES_INVALID",
+                f"Scope {raw!r} is malformed: a scope starts with a letter or digit, then up to 63 "
+                "letters, digits or . _ : / @ - (e.g. user:alice, project/gno).",
+            )
+        if scope not in cleaned:
+            cleaned.append(scope)
+    if not cleaned:
+        raise MemoryFailure(
+            "MEMORY_SCOPES_REQUIRED",
+            "At least one scope is required (there is no global scope). Add --scope, "
+            "e.g. --scope user:alice.",
+        )
+    if len(cleaned) > MAX_SCOPES:
+        raise MemoryFailure(
+            "MEMORY_SCOPES_INVALID",
+            f"{len(cleaned)} distinct scopes given; at most {MAX_SCOPES} are allowed. "
+            "Drop the broadest ones.",
+        )
+    return cleaned
+
+
+def check_collection_name(name: str) -> str:
+    if not isinstance(name, str) or not _COLLECTION_NAME.match(name):
+        raise MemoryFailure(
+            "MEMORY_COLLECTION_INVALID",
+            f"Collection name {name!r} is invalid: use 1-64 lowercase letters, digits, _ or -, "
+            "starting with a letter or digit (e.g. work-notes).",
+        )
+    return name
+
+
+def check_policy(policy: str) -> str:
+    if policy not in POLICIES:
+        raise MemoryFailure(
+            "MEMORY_POLICY_INVALID",
+            f"Egress policy {policy!r} is unknown; use one of {', '.join(POLICIES)}.",
+        )
+    return policy
+
+
+def check_identity(caller: str | None, session: str | None) -> tuple[str, str]:
+    for label, value in (("caller", caller), ("session", session)):
+        if value is None or not value.strip():
+            raise MemoryFailure(
+                "MEMORY_IDENTITY_REQUIRED",
+                f"The {label} is empty. Pass --{label} ID or set $GNO_TUI_{label.upper()}.",
+            )
+    assert caller is not None and session is not None
+    return caller.strip(), session.strip()
+
+
+def is_record_id(value: str) -> bool:
+    return bool(_RECORD_ID.match(value))
+
+
+def is_sha256(value: str) -> bool:
+    return isinstance(value, str) and bool(_SHA256.match(value))
+
+
+def new_record_id(*, content_hash: str, created_at: str, caller: str, session: str) -> str:
+    """Derived from what the fact is and who wrote it when, plus a nonce so that two writers
+    of the same text in the same millisecond still get distinct files."""
+    seed = "\n".join((content_hash, created_at, caller, session, secrets.token_hex(8)))
+    return "mem-" + sha256_hex(seed)[:16]
+
+
+def fact_uri(collection: str, day: str, record_id: str) -> str:
+    return f"gno://{collection}/facts/{day}/{record_id}.md"
+
+
+def utc_now() -> datetime:
+    """Now, truncated to milliseconds so that it survives an ISO round trip exactly."""
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def iso_utc(moment: datetime) -> str:
+    """ISO 8601 in UTC with milliseconds and a Z, as JavaScript's toISOString writes it."""
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_iso(value: str) -> datetime:
+    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def estimate_tokens(text: str) -> int:
+    return -(-len(text.encode("utf-8")) // 4)

@@ -1,0 +1,116 @@
+"""A person's labels on recall results: which returned facts were relevant, which were not,
+and which facts the recall missed.
+
+Labels hang on the receipt (digest) and the fact's record id, so they stay as content-free as
+the receipt. Each person has one label per (receipt, fact); labelling again replaces it, and
+the label `none` takes it away. Across receipts they give a precision of what recall returned
+and a count of what it missed: the recall side of the calibration that Review does for dedup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from engine.contract.errors import MemoryFailure
+from engine.storage import tables
+from engine.storage.records import get_fact
+
+if TYPE_CHECKING:
+    from engine.storage.store import MemoryEngine
+
+LABELS = ("relevant", "irrelevant", "missing")
+
+
+@dataclass(frozen=True)
+class LabelSummary:
+    receipts: int  # receipts with at least one label
+    relevant: int
+    irrelevant: int
+    missing: int
+
+    @property
+    def precision(self) -> float | None:
+        judged = self.relevant + self.irrelevant
+        return self.relevant / judged if judged else None
+
+
+def label_recall_item(
+    engine: MemoryEngine, *, digest: str, ref: str, label: str, actor: str
+) -> str:
+    """Set (or with `none` remove) `actor`'s label on fact `ref` for the recall with this
+    receipt digest; returns the fact's record id. Returned facts take relevant/irrelevant,
+    others take missing."""
+    if label not in (*LABELS, "none"):
+        raise MemoryFailure(
+            "MEMORY_DECISION_INVALID", f"Unknown label {label!r}; use one of {LABELS} or none."
+        )
+    with engine.write_lock(), Session(engine.db) as session:
+        receipt = session.get(tables.ReceiptRow, digest)
+        if receipt is None:
+            raise MemoryFailure(
+                "MEMORY_RECEIPT_INVALID",
+                "No stored receipt has this digest (deleted, or never issued here); "
+                "run the recall again to label its results.",
+            )
+        fact = get_fact(session, ref=ref)
+        if fact is None:
+            raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}; use its #docid or uri.")
+        returned = fact.record_id in receipt.memory_ids
+        if label == "missing" and returned:
+            raise MemoryFailure(
+                "MEMORY_DECISION_INVALID",
+                f"{fact.docid} was returned by this recall: label it relevant or irrelevant.",
+            )
+        if label in ("relevant", "irrelevant") and not returned:
+            raise MemoryFailure(
+                "MEMORY_DECISION_INVALID",
+                f"{fact.docid} was not returned by this recall: label it missing instead.",
+            )
+        existing = session.get(tables.RecallLabelRow, (digest, fact.record_id, actor))
+        if label == "none":
+            if existing is not None:
+                session.delete(existing)
+        elif existing is not None:
+            existing.label, existing.at = label, engine.now()
+        else:
+            session.add(
+                tables.RecallLabelRow(
+                    digest=digest,
+                    record_id=fact.record_id,
+                    actor=actor,
+                    label=label,
+                    at=engine.now(),
+                )
+            )
+        session.commit()
+        return fact.record_id
+
+
+def labels_of(engine: MemoryEngine, *, digest: str, actor: str) -> dict[str, str]:
+    """record id -> label, for one recall and one person."""
+    with Session(engine.db) as session:
+        rows = session.scalars(
+            select(tables.RecallLabelRow).where(
+                tables.RecallLabelRow.digest == digest,
+                tables.RecallLabelRow.actor == actor,
+            )
+        ).all()
+        return {row.record_id: row.label for row in rows}
+
+
+def label_summary(engine: MemoryEngine, *, actor: str) -> LabelSummary:
+    with Session(engine.db) as session:
+        rows = session.scalars(
+            select(tables.RecallLabelRow).where(tables.RecallLabelRow.actor == actor)
+        ).all()
+    counts = {label: sum(row.label == label for row in rows) for label in LABELS}
+    return LabelSummary(
+        receipts=len({row.digest for row in rows}),
+        relevant=counts["relevant"],
+        irrelevant=counts["irrelevant"],
+        missing=counts["missing"],
+    )

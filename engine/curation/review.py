@@ -1,0 +1,394 @@
+"""The review queue and a person's curation actions (docs/contract.md sections 5 and 7).
+
+Every decision goes through the same remember path as any write (fence, compare-and-swap,
+sync) and is logged with who, when and what."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import iso_utc
+from engine.curation.journal import journal_action, journal_detail
+from engine.memory.remember import RememberRequest
+from engine.storage import tables
+from engine.storage.database import bump_generation
+from engine.storage.factfiles import parse_fact_file, write_atomically
+from engine.storage.records import get_fact
+
+if TYPE_CHECKING:
+    from engine.storage.store import MemoryEngine
+
+ACTIONS = ("add", "supersede", "reject", "edit", "merge")
+
+
+def public_proposal(row: tables.ProposalRow) -> dict[str, Any]:
+    assert row.created_at is not None
+    shaped: dict[str, Any] = {
+        "id": row.id,
+        "state": row.state,
+        "origin": row.origin,
+        "createdAt": iso_utc(row.created_at),
+        "text": row.text,
+        "scopes": list(row.scopes),
+        "collection": row.collection,
+        "caller": row.caller,
+        "session": row.session,
+        "source": row.source,
+        "decision": row.decision,
+        "predecessor": row.predecessor,
+        "predecessorHash": row.predecessor_hash,
+        "candidates": list(row.candidates),
+        "matching": dict(row.matching),
+    }
+    if row.state != "pending":
+        shaped["decidedAt"] = iso_utc(row.decided_at) if row.decided_at else None
+        shaped["decidedBy"] = row.decided_by
+        shaped["resolution"] = row.resolution
+    return shaped
+
+
+def list_proposals(engine: MemoryEngine, *, state: str | None = "pending") -> list[dict[str, Any]]:
+    with Session(engine.db, expire_on_commit=False) as session:
+        query = select(tables.ProposalRow).order_by(tables.ProposalRow.id)  # type: ignore[arg-type]
+        if state is not None:
+            query = query.where(tables.ProposalRow.state == state)  # type: ignore[arg-type]
+        return [public_proposal(row) for row in session.scalars(query)]
+
+
+@dataclass
+class Decision:
+    proposal_id: int
+    action: str  # add | supersede | reject | edit (edit, then add) | merge
+    actor: str
+    target: str | None = None  # the fact to supersede (uri), for `supersede` and `merge`
+    # The edited text, for `edit`; the combined text that supersedes the target, for `merge`.
+    text: str | None = None
+    reason: str | None = None  # why, for `reject`
+    # The person also vouches for the fact: it is written, then confirmed (user_confirmed).
+    confirm: bool = False
+
+
+def decide(engine: MemoryEngine, decision: Decision) -> dict[str, Any]:
+    """Apply a person's decision on a pending proposal; returns the remember result (or, for a
+    rejection, the decided proposal)."""
+    if decision.action not in ACTIONS:
+        raise MemoryFailure(
+            "MEMORY_DECISION_INVALID",
+            f"Unknown review action {decision.action!r}; use one of {ACTIONS}.",
+        )
+    proposal = _claim(engine, decision.proposal_id)
+    try:
+        return _apply(engine, decision, proposal)
+    except BaseException:
+        _set_state(engine, decision.proposal_id, "pending")  # the claim is released
+        raise
+
+
+def _claim(engine: MemoryEngine, proposal_id: int) -> tables.ProposalRow:
+    """Take a pending proposal for deciding (pending -> deciding) in one conditional update,
+    so two people deciding it at once cannot both write its fact."""
+    with Session(engine.db, expire_on_commit=False) as session:
+        proposal = session.get(tables.ProposalRow, proposal_id)
+        if proposal is None:
+            raise MemoryFailure(
+                "MEMORY_PROPOSAL_NOT_FOUND",
+                f"No proposal #{proposal_id}; list them with `gno-tui review --list`.",
+            )
+        claimed = session.execute(
+            update(tables.ProposalRow)
+            .where(tables.ProposalRow.id == proposal_id)  # type: ignore[arg-type]
+            .where(tables.ProposalRow.state == "pending")  # type: ignore[arg-type]
+            .values(state="deciding")
+        )
+        session.commit()
+        if getattr(claimed, "rowcount", 0) != 1:
+            raise MemoryFailure(
+                "MEMORY_PROPOSAL_DECIDED",
+                f"Proposal #{proposal_id} was already decided ({proposal.state}).",
+            )
+        session.expunge(proposal)
+    return proposal
+
+
+def _set_state(engine: MemoryEngine, proposal_id: int, state: str) -> None:
+    with Session(engine.db) as session:
+        session.execute(
+            update(tables.ProposalRow)
+            .where(tables.ProposalRow.id == proposal_id)  # type: ignore[arg-type]
+            .values(state=state)
+        )
+        session.commit()
+
+
+def _apply(
+    engine: MemoryEngine, decision: Decision, proposal: tables.ProposalRow
+) -> dict[str, Any]:
+    result: dict[str, Any]
+    rewrites = decision.action in ("edit", "merge")
+    if rewrites and not (decision.text and decision.text.strip()):
+        raise MemoryFailure(
+            "MEMORY_TEXT_REQUIRED",
+            f"A{'n edit' if decision.action == 'edit' else ' merge'} needs the text to write; "
+            "it is empty.",
+        )
+    if decision.action == "reject":
+        if not decision.reason or not decision.reason.strip():
+            raise MemoryFailure(
+                "MEMORY_DECISION_INVALID",
+                "A rejection needs a reason, so the agent's author can learn.",
+            )
+        state, resolution, result = "rejected", decision.reason.strip(), {}
+    else:
+        request = RememberRequest(
+            text=decision.text if rewrites and decision.text else proposal.text,
+            scopes=list(proposal.scopes),
+            caller=proposal.caller,
+            session=proposal.session,
+            collection=proposal.collection,
+            source=proposal.source,
+            workbench={"reviewedBy": decision.actor},
+        )
+        if decision.action in ("supersede", "merge"):
+            target = decision.target or proposal.predecessor
+            with Session(engine.db, expire_on_commit=False) as session:
+                row = get_fact(session, ref=target) if target else None
+            if row is None:
+                raise MemoryFailure(
+                    "MEMORY_PREDECESSOR_REQUIRED",
+                    "Choose the fact to supersede (one of the candidates).",
+                )
+            request.decision, request.predecessor = "supersede", row.uri
+            request.predecessor_hash = row.content_hash
+            request.collection = None
+        else:
+            request.decision = "add"
+        result = engine.remember(request)
+        state = {"added": "added", "superseded": "superseded"}.get(result["outcome"], "existing")
+        if decision.action == "merge" and state == "superseded":
+            state = "merged"
+        resolution = result["record"]["uri"]
+        if decision.confirm:
+            confirm(engine, ref=resolution, actor=decision.actor)
+    with Session(engine.db, expire_on_commit=False) as session:
+        decided_row = session.get(tables.ProposalRow, decision.proposal_id)
+        assert decided_row is not None
+        decided_row.state, decided_row.resolution = state, resolution
+        decided_row.decided_at, decided_row.decided_by = engine.now(), decision.actor
+        session.add(
+            tables.DecisionRow(
+                at=engine.now(),
+                actor=decision.actor,
+                action=f"review:{decision.action}",
+                target=f"proposal:{decision.proposal_id}",
+                detail={
+                    "before": {"text": proposal.text, "decision": proposal.decision},
+                    "after": {
+                        "state": state,
+                        "resolution": resolution,
+                        "text": decision.text if rewrites else None,
+                    },
+                },
+            )
+        )
+        bump_generation(session)
+        session.commit()
+        session.refresh(decided_row)
+        decided = public_proposal(decided_row)
+    return result or decided
+
+
+def _rewrite_workbench(
+    engine: MemoryEngine, row: tables.FactRow, updates: dict[str, Any | None]
+) -> None:
+    """Set (or, with None, drop) keys under the fact file's `workbench:`; the file stays
+    canonical, so every curation change lands there before the index."""
+    path = Path(engine.collection_root(row.collection)) / row.rel_path
+    fact = parse_fact_file(path.read_text(encoding="utf-8"), where=str(path))
+    for key, value in updates.items():
+        if value is None:
+            fact.workbench.pop(key, None)
+        else:
+            fact.workbench[key] = value
+    write_atomically(path, fact.render())
+
+
+def retire(
+    engine: MemoryEngine,
+    *,
+    ref: str,
+    actor: str,
+    reason: str,
+    undoes: int | None = None,
+    redoes: int | None = None,
+    extra: dict[str, Any] | None = None,
+) -> None:
+    """A person takes a current fact out of recall and candidates; the file stays.
+    `extra` adds to the logged detail (engine/duplicates.py: which fact it duplicates).
+
+    `undoes` / `redoes` (decision ids) mark the retire as an undo of a restore or a redo of an
+    undone retire, so the log keeps the journal (engine/undo.py)."""
+    if not reason.strip():
+        raise MemoryFailure("MEMORY_DECISION_INVALID", "Say why the fact is retired.")
+    now = engine.now()
+    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
+        row = current_fact(session, ref)
+        _rewrite_workbench(
+            engine, row, {"retired": {"at": iso_utc(now), "by": actor, "reason": reason.strip()}}
+        )
+        row.retired_at, row.retired_by, row.retired_reason = now, actor, reason.strip()
+        row.workbench = {
+            **row.workbench,
+            "retired": {"at": iso_utc(now), "by": actor, "reason": reason.strip()},
+        }
+        session.add(
+            tables.DecisionRow(
+                at=now,
+                actor=actor,
+                action=journal_action("retire", undoes=undoes, redoes=redoes, undo_of="restore"),
+                target=row.uri,
+                detail={
+                    "reason": reason.strip(),
+                    **(extra or {}),
+                    **journal_detail(undoes, redoes),
+                },
+            )
+        )
+        bump_generation(session)
+        session.commit()
+
+
+def restore(
+    engine: MemoryEngine,
+    *,
+    ref: str,
+    actor: str,
+    undoes: int | None = None,
+    redoes: int | None = None,
+) -> None:
+    """A retired fact comes back; the log keeps the reason it had, so an undo can retire it
+    again with the same reason."""
+    now = engine.now()
+    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
+        row = get_fact(session, ref=ref)
+        if row is None or row.retired_at is None:
+            raise MemoryFailure("MEMORY_NOT_FOUND", f"No retired fact {ref}.")
+        detail: dict[str, Any] = {"reason": row.retired_reason, **journal_detail(undoes, redoes)}
+        _rewrite_workbench(engine, row, {"retired": None})
+        row.retired_at = row.retired_by = row.retired_reason = None
+        row.workbench = {k: v for k, v in row.workbench.items() if k != "retired"}
+        session.add(
+            tables.DecisionRow(
+                at=now,
+                actor=actor,
+                action=journal_action("restore", undoes=undoes, redoes=redoes, undo_of="retire"),
+                target=row.uri,
+                detail=detail,
+            )
+        )
+        bump_generation(session)
+        session.commit()
+
+
+def current_fact(session: Session, ref: str) -> tables.FactRow:
+    row = get_fact(session, ref=ref)
+    if row is None:
+        raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}; recall or list to find its uri.")
+    if row.superseded_by or row.retired_at:
+        raise MemoryFailure("MEMORY_SUPERSEDE_CONFLICT", f"{row.uri} is not current.")
+    return row
+
+
+def decision_log(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, Any]]:
+    with Session(engine.db, expire_on_commit=False) as session:
+        rows = session.scalars(
+            select(tables.DecisionRow)
+            .order_by(tables.DecisionRow.id.desc())  # type: ignore[union-attr]
+            .limit(limit)
+        ).all()
+        return [
+            {
+                "id": r.id,
+                "at": iso_utc(r.at) if r.at else None,
+                "actor": r.actor,
+                "action": r.action,
+                "target": r.target,
+                "detail": r.detail,
+            }
+            for r in rows
+        ]
+
+
+def set_curation(
+    engine: MemoryEngine,
+    *,
+    ref: str,
+    actor: str,
+    action: str,
+    changes: dict[str, dict[str, Any]],
+    undoes: int | None = None,
+    redoes: int | None = None,
+) -> None:
+    """Merge OB1 curation fields (provenance / usePolicy / freshness) into a fact, in its file
+    and its row, and log who changed what. With `undoes` (a decision id) the fields are put
+    back exactly as `changes` has them instead of merged, and the log says it is an undo;
+    with `redoes` the changes merge as usual and the log says it is a redo."""
+    now = engine.now()
+    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
+        row = get_fact(session, ref=ref)
+        if row is None:
+            raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}.")
+        before = {key: dict(row.workbench.get(key, {})) for key in changes}
+        merged = dict(row.workbench)
+        for key, values in changes.items():
+            merged[key] = dict(values) if undoes is not None else {**merged.get(key, {}), **values}
+        _rewrite_workbench(engine, row, {key: merged[key] or None for key in changes})
+        row.workbench = {key: value for key, value in merged.items() if value != {}}
+        detail: dict[str, Any] = {"before": before, "after": changes}
+        detail.update(journal_detail(undoes, redoes))
+        session.add(
+            tables.DecisionRow(
+                at=now,
+                actor=actor,
+                action=journal_action(action, undoes=undoes, redoes=redoes, undo_of=action),
+                target=row.uri,
+                detail=detail,
+            )
+        )
+        bump_generation(session)
+        session.commit()
+
+
+def confirm(engine: MemoryEngine, *, ref: str, actor: str) -> None:
+    """A person vouches for a fact: user_confirmed, usable as instruction, freshness reset."""
+    set_curation(
+        engine,
+        ref=ref,
+        actor=actor,
+        action="confirm",
+        changes={
+            "provenance": {"status": "user_confirmed", "confidence": 1.0},
+            "usePolicy": {
+                "canUseAsInstruction": True,
+                "canUseAsEvidence": True,
+                "requiresUserConfirmation": False,
+            },
+            "freshness": {"lastConfirmedAt": iso_utc(engine.now()), "staleAfter": None},
+        },
+    )
+
+
+def mark_stale(engine: MemoryEngine, *, ref: str, actor: str) -> None:
+    """Stale from now on: shown as needing attention until a person confirms it again."""
+    set_curation(
+        engine,
+        ref=ref,
+        actor=actor,
+        action="mark-stale",
+        changes={"freshness": {"staleAfter": iso_utc(engine.now())}},
+    )

@@ -1,0 +1,1 @@
+"""The one typed entry point every surface (CLI, MCP, workbench) uses."""

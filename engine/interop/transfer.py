@@ -1,0 +1,271 @@
+"""import and export (docs/contract.md section 9, issue "OB1 interop").
+
+An import is all-or-nothing: the whole file is read and checked first; then every current
+fact goes through the dedup of section 5 (exact duplicates skipped, likely duplicates queued
+as proposals for a person, the rest added). Facts that are history in their source
+(superseded there) are restored as they were, with their chain."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import (
+    clean_text,
+    content_hash,
+    is_record_id,
+    iso_utc,
+    normalize_scopes,
+    parse_iso,
+)
+from engine.contract.validation import ensure_valid
+from engine.interop.formats import Incoming, detect_format, read_incoming
+from engine.interop.ob1 import ob1_memory, ob1_response
+from engine.memory.remember import RememberRequest
+from engine.retrieval.matching import find_candidates, matching_block
+from engine.storage import tables
+from engine.storage.bulk import BulkFact, add_many
+from engine.storage.records import public_fact
+
+if TYPE_CHECKING:
+    from engine.storage.store import MemoryEngine
+
+EXPORT_FORMATS = ("jsonl", "ob1", "gno")
+
+
+@dataclass
+class ImportReport:
+    format: str
+    file: str
+    dry_run: bool
+    actions: list[dict[str, Any]] = field(default_factory=list)
+
+    def count(self, action: str) -> int:
+        return sum(1 for a in self.actions if a["action"] == action)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "file": self.file,
+            "dryRun": self.dry_run,
+            "items": len(self.actions),
+            "added": self.count("add"),
+            "skipped": self.count("skip"),
+            "proposed": self.count("propose"),
+            "actions": self.actions,
+        }
+
+
+def _check(engine: MemoryEngine, item: Incoming, collection: str) -> None:
+    """Every item passes remember's validation before anything is written."""
+    try:
+        item.text = clean_text(item.text)
+        item.scopes = normalize_scopes(item.scopes)
+        engine.require_collection(collection)
+        if item.created_at is not None:
+            item.created_at = iso_utc(parse_iso(str(item.created_at)))
+        if item.record_id is not None and not is_record_id(item.record_id):
+            raise MemoryFailure(
+                "MEMORY_IMPORT_INVALID", f"recordId {item.record_id!r} is not mem-<16 hex>"
+            )
+    except MemoryFailure as failure:
+        raise MemoryFailure(
+            "MEMORY_IMPORT_INVALID", f"{item.where}: {failure.message} Nothing was imported."
+        ) from failure
+    except ValueError as exc:
+        raise MemoryFailure(
+            "MEMORY_IMPORT_INVALID",
+            f"{item.where}: createdAt {item.created_at!r} is not an ISO time. "
+            "Nothing was imported.",
+        ) from exc
+
+
+def run_import(
+    engine: MemoryEngine,
+    path: Path,
+    *,
+    fmt: str | None = None,
+    scopes: list[str] | None = None,
+    collection: str | None = None,
+    dry_run: bool = False,
+    caller: str = "import",
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportReport:
+    fmt = fmt or detect_format(path)
+    items = read_incoming(path, fmt, scopes or [])
+    for item in items:
+        _check(engine, item, collection or item.collection or "memory")
+    report = ImportReport(fmt, str(path), dry_run)
+    known = _known_record_ids(engine)
+    status = engine.embedder_status
+    snapshot = engine.snapshot()
+    to_add: list[BulkFact] = []
+    proposals: list[tuple[Incoming, str, dict[str, Any]]] = []
+    for item in items:
+        target = collection or item.collection or "memory"
+        if item.record_id and item.record_id in known:
+            report.actions.append(
+                {
+                    "where": item.where,
+                    "action": "skip",
+                    "reason": f"{item.record_id} is already in the store",
+                }
+            )
+            continue
+        if not item.superseded:
+            scored = find_candidates(
+                snapshot,
+                text=item.text,
+                scopes=item.scopes,
+                collection=target,
+                embedder=status.embedder,
+                now=engine.now(),
+            )
+            same = [c for c in scored if c.fact.content_hash == content_hash(item.text)]
+            if same:
+                report.actions.append(
+                    {
+                        "where": item.where,
+                        "action": "skip",
+                        "reason": f"exact duplicate of {same[0].fact.uri}",
+                    }
+                )
+                continue
+            likely = [c for c in scored if c.tier in ("exact", "likely")]
+            if likely:
+                result = {
+                    "outcome": "candidates",
+                    "matching": matching_block(status.embedder, status.unavailable_reason),
+                    "candidates": [
+                        {**public_fact(c.fact), "similarity": c.similarity, "match": c.tier}
+                        for c in scored
+                    ],
+                }
+                proposals.append((item, target, ensure_valid("remember", result)))
+                report.actions.append(
+                    {
+                        "where": item.where,
+                        "action": "propose",
+                        "reason": f"likely duplicate of {likely[0].fact.uri} "
+                        f"({likely[0].similarity:.2f})",
+                    }
+                )
+                continue
+        report.actions.append(
+            {
+                "where": item.where,
+                "action": "add",
+                "reason": "history (superseded in the source)" if item.superseded else "new",
+            }
+        )
+        to_add.append(
+            BulkFact(
+                text=item.text,
+                scopes=item.scopes,
+                caller=item.caller or caller,
+                session=item.session or f"import:{path.name}",
+                collection=target,
+                source=item.source,
+                created_by="import",
+                workbench=item.workbench,
+                record_id=item.record_id,
+                created_at=item.created_at,
+                docid=item.docid,
+                supersedes=_retarget(item.supersedes, target),
+                history=item.superseded,
+            )
+        )
+    if dry_run:
+        return report
+    outcome = add_many(engine, to_add, progress=progress)
+    added = iter(range(len(to_add)))
+    skipped = set(outcome.skipped)
+    for action in report.actions:
+        if action["action"] == "add" and next(added) in skipped:
+            action["action"], action["reason"] = "skip", "exact duplicate within the file"
+    for item, target, result in proposals:
+        request = RememberRequest(
+            text=item.text,
+            scopes=item.scopes,
+            caller=item.caller or caller,
+            session=item.session or f"import:{path.name}",
+            source=item.source,
+            collection=target,
+        )
+        engine.queue_proposal(
+            request, item.text, item.scopes, target, "add", result, origin="import"
+        )
+    return report
+
+
+def _retarget(uris: list[str], collection: str) -> list[str]:
+    """A predecessor URI names its collection; an import into another collection follows."""
+    out = []
+    for uri in uris:
+        _, _, tail = uri.removeprefix("gno://").partition("/")
+        out.append(f"gno://{collection}/{tail}" if tail else uri)
+    return out
+
+
+def _known_record_ids(engine: MemoryEngine) -> set[str]:
+    with Session(engine.db) as session:
+        return set(session.scalars(select(tables.FactRow.record_id)))
+
+
+# -- export -------------------------------------------------------------------------------
+
+
+def _all_rows(engine: MemoryEngine) -> list[tables.FactRow]:
+    with Session(engine.db, expire_on_commit=False) as session:
+        return list(
+            session.scalars(
+                select(tables.FactRow).order_by(tables.FactRow.created_at, tables.FactRow.record_id)
+            )
+        )  # type: ignore[arg-type]
+
+
+def export_jsonl_items(engine: MemoryEngine) -> list[dict[str, Any]]:
+    items = []
+    for row in _all_rows(engine):
+        item = {
+            **public_fact(row),
+            "collection": row.collection,
+            "workbench": {k: v for k, v in row.workbench.items() if k != "docid"},
+        }
+        if row.superseded_by:
+            item["supersededBy"] = row.superseded_by
+        items.append(item)
+    return items
+
+
+def export_ob1(engine: MemoryEngine) -> dict[str, Any]:
+    rows = _all_rows(engine)
+    uri_of = {row.record_id: row.uri for row in rows}
+    memories = [
+        ob1_memory(
+            public_fact(row),
+            collection=row.collection,
+            workbench=row.workbench,
+            superseded_by=uri_of.get(row.superseded_by or ""),
+        )
+        for row in rows
+    ]
+    return ensure_valid("ob1_recall", ob1_response(f"export-{iso_utc(engine.now())}", memories))
+
+
+def export_gno(engine: MemoryEngine, output: Path) -> int:
+    """Copy the canonical fact files into `output` as a GNO fact folder."""
+    rows = _all_rows(engine)
+    for row in rows:
+        source = engine.collection_root(row.collection) / row.rel_path
+        target = output / row.rel_path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+    return len(rows)

@@ -1,0 +1,267 @@
+"""recall of the keyed API, and the query parts it shares with search (engine/keyed.py,
+docs/keyed-api.md).
+
+recall walks the live keyed heads newest event first in SQL (keyset pagination on event
+time, write time and record id); search (engine/keyed_search.py) ranks them with
+engine.lexical's BM25 over a per-namespace corpus cached by index generation. Both fill a page
+while its compact JSON, cursor included, stays within `max_bytes` (engine/keyed_cursor.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.orm import Session
+
+from engine.contract.errors import MemoryFailure
+from engine.contract.validation import ensure_valid
+from engine.keyed import cursor as keyed_cursor
+from engine.keyed.requests import as_int, label, namespace_scope, validate_request
+from engine.keyed.service import COLLECTION, fact_columns, from_ms, hit_from_row, to_ms
+from engine.storage import tables
+from engine.storage.records import KEYED_TAG_SEPARATOR
+
+if TYPE_CHECKING:
+    from engine.storage.store import MemoryEngine
+
+MAX_QUERY_BYTES = 16 * 1024
+MAX_QUERY_TERMS = 64
+MAX_LIMIT = 100
+MAX_RESPONSE_BYTES = 1024 * 1024
+# Work bounds of one recall page; a page that reaches one ends with a cursor to go on.
+MAX_SCAN_ROWS = 10_000
+MAX_SCAN_BYTES = 16 * 1024 * 1024
+_SQL_INT_MAX = 2**63 - 1
+
+
+# -- shared query parts -----------------------------------------------------------------------
+
+
+@dataclass
+class Filters:
+    namespace: str
+    tag: str | None
+    topic: str | None
+    since_ms: int | None
+    until_ms: int | None
+    limit: int
+    max_bytes: int
+
+    def binding(self) -> dict[str, Any]:
+        return {
+            "ns": self.namespace,
+            "tag": self.tag,
+            "topic": self.topic,
+            "since": self.since_ms,
+            "until": self.until_ms,
+        }
+
+    def admits(self, topic: str | None, tags: tuple[str, ...], occurred: int) -> bool:
+        return (
+            (self.topic is None or topic == self.topic)
+            and (self.tag is None or self.tag in tags)
+            and (self.since_ms is None or occurred >= self.since_ms)
+            and (self.until_ms is None or occurred <= self.until_ms)
+        )
+
+
+def parse_filters(request: dict[str, Any], namespace: str | None) -> Filters:
+    name, _ = namespace_scope(namespace)
+    since, until = as_int(request.get("since_ms")), as_int(request.get("until_ms"))
+    if since is not None and until is not None and since > until:
+        raise MemoryFailure(
+            "MEMORY_RANGE_INVALID",
+            f"since_ms ({since}) is after until_ms ({until}); the range is inclusive on event "
+            "time: pass since_ms <= until_ms.",
+        )
+    limit = as_int(request.get("limit", 20))
+    assert limit is not None
+    if not 1 <= limit <= MAX_LIMIT:
+        raise MemoryFailure(
+            "MEMORY_REQUEST_INVALID", f"limit is {limit}; ask for 1 to {MAX_LIMIT} items a page."
+        )
+    max_bytes = as_int(request.get("max_bytes", 16384))
+    assert max_bytes is not None
+    if max_bytes > MAX_RESPONSE_BYTES:
+        raise MemoryFailure(
+            "MEMORY_REQUEST_INVALID",
+            f"max_bytes is {max_bytes}; the largest page is {MAX_RESPONSE_BYTES} bytes. Page "
+            "with next_cursor for more.",
+        )
+    return Filters(
+        namespace=name,
+        tag=label(request["tag"], "tag") if request.get("tag") is not None else None,
+        topic=label(request["topic"], "topic") if request.get("topic") is not None else None,
+        since_ms=since,
+        until_ms=until,
+        limit=limit,
+        max_bytes=max_bytes,
+    )
+
+
+def check_query_size(query: str) -> None:
+    size = len(query.encode("utf-8"))
+    if size > MAX_QUERY_BYTES:
+        raise MemoryFailure(
+            "MEMORY_QUERY_TOO_LARGE",
+            f"The query is {size} bytes of UTF-8; the limit is {MAX_QUERY_BYTES} (16 KiB). "
+            "Shorten it to the words that matter.",
+        )
+
+
+def cursor_secret(engine: MemoryEngine) -> bytes:
+    return keyed_cursor.store_secret(engine.home)
+
+
+def bad_position() -> MemoryFailure:
+    return MemoryFailure(
+        "MEMORY_CURSOR_INVALID",
+        "The cursor's position is malformed; drop it to start from the first page.",
+    )
+
+
+# -- recall -----------------------------------------------------------------------------------
+
+
+def recall(engine: MemoryEngine, request: Any, *, namespace: str | None = None) -> dict[str, Any]:
+    """MemoryQuery -> `{items, next_cursor, scanned, scanned_bytes}`, newest event first
+    (then newest write, then record id); every whitespace-separated query term must occur in
+    the content, case-insensitively. Pages are not a snapshot: a cursor continues after its
+    position (keyset on event time, write time, record id) whatever was written since."""
+    validate_request("recall", request)
+    query = request.get("query") or ""
+    check_query_size(query)
+    terms = sorted({term.casefold() for term in query.split()})
+    if len(terms) > MAX_QUERY_TERMS:
+        raise MemoryFailure(
+            "MEMORY_QUERY_TOO_LARGE",
+            f"The query has {len(terms)} distinct terms and every one must occur; at most "
+            f"{MAX_QUERY_TERMS} are allowed. Use search for ranked, any-term retrieval.",
+        )
+    filters = parse_filters(request, namespace)
+    binding = keyed_cursor.fingerprint({"kind": "recall", "terms": terms, **filters.binding()})
+    secret = cursor_secret(engine)
+    after: tuple[int, int, str] | None = None
+    if request.get("cursor") is not None:
+        payload = keyed_cursor.decode(secret, request["cursor"], kind="recall", bound_to=binding)
+        position = payload.get("p")
+        if not (
+            isinstance(position, list)
+            and len(position) == 3
+            and isinstance(position[0], int)
+            and isinstance(position[1], int)
+            and isinstance(position[2], str)
+        ):
+            raise bad_position()
+        after = (position[0], position[1], position[2])
+
+    def cursor(at: tuple[int, int, str]) -> str:
+        return keyed_cursor.encode(secret, {"k": "recall", "f": binding, "p": list(at)})
+
+    budget = keyed_cursor.PageBudget(filters.max_bytes)
+    scanned = scanned_bytes = 0
+    last, more = after, False
+    fitted: tuple[int, int, tuple[int, int, str]] | None = None
+    with Session(engine.db, expire_on_commit=False) as db:
+        for row in _scan(db, filters, after, engine.now()):
+            if len(budget.items) == filters.limit:
+                more = True
+                break
+            size = len(row.text.encode("utf-8"))
+            if scanned >= MAX_SCAN_ROWS or (scanned and scanned_bytes + size > MAX_SCAN_BYTES):
+                more = True
+                break
+            scanned += 1
+            scanned_bytes += size
+            assert row.created_at is not None and row.kv_occurred_at_ms is not None
+            at = (row.kv_occurred_at_ms, to_ms(row.created_at), row.record_id)
+            folded = row.text.casefold()
+            if not all(term in folded for term in terms):
+                last = at
+                continue
+            item = hit_from_row(row)
+            tail = {"next_cursor": cursor(at), "scanned": scanned, "scanned_bytes": scanned_bytes}
+            if not budget.try_add(item, tail):
+                if not budget.items:
+                    needed = budget.size(tail, keyed_cursor.size_of(item))
+                    raise budget.too_large(needed, "a page with the first matching memory")
+                more = True  # this row opens the next page
+                break
+            last, fitted = at, (scanned, scanned_bytes, at)
+    final = {
+        "next_cursor": cursor(last) if more and last is not None else None,
+        "scanned": scanned,
+        "scanned_bytes": scanned_bytes,
+    }
+    if budget.size(final) > filters.max_bytes:
+        if fitted is None:
+            raise budget.too_large(budget.size(final), "an empty page")
+        # Rows scanned after the last item lengthened the page: stop right after that item.
+        final = {"next_cursor": cursor(fitted[2]), "scanned": fitted[0], "scanned_bytes": fitted[1]}
+    return ensure_valid("keyed_recall", budget.page(final))
+
+
+def _scan(
+    db: Session,
+    filters: Filters,
+    after: tuple[int, int, str] | None,
+    now: datetime,
+    batch: int = 256,
+) -> Iterator[tables.FactRow]:
+    """Live keyed heads passing the SQL-side filters, newest event first, in batches."""
+    fact = fact_columns()
+    query = (
+        select(tables.FactRow)
+        .where(fact.collection == COLLECTION)
+        .where(fact.kv_namespace == filters.namespace)
+        .where(fact.kv_key.is_not(None))
+        .where(fact.superseded_by.is_(None))
+        .where(fact.retired_at.is_(None))
+        .where(or_(fact.expires_at.is_(None), fact.expires_at > now))
+        .order_by(
+            fact.kv_occurred_at_ms.desc(),
+            fact.created_at.desc(),
+            fact.record_id.desc(),
+        )
+    )
+    if filters.topic is not None:
+        query = query.where(fact.kv_topic == filters.topic)
+    if filters.tag is not None:
+        escaped = filters.tag.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = f"%{KEYED_TAG_SEPARATOR}{escaped}{KEYED_TAG_SEPARATOR}%"
+        query = query.where(fact.kv_tags.like(pattern, escape="\\"))
+    if filters.since_ms is not None:
+        query = query.where(fact.kv_occurred_at_ms >= min(filters.since_ms, _SQL_INT_MAX))
+    if filters.until_ms is not None:
+        query = query.where(fact.kv_occurred_at_ms <= min(filters.until_ms, _SQL_INT_MAX))
+    position = after
+    while True:
+        page = query
+        if position is not None:
+            occurred, written_ms, record_id = position
+            written = from_ms(written_ms)
+            page = page.where(
+                or_(
+                    fact.kv_occurred_at_ms < occurred,
+                    and_(
+                        fact.kv_occurred_at_ms == occurred,
+                        or_(
+                            fact.created_at < written,
+                            and_(
+                                fact.created_at == written,
+                                fact.record_id < record_id,
+                            ),
+                        ),
+                    ),
+                )
+            )
+        rows = db.scalars(page.limit(batch)).all()
+        yield from rows
+        if len(rows) < batch:
+            return
+        last = rows[-1]
+        assert last.created_at is not None and last.kv_occurred_at_ms is not None
+        position = (last.kv_occurred_at_ms, to_ms(last.created_at), last.record_id)

@@ -1,0 +1,173 @@
+"""A small English synonym dictionary for the keyed search's `expand: true`.
+
+Groups of common words that stand for one another in short facts about people, work and
+everyday life. Expansion is deliberately small and symmetric: a query word found in a group
+adds the group's other words (weighted below the query's own words, see engine/keyed.py).
+Words are matched after engine.lexical's stemming, so "cars" finds the car group."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from engine.retrieval.lexical import stem
+
+GROUPS: tuple[tuple[str, ...], ...] = (
+    ("car", "automobile", "vehicle", "auto"),
+    ("buy", "purchase", "acquire"),
+    ("sell", "vend"),
+    ("big", "large", "huge", "enormous"),
+    ("small", "little", "tiny"),
+    ("fast", "quick", "rapid", "speedy"),
+    ("slow", "sluggish"),
+    ("begin", "start", "commence"),
+    ("end", "finish", "conclude", "complete"),
+    ("stop", "halt", "cease"),
+    ("help", "assist", "aid", "support"),
+    ("job", "occupation", "profession", "career", "work"),
+    ("company", "firm", "business", "employer"),
+    ("boss", "manager", "supervisor"),
+    ("colleague", "coworker"),
+    ("house", "home", "residence", "dwelling"),
+    ("apartment", "flat"),
+    ("live", "reside", "dwell"),
+    ("move", "relocate"),
+    ("city", "town"),
+    ("country", "nation"),
+    ("trip", "journey", "travel", "voyage"),
+    ("holiday", "vacation"),
+    ("plane", "airplane", "aircraft", "flight"),
+    ("meal", "food", "dish"),
+    ("eat", "consume", "dine"),
+    ("drink", "beverage"),
+    ("like", "enjoy", "love", "fond"),
+    ("dislike", "hate", "detest"),
+    ("prefer", "favor", "favour"),
+    ("favorite", "favourite", "preferred"),
+    ("want", "wish", "desire"),
+    ("need", "require"),
+    ("happy", "glad", "joyful", "cheerful"),
+    ("sad", "unhappy", "upset"),
+    ("angry", "mad", "furious"),
+    ("afraid", "scared", "frightened"),
+    ("tired", "exhausted", "weary"),
+    ("sick", "ill", "unwell"),
+    ("doctor", "physician"),
+    ("medicine", "medication", "drug"),
+    ("hospital", "clinic"),
+    ("child", "kid"),
+    ("children", "kids"),
+    ("wife", "spouse", "partner"),
+    ("husband", "spouse", "partner"),
+    ("friend", "pal", "buddy"),
+    ("mother", "mom", "mum"),
+    ("father", "dad"),
+    ("dog", "puppy", "canine"),
+    ("cat", "kitten", "feline"),
+    ("phone", "telephone", "mobile", "cellphone"),
+    ("computer", "pc", "laptop"),
+    ("email", "mail", "message"),
+    ("call", "phone", "ring"),
+    ("meeting", "meetup", "appointment"),
+    ("deadline", "due"),
+    ("task", "todo", "chore"),
+    ("project", "initiative"),
+    ("problem", "issue", "trouble"),
+    ("bug", "defect", "fault"),
+    ("error", "mistake", "fault"),
+    ("fix", "repair", "mend"),
+    ("break", "damage"),
+    ("money", "cash", "funds"),
+    ("price", "cost", "fee"),
+    ("cheap", "inexpensive", "affordable"),
+    ("expensive", "costly", "pricey"),
+    ("pay", "payment"),
+    ("salary", "wage", "pay", "income"),
+    ("rich", "wealthy"),
+    ("poor", "broke"),
+    ("smart", "clever", "intelligent", "bright"),
+    ("stupid", "dumb", "foolish"),
+    ("easy", "simple", "effortless"),
+    ("hard", "difficult", "tough"),
+    ("important", "significant", "crucial", "vital"),
+    ("old", "aged", "elderly"),
+    ("new", "novel", "fresh"),
+    ("young", "youthful"),
+    ("beautiful", "pretty", "lovely", "attractive"),
+    ("ugly", "unattractive"),
+    ("good", "fine", "great", "excellent"),
+    ("bad", "poor", "awful", "terrible"),
+    ("correct", "right", "accurate"),
+    ("wrong", "incorrect", "inaccurate"),
+    ("quiet", "silent", "calm"),
+    ("loud", "noisy"),
+    ("clean", "tidy"),
+    ("dirty", "messy", "filthy"),
+    ("near", "close", "nearby"),
+    ("far", "distant", "remote"),
+    ("often", "frequently", "regularly"),
+    ("sometimes", "occasionally"),
+    ("always", "constantly"),
+    ("talk", "speak", "chat", "converse"),
+    ("say", "tell", "state"),
+    ("ask", "inquire", "enquire", "question"),
+    ("answer", "reply", "respond", "response"),
+    ("show", "display", "present"),
+    ("find", "locate", "discover"),
+    ("look", "see", "view", "watch"),
+    ("think", "believe", "suppose"),
+    ("know", "understand"),
+    ("learn", "study"),
+    ("teach", "instruct", "educate"),
+    ("school", "academy"),
+    ("university", "college"),
+    ("book", "novel"),
+    ("film", "movie"),
+    ("music", "song", "tune"),
+    ("game", "match"),
+    ("sport", "exercise", "workout"),
+    ("run", "jog", "sprint"),
+    ("walk", "stroll", "hike"),
+    ("shop", "store"),
+    ("gift", "present"),
+    ("clothes", "clothing", "garments", "apparel"),
+    ("shoe", "sneaker", "boot"),
+    ("weather", "climate"),
+    ("rain", "shower", "drizzle"),
+    ("cold", "chilly", "cool"),
+    ("hot", "warm"),
+    ("morning", "dawn"),
+    ("evening", "night"),
+    ("week", "weekly"),
+    ("allergy", "allergic", "intolerance"),
+    ("vegetarian", "veggie"),
+    ("birthday", "anniversary"),
+    ("password", "passphrase", "credential"),
+    ("address", "location"),
+    ("schedule", "calendar", "agenda", "plan"),
+    ("cancel", "abort", "drop"),
+    ("create", "make", "build"),
+    ("delete", "remove", "erase"),
+    ("change", "modify", "alter", "update"),
+    ("choose", "select", "pick"),
+    ("idea", "notion", "concept"),
+    ("goal", "aim", "objective", "target"),
+    ("rule", "policy", "guideline"),
+)
+
+
+@cache
+def _index() -> dict[str, tuple[str, ...]]:
+    """Stem of a word -> every word of every group it belongs to."""
+    by_stem: dict[str, list[str]] = {}
+    for group in GROUPS:
+        for word in group:
+            if " " in word:
+                continue
+            words = by_stem.setdefault(stem(word), [])
+            words.extend(other for other in group if " " not in other and other not in words)
+    return {key: tuple(words) for key, words in by_stem.items()}
+
+
+def synonyms(word: str) -> tuple[str, ...]:
+    """The words that may stand for `word` (itself included when it is in a group)."""
+    return _index().get(stem(word.lower()), ())

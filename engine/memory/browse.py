@@ -1,0 +1,396 @@
+"""Read-only views for curation surfaces (the workbench, `gno-tui review --list`, exports):
+pages of facts with their state, a fact's chain, receipts with usage, near-duplicate pairs,
+fence previews and effective egress policy. Nothing here writes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import and_, func, or_, select
+from sqlalchemy.orm import Session
+
+from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import POLICY_STRICTNESS, digest_of, iso_utc
+from engine.retrieval.lexical import similarity as lexical_similarity
+from engine.retrieval.matching import LEXICAL_TIERS, SEMANTIC_TIERS, tier_of
+from engine.storage import tables
+from engine.storage.records import get_fact
+
+if TYPE_CHECKING:
+    from engine.storage.store import MemoryEngine
+
+STATUSES = ("current", "superseded", "retired", "expired")
+
+
+def status_of(row: tables.FactRow, now: datetime) -> str:
+    if row.superseded_by:
+        return "superseded"
+    if row.retired_at:
+        return "retired"
+    if row.expires_at is not None and row.expires_at <= now:
+        return "expired"
+    return "current"
+
+
+@dataclass(frozen=True)
+class FactPage:
+    rows: list[tables.FactRow]
+    total: int  # how many facts match the filter, across all pages
+
+
+def status_at(row: tables.FactRow, moment: datetime) -> str:
+    """A fact's status as the store knew it at `moment` (record time), or "unborn".
+
+    A retire undone by a restore leaves no time on the row (the log has it), so a fact
+    retired and restored since counts as not retired at any earlier moment."""
+    if row.created_at is not None and row.created_at > moment:
+        return "unborn"
+    if row.superseded_at is not None and row.superseded_at <= moment:
+        return "superseded"
+    if row.retired_at is not None and row.retired_at <= moment:
+        return "retired"
+    if row.expires_at is not None and row.expires_at <= moment:
+        return "expired"
+    return "current"
+
+
+def _status_as_of(query: Any, status: str | None, moment: datetime) -> Any:
+    """`_filtered`'s status part for a past moment: the facts the store held then, by what
+    had happened to them by then."""
+    fact = tables.FactRow
+    query = query.where(fact.created_at <= moment)  # type: ignore[operator]
+    superseded = and_(fact.superseded_at.is_not(None), fact.superseded_at <= moment)  # type: ignore[union-attr,operator]
+    retired = and_(fact.retired_at.is_not(None), fact.retired_at <= moment)  # type: ignore[union-attr,operator]
+    expired = and_(fact.expires_at.is_not(None), fact.expires_at <= moment)  # type: ignore[union-attr,operator]
+    if status == "current":
+        return query.where(~superseded, ~retired, ~expired)
+    if status == "superseded":
+        return query.where(superseded)
+    if status == "retired":
+        return query.where(~superseded, retired)
+    if status == "expired":
+        return query.where(~superseded, ~retired, expired)
+    return query
+
+
+def _filtered(
+    query: Any,
+    *,
+    status: str | None,
+    scope: str | None,
+    collection: str | None,
+    text: str | None,
+    now: datetime,
+    invert: bool = False,
+    as_of: datetime | None = None,
+) -> Any:
+    fact = tables.FactRow
+    if scope:
+        query = query.where(
+            fact.record_id.in_(  # type: ignore[attr-defined]
+                select(tables.FactScopeRow.record_id).where(tables.FactScopeRow.scope == scope)
+            )
+        )
+    if collection:
+        query = query.where(fact.collection == collection)
+    if text:
+        words = [fact.text.ilike(f"%{word}%") for word in text.split()]  # type: ignore[attr-defined]
+        query = query.where(~and_(*words) if invert else and_(*words))
+    if as_of is not None:
+        return _status_as_of(query, status, as_of)
+    not_expired = or_(fact.expires_at.is_(None), fact.expires_at > now)  # type: ignore[union-attr,operator]
+    if status == "current":
+        query = query.where(
+            fact.superseded_by.is_(None),
+            fact.retired_at.is_(None),  # type: ignore[union-attr]
+            not_expired,
+        )
+    elif status == "superseded":
+        query = query.where(fact.superseded_by.is_not(None))  # type: ignore[union-attr]
+    elif status == "retired":
+        query = query.where(fact.retired_at.is_not(None))  # type: ignore[union-attr]
+    elif status == "expired":
+        query = query.where(fact.expires_at <= now)  # type: ignore[operator]
+    return query
+
+
+def list_facts(
+    engine: MemoryEngine,
+    *,
+    status: str | None = None,
+    scope: str | None = None,
+    collection: str | None = None,
+    text: str | None = None,
+    invert: bool = False,
+    offset: int = 0,
+    limit: int = 200,
+    as_of: datetime | None = None,
+) -> FactPage:
+    """One page of facts, newest first; the total counts every match so a UI can page lazily.
+    `text` keeps facts containing every word (`invert`: facts that do not). With `as_of` the
+    store is seen as it was then: only facts created by then, statuses as of then."""
+    now = engine.now()
+    options: dict[str, Any] = {
+        "status": status,
+        "scope": scope,
+        "collection": collection,
+        "text": text,
+        "now": now,
+        "invert": invert,
+        "as_of": as_of,
+    }
+    with Session(engine.db, expire_on_commit=False) as session:
+        total = (
+            session.scalar(_filtered(select(func.count()).select_from(tables.FactRow), **options))
+            or 0
+        )
+        rows = session.scalars(
+            _filtered(select(tables.FactRow), **options)
+            .order_by(tables.FactRow.created_at.desc(), tables.FactRow.record_id)  # type: ignore[union-attr]
+            .offset(offset)
+            .limit(limit)
+        ).all()
+    return FactPage(list(rows), int(total))
+
+
+# How many recent facts the typo-tolerant fallback of `search_facts` looks through.
+FUZZY_WINDOW = 5000
+
+
+def search_facts(
+    engine: MemoryEngine,
+    *,
+    text: str,
+    status: str | None = None,
+    scope: str | None = None,
+    collection: str | None = None,
+    limit: int = 200,
+    as_of: datetime | None = None,
+) -> FactPage:
+    """Filter as you type: facts containing every word; when none does, the recent facts
+    closest to the text by rapidfuzz (so a typo still finds its fact)."""
+    page = list_facts(
+        engine,
+        status=status,
+        scope=scope,
+        collection=collection,
+        text=text,
+        limit=limit,
+        as_of=as_of,
+    )
+    if page.total or not text.strip():
+        return page
+    from rapidfuzz import fuzz, process
+
+    window = list_facts(
+        engine,
+        status=status,
+        scope=scope,
+        collection=collection,
+        limit=FUZZY_WINDOW,
+        as_of=as_of,
+    ).rows
+    found = process.extract(
+        text.lower(),
+        [row.text.lower() for row in window],
+        scorer=fuzz.partial_ratio,
+        score_cutoff=75,
+        limit=limit,
+    )
+    return FactPage([window[index] for _, _, index in found], len(found))
+
+
+def _attention_clause(now: datetime) -> Any:
+    workbench = tables.FactRow.workbench
+    unconfirmed = workbench["usePolicy"]["requiresUserConfirmation"].as_boolean()  # type: ignore[index]
+    # Both sides are ISO 8601 UTC strings of the same shape, so text order is time order.
+    stale = workbench["freshness"]["staleAfter"].as_string() <= iso_utc(now)  # type: ignore[index]
+    return or_(unconfirmed.is_(True), stale)
+
+
+def is_stale(row: tables.FactRow, now: datetime) -> bool:
+    """Its freshness ran out (`stale_after` passed): shown as stale until confirmed again."""
+    from engine.contract.normalize import parse_iso
+
+    stale_after = row.workbench.get("freshness", {}).get("staleAfter")
+    return isinstance(stale_after, str) and parse_iso(stale_after) <= now
+
+
+def needs_attention(engine: MemoryEngine, *, offset: int = 0, limit: int = 200) -> FactPage:
+    """Current facts a person should look at: agent facts that still need confirmation, and
+    facts whose freshness has run out (stale_after passed)."""
+    now = engine.now()
+    options: dict[str, Any] = {
+        "status": "current",
+        "scope": None,
+        "collection": None,
+        "text": None,
+        "now": now,
+    }
+    with Session(engine.db, expire_on_commit=False) as session:
+        total = (
+            session.scalar(
+                _filtered(select(func.count()).select_from(tables.FactRow), **options).where(
+                    _attention_clause(now)
+                )
+            )
+            or 0
+        )
+        rows = session.scalars(
+            _filtered(select(tables.FactRow), **options)
+            .where(_attention_clause(now))
+            .order_by(tables.FactRow.created_at.desc())  # type: ignore[union-attr]
+            .offset(offset)
+            .limit(limit)
+        ).all()
+    return FactPage(list(rows), int(total))
+
+
+def status_counts(engine: MemoryEngine, *, as_of: datetime | None = None) -> dict[str, int]:
+    now = engine.now()
+    with Session(engine.db) as session:
+        return {
+            status: int(
+                session.scalar(
+                    _filtered(
+                        select(func.count()).select_from(tables.FactRow),
+                        status=status,
+                        scope=None,
+                        collection=None,
+                        text=None,
+                        now=now,
+                        as_of=as_of,
+                    )
+                )
+                or 0
+            )
+            for status in STATUSES
+        }
+
+
+def known_scopes(engine: MemoryEngine) -> list[str]:
+    with Session(engine.db) as session:
+        return list(
+            session.scalars(
+                select(tables.FactScopeRow.scope).distinct().order_by(tables.FactScopeRow.scope)
+            )
+        )
+
+
+def fact_row(engine: MemoryEngine, ref: str) -> tables.FactRow:
+    with Session(engine.db, expire_on_commit=False) as session:
+        row = get_fact(session, ref=ref)
+    if row is None:
+        raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}.")
+    return row
+
+
+def chain(engine: MemoryEngine, ref: str) -> list[tables.FactRow]:
+    """The supersession chain through `ref`, oldest first (predecessors, it, successors)."""
+    with Session(engine.db, expire_on_commit=False) as session:
+        row = get_fact(session, ref=ref)
+        if row is None:
+            raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}.")
+        older: list[tables.FactRow] = []
+        cursor = row
+        seen = {row.record_id}
+        while cursor.supersedes:
+            previous = get_fact(session, ref=cursor.supersedes[0])
+            if previous is None or previous.record_id in seen:
+                break
+            older.insert(0, previous)
+            seen.add(previous.record_id)
+            cursor = previous
+        newer: list[tables.FactRow] = []
+        cursor = row
+        while cursor.superseded_by and cursor.superseded_by not in seen:
+            following = get_fact(session, ref=cursor.superseded_by)
+            if following is None:
+                break
+            newer.append(following)
+            seen.add(following.record_id)
+            cursor = following
+    return [*older, row, *newer]
+
+
+def current_at(versions: Sequence[tables.FactRow], moment: datetime) -> tables.FactRow | None:
+    """Which version of a chain was current at `moment` (record time)."""
+    found = None
+    for version in versions:
+        if version.created_at is not None and version.created_at <= moment:
+            found = version
+    if found is not None and found.retired_at is not None and found.retired_at <= moment:
+        return None
+    return found
+
+
+def effective_policy(engine: MemoryEngine, names: Sequence[str]) -> dict[str, Any]:
+    """The egress lineage a recall over these collections would carry."""
+    collections = engine.collections_by_name()
+    sources = [
+        {"collection": n, "policy": collections[n].policy, "source": collections[n].policy_source}
+        for n in sorted(set(names))
+        if n in collections
+    ]
+    if not sources:
+        raise MemoryFailure("MEMORY_COLLECTION_NOT_FOUND", "Choose at least one collection.")
+    strictest = min((s["policy"] for s in sources), key=lambda p: POLICY_STRICTNESS[p])
+    return {"effectivePolicy": strictest, "digest": digest_of(sources), "sources": sources}
+
+
+@dataclass(frozen=True)
+class DuplicatePair:
+    left: Any  # IndexedFact
+    right: Any
+    similarity: float
+    tier: str
+    method: str
+
+
+def duplicate_pairs(engine: MemoryEngine, *, scope: str, limit: int = 200) -> list[DuplicatePair]:
+    """Near-duplicate pairs among the current facts of a scope, with the remember tiers.
+    Pairs a person decided to keep both of (`duplicates.keep_both`) are left out."""
+    from engine.curation.duplicates import kept_pairs
+
+    kept = kept_pairs(engine)
+    snapshot = engine.snapshot()
+    mask = snapshot.visible(scopes=[scope], collections=None, now=engine.now())
+    positions = np.flatnonzero(mask)
+    pairs: list[DuplicatePair] = []
+    if snapshot.vectors is not None and len(positions) > 1:
+        block = snapshot.vectors[positions]
+        sims = np.clip(block @ block.T, 0, 1)
+        upper = np.triu(sims, k=1)
+        for i, j in zip(*np.nonzero(upper >= SEMANTIC_TIERS.weak), strict=True):
+            left, right = snapshot.facts[positions[i]], snapshot.facts[positions[j]]
+            if left.collection != right.collection:
+                continue
+            score = float(upper[i, j])
+            pairs.append(
+                DuplicatePair(
+                    left,
+                    right,
+                    round(score, 4),
+                    tier_of(score, SEMANTIC_TIERS) or "weak",
+                    "semantic",
+                )
+            )
+    elif len(positions) > 1:
+        for a_index, a in enumerate(positions):
+            left = snapshot.facts[a]
+            scores = snapshot.lexical.scores(left.text)
+            for b in positions[a_index + 1 :]:
+                right = snapshot.facts[b]
+                if scores[b] <= 0 or left.collection != right.collection:
+                    continue
+                score = lexical_similarity(left.text, right.text)
+                tier = tier_of(score, LEXICAL_TIERS)
+                if tier:
+                    pairs.append(DuplicatePair(left, right, round(score, 4), tier, "lexical"))
+    pairs = [p for p in pairs if frozenset((p.left.uri, p.right.uri)) not in kept]
+    pairs.sort(key=lambda p: -p.similarity)
+    return pairs[:limit]

@@ -1,0 +1,292 @@
+"""Recall receipts: content-free, digest-bound, stored for the fence and for audit."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import String, cast, func, select
+from sqlalchemy import delete as sql_delete
+from sqlalchemy.orm import Session
+
+from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import content_hash, digest_of, is_sha256, iso_utc
+from engine.storage import tables
+from engine.storage.factfiles import write_atomically
+
+if TYPE_CHECKING:
+    from engine.storage.store import MemoryEngine
+
+RECEIPT_FIELDS = ("caller", "session", "issuedAt", "memoryIds", "spanHashes", "digest")
+
+
+def receipt_digest(receipt: dict[str, Any]) -> str:
+    return digest_of({key: receipt[key] for key in RECEIPT_FIELDS if key != "digest"})
+
+
+def issue_receipt(
+    *, caller: str, session: str, issued_at: datetime, memory_ids: list[str], span_hashes: list[str]
+) -> dict[str, Any]:
+    receipt: dict[str, Any] = {
+        "caller": caller,
+        "session": session,
+        "issuedAt": iso_utc(issued_at),
+        "memoryIds": memory_ids,
+        "spanHashes": span_hashes,
+    }
+    receipt["digest"] = receipt_digest(receipt)
+    return receipt
+
+
+def receipt_row(receipt: dict[str, Any], issued_at: datetime) -> tables.ReceiptRow:
+    return tables.ReceiptRow(
+        digest=receipt["digest"],
+        caller=receipt["caller"],
+        session=receipt["session"],
+        issued_at=issued_at,
+        memory_ids=list(receipt["memoryIds"]),
+        span_hashes=list(receipt["spanHashes"]),
+    )
+
+
+def public_receipt(row: tables.ReceiptRow) -> dict[str, Any]:
+    assert row.issued_at is not None
+    return {
+        "caller": row.caller,
+        "session": row.session,
+        "issuedAt": iso_utc(row.issued_at),
+        "memoryIds": list(row.memory_ids),
+        "spanHashes": list(row.span_hashes),
+        "digest": row.digest,
+    }
+
+
+def _invalid(why: str) -> MemoryFailure:
+    return MemoryFailure(
+        "MEMORY_RECEIPT_INVALID",
+        f"The receipt {why}. Pass the receipt exactly as a recall returned it "
+        "(the whole `recall --json` output or its `receipt` object), unmodified.",
+    )
+
+
+def check_receipt_shape(receipt: Any) -> dict[str, Any]:
+    if isinstance(receipt, dict) and "receipt" in receipt and isinstance(receipt["receipt"], dict):
+        receipt = receipt["receipt"]  # a whole saved recall result
+    if not isinstance(receipt, dict):
+        raise _invalid("is not a JSON object")
+    missing = [key for key in RECEIPT_FIELDS if key not in receipt]
+    if missing:
+        raise _invalid(f"lacks {', '.join(missing)}")
+    if not (
+        isinstance(receipt["caller"], str)
+        and isinstance(receipt["session"], str)
+        and isinstance(receipt["issuedAt"], str)
+        and isinstance(receipt["memoryIds"], list)
+        and isinstance(receipt["spanHashes"], list)
+        and all(isinstance(x, str) for x in receipt["memoryIds"])
+        and all(is_sha256(x) for x in receipt["spanHashes"])
+        and is_sha256(receipt["digest"])
+    ):
+        raise _invalid("has fields of the wrong type")
+    return receipt
+
+
+def verify_presented(session: Session, receipt: Any) -> dict[str, Any]:
+    """The receipt, if its digest matches its fields and a stored receipt; else RECEIPT_INVALID."""
+    receipt = check_receipt_shape(receipt)
+    if receipt_digest(receipt) != receipt["digest"]:
+        raise _invalid("does not match its digest (it was altered after it was issued)")
+    stored = session.get(tables.ReceiptRow, receipt["digest"])
+    if stored is None or public_receipt(stored) != {k: receipt[k] for k in RECEIPT_FIELDS}:
+        raise _invalid("was not issued by this store")
+    return receipt
+
+
+@dataclass
+class ReceiptCheck:
+    """What a person sees when verifying a stored receipt in the workbench or the CLI."""
+
+    digest_ok: bool
+    stored: bool
+    # Ids of memories that are no longer current (superseded, retired, expired or gone).
+    drifted: dict[str, str] = field(default_factory=dict)
+
+
+def check_stored_receipt(session: Session, receipt: dict[str, Any], now: datetime) -> ReceiptCheck:
+    digest_ok = receipt_digest(receipt) == receipt.get("digest")
+    stored = session.get(tables.ReceiptRow, receipt.get("digest", "")) is not None
+    drifted: dict[str, str] = {}
+    ids = list(receipt.get("memoryIds", []))
+    rows = {
+        row.record_id: row
+        for row in session.scalars(
+            select(tables.FactRow).where(tables.FactRow.record_id.in_(ids))  # type: ignore[attr-defined]
+        )
+    }
+    for record_id in ids:
+        row = rows.get(record_id)
+        if row is None:
+            drifted[record_id] = "gone from the index"
+        elif row.superseded_by:
+            drifted[record_id] = f"superseded by {row.superseded_by}"
+        elif row.retired_at:
+            drifted[record_id] = "retired"
+        elif row.expires_at and row.expires_at <= now:
+            drifted[record_id] = "expired"
+    return ReceiptCheck(digest_ok=digest_ok, stored=stored, drifted=drifted)
+
+
+def recent_receipts(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, Any]]:
+    with Session(engine.db) as session:
+        rows = session.scalars(
+            select(tables.ReceiptRow)
+            .order_by(tables.ReceiptRow.issued_at.desc())  # type: ignore[union-attr]
+            .limit(limit)
+        ).all()
+        return [public_receipt(row) for row in rows]
+
+
+def verify_receipt(engine: MemoryEngine, receipt: dict[str, Any]) -> ReceiptCheck:
+    with Session(engine.db) as session:
+        return check_stored_receipt(session, receipt, engine.now())
+
+
+def fence_preview(receipt: dict[str, Any], text: str) -> bool:
+    """Would remembering `text` with this receipt be fenced as a replay?"""
+    return content_hash(text) in receipt.get("spanHashes", [])
+
+
+@dataclass(frozen=True)
+class FenceExposure:
+    """The stored receipts whose spans include a text: presenting any of them fences it."""
+
+    receipts: int
+    latest_caller: str | None = None
+    latest_at: str | None = None
+
+
+def fence_exposure(engine: MemoryEngine, text: str) -> FenceExposure:
+    """How many stored recall receipts returned exactly this text (by its contentHash), and
+    the newest one's caller and time. An agent that presents one of them when remembering the
+    text gets MEMORY_FENCED_REPLAY (docs/contract.md section 5)."""
+    digest = content_hash(text)
+    receipt = tables.ReceiptRow
+    with Session(engine.db) as session:
+        # The JSON list as text: a 64-hex hash cannot match anything but itself.
+        rows = session.execute(
+            select(receipt.caller, receipt.issued_at)
+            .where(cast(receipt.span_hashes, String).contains(digest))
+            .order_by(receipt.issued_at.desc())  # type: ignore[union-attr]
+        ).all()
+    if not rows:
+        return FenceExposure(0)
+    return FenceExposure(len(rows), rows[0].caller, iso_utc(rows[0].issued_at))
+
+
+def recall_usage(engine: MemoryEngine, record_id: str) -> tuple[int, str | None]:
+    """How many stored receipts name this fact, and the caller of the latest one."""
+    with Session(engine.db) as session:
+        rows = session.scalars(
+            select(tables.ReceiptRow).order_by(
+                tables.ReceiptRow.issued_at.desc()  # type: ignore[union-attr]
+            )
+        ).all()
+    hits = [row for row in rows if record_id in row.memory_ids]
+    return len(hits), hits[0].caller if hits else None
+
+
+# -- retention: export, delete, purge ----------------------------------------------------------
+# Receipts are content-free (ids and hashes), but they still say who recalled what and when, so
+# a person may export them for audit and delete them for retention. A deleted receipt no longer
+# fences (an agent presenting it gets MEMORY_RECEIPT_INVALID, so its write is refused anyway)
+# and no longer counts in "recalled N×"; the decision log keeps the digests and who deleted them.
+
+
+def export_receipts(engine: MemoryEngine, *, digests: Sequence[str] | None = None) -> Path:
+    """Write the receipts (all, or those digests) as JSON lines under <home>/exports/, newest
+    first; returns the file's path. Nothing is written when there is nothing to export."""
+    wanted = recent_receipts(engine, limit=1_000_000)
+    if digests is not None:
+        chosen = set(digests)
+        wanted = [receipt for receipt in wanted if receipt["digest"] in chosen]
+    if not wanted:
+        raise MemoryFailure("MEMORY_NOT_FOUND", "No receipt to export: select or mark one.")
+    folder = engine.home / "exports"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = iso_utc(engine.now()).replace(":", "").replace("-", "").replace(".", "")
+    path = folder / f"receipts-{stamp}.jsonl"
+    lines = "".join(json.dumps(receipt, sort_keys=True) + "\n" for receipt in wanted)
+    write_atomically(path, lines)
+    return path
+
+
+def receipts_issued_before(engine: MemoryEngine, moment: datetime) -> int:
+    with Session(engine.db) as session:
+        return int(
+            session.scalar(
+                select(func.count())
+                .select_from(tables.ReceiptRow)
+                .where(tables.ReceiptRow.issued_at < moment)
+            )
+            or 0
+        )
+
+
+def delete_receipts(engine: MemoryEngine, *, digests: Sequence[str], actor: str) -> int:
+    """Delete these receipts; returns how many there were. Logged with their digests."""
+    with engine.write_lock(), Session(engine.db) as session:
+        rows = session.scalars(
+            select(tables.ReceiptRow).where(tables.ReceiptRow.digest.in_(list(digests)))
+        ).all()
+        return _delete(session, rows, actor=actor, action="delete-receipts", now=engine.now())
+
+
+def purge_receipts(engine: MemoryEngine, *, before: datetime, actor: str) -> int:
+    """Delete every receipt issued before `before`; returns how many. Logged."""
+    with engine.write_lock(), Session(engine.db) as session:
+        rows = session.scalars(
+            select(tables.ReceiptRow).where(tables.ReceiptRow.issued_at < before)
+        ).all()
+        return _delete(
+            session,
+            rows,
+            actor=actor,
+            action="purge-receipts",
+            now=engine.now(),
+            extra={"before": iso_utc(before)},
+        )
+
+
+def _delete(
+    session: Session,
+    rows: Sequence[tables.ReceiptRow],
+    *,
+    actor: str,
+    action: str,
+    now: datetime,
+    extra: dict[str, Any] | None = None,
+) -> int:
+    if not rows:
+        return 0
+    digests = sorted(row.digest for row in rows)
+    for row in rows:
+        session.delete(row)
+    # A person's labels on those recalls go with them (engine/recall_labels.py).
+    session.execute(
+        sql_delete(tables.RecallLabelRow).where(tables.RecallLabelRow.digest.in_(digests))
+    )
+    session.add(
+        tables.DecisionRow(
+            at=now,
+            actor=actor,
+            action=action,
+            target="receipts",
+            detail={"count": len(digests), "digests": digests, **(extra or {})},
+        )
+    )
+    session.commit()
+    return len(digests)

@@ -1,0 +1,370 @@
+"""remember (docs/contract.md section 5): validate, fence, exact check, candidates, then write.
+
+The write is file first (atomic), then the index row, under the store's write lock; the
+predecessor check of a supersede is a compare-and-swap in the index as well, so two writers
+racing for one predecessor get one `superseded` and one MEMORY_SUPERSEDE_CONFLICT."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import (
+    MAX_TEXT_BYTES,
+    check_identity,
+    clean_text,
+    content_hash,
+    fact_uri,
+    iso_utc,
+    new_record_id,
+    normalize_scopes,
+)
+from engine.contract.validation import ensure_valid
+from engine.interop.ob1 import curation_defaults
+from engine.memory.receipts import verify_presented
+from engine.retrieval.embeddings import embed_facts
+from engine.retrieval.matching import ScoredCandidate, find_candidates, matching_block
+from engine.retrieval.snapshot import IndexedFact, store_vectors
+from engine.storage import tables
+from engine.storage.database import bump_generation
+from engine.storage.factfiles import FactFile, write_atomically
+from engine.storage.records import (
+    allocate_docid,
+    current_duplicate,
+    get_fact,
+    public_fact,
+    row_from_file,
+    scope_rows,
+)
+
+if TYPE_CHECKING:
+    from engine.storage.store import MemoryEngine
+
+DECISIONS = ("propose", "add", "supersede")
+KEYED_MAX_CONTENT_BYTES = 16 * 1024
+
+
+@dataclass
+class RememberRequest:
+    text: str | None
+    scopes: list[str] | None
+    caller: str | None
+    session: str | None
+    decision: str | None = None
+    predecessor: str | None = None
+    predecessor_hash: str | None = None
+    collection: str | None = None
+    source: str | None = None
+    receipt: Any = None
+    derived_from: str | None = None
+    # Who stands behind the write (OB1 created_by): agent surfaces say "agent", the
+    # workbench "user"; it sets the fact's starting provenance and use policy.
+    created_by: str = "agent"
+    # The workbench's own front-matter fields for the new fact (provenance, keyed API, ...).
+    workbench: dict[str, Any] = field(default_factory=dict)
+    # A keyed-API write (engine/keyed.py): two keys may hold the same text, so the exact
+    # check and the candidates are skipped, and the content limit is the keyed API's 16 KiB.
+    keyed: bool = False
+
+
+@dataclass
+class _Checked:
+    text: str
+    content_hash: str
+    scopes: list[str]
+    caller: str
+    session: str
+    decision: str
+    collection: str
+    source: str | None
+
+
+def _validate(engine: MemoryEngine, request: RememberRequest) -> tuple[_Checked, list[str] | None]:
+    text = clean_text(
+        request.text, max_bytes=KEYED_MAX_CONTENT_BYTES if request.keyed else MAX_TEXT_BYTES
+    )
+    caller, session = check_identity(request.caller, request.session)
+    decision = request.decision or "propose"
+    if decision not in DECISIONS:
+        raise MemoryFailure(
+            "MEMORY_DECISION_INVALID",
+            f"Decision {decision!r} is unknown; use propose (the default), add or supersede.",
+        )
+    if decision == "supersede":
+        if not request.predecessor or not request.predecessor_hash:
+            raise MemoryFailure(
+                "MEMORY_PREDECESSOR_REQUIRED",
+                "A supersede needs the predecessor's uri and its contentHash: "
+                "--supersede gno://... --predecessor-hash <sha256> (both from a recall or a "
+                "candidates result).",
+            )
+    elif request.predecessor or request.predecessor_hash:
+        raise MemoryFailure(
+            "MEMORY_DECISION_INVALID",
+            "A predecessor only goes with a supersede; pass --decision supersede (or "
+            "--supersede URI) or drop --predecessor/--predecessor-hash.",
+        )
+    # Scopes may be left out of a supersede: the predecessor's are used.
+    scopes = normalize_scopes(request.scopes) if request.scopes or decision != "supersede" else None
+    collection = request.collection or "memory"
+    engine.require_collection(collection)
+    source = request.source.strip() if request.source and request.source.strip() else None
+    if request.derived_from is not None and not isinstance(request.derived_from, str):
+        raise MemoryFailure("MEMORY_DECISION_INVALID", "derivedFrom must be a string URI.")
+    checked = _Checked(
+        text, content_hash(text), scopes or [], caller, session, decision, collection, source
+    )
+    return checked, scopes
+
+
+def _fence(engine: MemoryEngine, request: RememberRequest, checked: _Checked) -> None:
+    if request.receipt is not None:
+        with Session(engine.db, expire_on_commit=False) as session:
+            receipt = verify_presented(session, request.receipt)
+        if checked.content_hash in receipt["spanHashes"]:
+            raise MemoryFailure(
+                "MEMORY_FENCED_REPLAY",
+                "This text is a span that the presented receipt's recall returned: remembering "
+                "it again would launder recalled memory into a new fact. Remember what is new "
+                "instead, or supersede the recalled fact if it changed.",
+            )
+    if isinstance(request.derived_from, str) and request.derived_from.startswith("gno://"):
+        raise MemoryFailure(
+            "MEMORY_FENCED_DERIVED",
+            f"The text is derived from {request.derived_from}, a stored memory; it is not new "
+            "evidence. Supersede that fact instead if it changed.",
+        )
+
+
+def _check_predecessor(
+    session: Session, request: RememberRequest, checked: _Checked
+) -> tables.FactRow:
+    assert request.predecessor is not None
+    row = get_fact(session, ref=request.predecessor)
+    if row is None:
+        raise MemoryFailure(
+            "MEMORY_PREDECESSOR_NOT_FOUND",
+            f"No fact has the uri {request.predecessor}. Recall it again to get its current uri.",
+        )
+    if row.content_hash != request.predecessor_hash:
+        raise MemoryFailure(
+            "MEMORY_PREDECESSOR_HASH_MISMATCH",
+            f"{row.uri} has contentHash {row.content_hash}, not {request.predecessor_hash}: it is "
+            "not the fact you read. Recall it again and pass the hash it reports.",
+        )
+    if row.superseded_by or row.retired_at:
+        state = f"superseded by {row.superseded_by}" if row.superseded_by else "retired"
+        raise MemoryFailure(
+            "MEMORY_SUPERSEDE_CONFLICT",
+            f"{row.uri} is already {state}; someone else changed it first. Recall again and "
+            "supersede the current fact instead.",
+        )
+    if request.collection and request.collection != row.collection:
+        raise MemoryFailure(
+            "MEMORY_DECISION_INVALID",
+            f"The predecessor lives in collection {row.collection!r}; a successor stays in its "
+            "predecessor's collection. Drop --collection.",
+        )
+    checked.collection = row.collection
+    if not checked.scopes:
+        checked.scopes = list(row.scopes)
+    return row
+
+
+def _candidates_result(
+    engine: MemoryEngine, checked: _Checked, exclude: list[str]
+) -> tuple[dict[str, Any], list[ScoredCandidate]]:
+    status = engine.embedder_status
+    scored = find_candidates(
+        engine.snapshot(),
+        text=checked.text,
+        scopes=checked.scopes,
+        collection=checked.collection,
+        embedder=status.embedder,
+        now=engine.now(),
+        exclude=exclude,
+    )
+    result = {
+        "outcome": "candidates",
+        "candidates": [
+            {**public_fact(c.fact), "similarity": c.similarity, "match": c.tier} for c in scored
+        ],
+        "matching": matching_block(status.embedder, status.unavailable_reason),
+    }
+    return result, scored
+
+
+def remember(
+    engine: MemoryEngine,
+    request: RememberRequest,
+    *,
+    hold_writes: bool = False,
+    origin: str = "cli",
+    locked: bool = False,
+) -> dict[str, Any]:
+    """One remember call. `hold_writes` (a propose-only surface) turns an add or supersede
+    into a pending proposal for a person and answers `candidates`. `locked`: the caller
+    already holds engine.write_lock() (the keyed API checks its key under the same hold)."""
+    checked, _ = _validate(engine, request)
+    _fence(engine, request, checked)
+    status = engine.embedder_status
+    matching = matching_block(status.embedder, status.unavailable_reason)
+    if checked.decision == "propose" or hold_writes:
+        predecessor = None
+        if checked.decision == "supersede":
+            with Session(engine.db, expire_on_commit=False) as session:
+                predecessor = _check_predecessor(session, request, checked)
+        # Nothing is written on this path, so the snapshot (fresh for the store's generation)
+        # answers the exact check without a query.
+        existing = (
+            None
+            if request.keyed
+            else engine.snapshot().current_duplicate(
+                collection=checked.collection,
+                content_hash=checked.content_hash,
+                scopes=checked.scopes,
+                now=engine.now(),
+            )
+        )
+        if existing is not None:
+            return ensure_valid(
+                "remember",
+                {"outcome": "existing", "record": public_fact(existing), "matching": matching},
+            )
+        exclude = [predecessor.record_id] if predecessor else []
+        result, _ = _candidates_result(engine, checked, exclude)
+        if checked.decision != "propose":
+            engine.queue_proposal(
+                request,
+                checked.text,
+                checked.scopes,
+                checked.collection,
+                checked.decision,
+                result,
+                origin=origin,
+            )
+        return ensure_valid("remember", result)
+    with nullcontext() if locked else engine.write_lock():
+        return _write(engine, request, checked, matching)
+
+
+def _write(
+    engine: MemoryEngine, request: RememberRequest, checked: _Checked, matching: dict[str, Any]
+) -> dict[str, Any]:
+    now = engine.now()
+    with Session(engine.db, expire_on_commit=False) as session:
+        predecessor = (
+            _check_predecessor(session, request, checked)
+            if checked.decision == "supersede"
+            else None
+        )
+        existing = (
+            None
+            if request.keyed
+            else current_duplicate(
+                session,
+                collection=checked.collection,
+                content_hash=checked.content_hash,
+                scopes=checked.scopes,
+                now=now,
+            )
+        )
+        if existing is not None:
+            return ensure_valid(
+                "remember",
+                {"outcome": "existing", "record": public_fact(existing), "matching": matching},
+            )
+        created_at = iso_utc(now)
+        record_id = new_record_id(
+            content_hash=checked.content_hash,
+            created_at=created_at,
+            caller=checked.caller,
+            session=checked.session,
+        )
+        docid = allocate_docid(session, record_id=record_id)
+    day = created_at[:10]
+    uri = fact_uri(checked.collection, day, record_id)
+    rel_path = f"facts/{day}/{record_id}.md"
+    fact_file = FactFile(
+        record_id=record_id,
+        scopes=checked.scopes,
+        caller=checked.caller,
+        session=checked.session,
+        created_at=created_at,
+        content_hash=checked.content_hash,
+        text=checked.text,
+        source=checked.source,
+        supersedes=[predecessor.uri] if predecessor else [],
+        workbench={"docid": docid, **curation_defaults(request.created_by), **request.workbench},
+    )
+    path = Path(engine.collection_root(checked.collection)) / rel_path
+    try:
+        write_atomically(path, fact_file.render())
+    except OSError as exc:
+        raise MemoryFailure(
+            "MEMORY_SYNC_FAILED",
+            f"Could not write the fact file {path}: {exc}. Check that the home folder is "
+            "writable and has space; nothing was stored.",
+        ) from exc
+    row = row_from_file(
+        fact_file, collection=checked.collection, uri=uri, rel_path=rel_path, docid=docid
+    )
+    sync: dict[str, Any] = {"status": "completed"}
+    try:
+        engine.index_new_fact(row, predecessor)
+    except MemoryFailure as failure:
+        if failure.code == "MEMORY_SUPERSEDE_CONFLICT":
+            path.unlink(missing_ok=True)  # the predecessor moved under us: write nothing
+            raise
+        sync = {"status": "failed", "error": failure.message}
+    except Exception as exc:  # noqa: BLE001 - the file is canonical; reindex repairs the index
+        sync = {
+            "status": "failed",
+            "error": f"{type(exc).__name__}: {exc}. The fact file is written; run "
+            "`gno-tui reindex` to bring the index in line.",
+        }
+    result = {
+        "outcome": "superseded" if predecessor else "added",
+        "record": public_fact(row),
+        "absPath": str(path.resolve()),
+        "sync": sync,
+        "matching": matching,
+    }
+    return ensure_valid("remember", result)
+
+
+def insert_fact_row(
+    session: Session, row: tables.FactRow, predecessor: tables.FactRow | None, now_iso_moment: Any
+) -> None:
+    """The index half of a write, inside the caller's transaction."""
+    if predecessor is not None:
+        swapped = session.execute(
+            update(tables.FactRow)
+            .where(tables.FactRow.record_id == predecessor.record_id)  # type: ignore[arg-type]
+            .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
+            .where(tables.FactRow.retired_at.is_(None))  # type: ignore[union-attr]
+            .values(superseded_by=row.record_id, superseded_at=now_iso_moment)
+        )
+        if getattr(swapped, "rowcount", 0) != 1:
+            raise MemoryFailure(
+                "MEMORY_SUPERSEDE_CONFLICT",
+                f"{predecessor.uri} was superseded by another writer first. Recall again and "
+                "supersede the current fact instead.",
+            )
+    session.add(row)
+    session.flush()
+    session.add_all(scope_rows(row))
+    bump_generation(session)
+
+
+def keep_vector(engine: MemoryEngine, row: tables.FactRow) -> None:
+    embedder = engine.embedder_status.embedder
+    if embedder is not None:
+        fact = IndexedFact.from_row(row)
+        store_vectors(engine.db, embedder.model_id, [fact], embed_facts(embedder, [row.text]))

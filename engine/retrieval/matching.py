@@ -1,0 +1,107 @@
+"""Dedup candidates for remember: who in scope says nearly the same thing, scored and tiered.
+
+The thresholds are calibrated on STS-B dev and reported on STS-B test by
+benchmarks/calibrate_tiers.py; docs/matching.md records the figures they came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from engine.retrieval.embeddings import Embedder
+from engine.retrieval.lexical import similarity as lexical_similarity
+from engine.retrieval.snapshot import IndexedFact, Snapshot
+
+
+@dataclass(frozen=True)
+class Tiers:
+    exact: float  # at or above: the same fact in other words (or identical)
+    likely: float  # at or above: a likely duplicate; this is `matching.threshold`
+    weak: float  # the floor: below it a fact is not a candidate at all
+
+
+SEMANTIC_TIERS = Tiers(exact=0.95, likely=0.86, weak=0.66)
+LEXICAL_TIERS = Tiers(exact=0.94, likely=0.82, weak=0.58)
+MAX_CANDIDATES = 8
+# In lexical mode rapidfuzz runs on the BM25 shortlist only (it is too slow for a whole store).
+LEXICAL_SHORTLIST = 64
+
+
+@dataclass(frozen=True)
+class ScoredCandidate:
+    fact: IndexedFact
+    similarity: float
+    tier: str
+
+
+def tier_of(score: float, tiers: Tiers) -> str | None:
+    if score >= tiers.exact:
+        return "exact"
+    if score >= tiers.likely:
+        return "likely"
+    if score >= tiers.weak:
+        return "weak"
+    return None
+
+
+def matching_block(embedder: Embedder | None, reason: str | None) -> dict[str, Any]:
+    if embedder is not None:
+        return {"mode": "semantic", "threshold": SEMANTIC_TIERS.likely}
+    return {
+        "mode": "lexical",
+        "semanticUnavailable": reason or "no embedding model loaded",
+        "threshold": LEXICAL_TIERS.likely,
+    }
+
+
+def find_candidates(
+    snapshot: Snapshot,
+    *,
+    text: str,
+    scopes: Sequence[str],
+    collection: str,
+    embedder: Embedder | None,
+    now: datetime,
+    exclude: Sequence[str] = (),
+) -> list[ScoredCandidate]:
+    mask = snapshot.visible(scopes=scopes, collections=[collection], now=now)
+    for record_id in exclude:
+        if record_id in snapshot.positions:
+            mask[snapshot.positions[record_id]] = False
+    if not mask.any():
+        return []
+    if embedder is not None and snapshot.vectors is not None:
+        query = embedder.embed([text])[0]
+        # Only the visible rows are scored: a scope is usually a small part of the store, and
+        # the product is the cost of a propose.
+        visible = np.flatnonzero(mask)
+        similarity = np.clip(snapshot.vectors[visible] @ query, 0.0, 1.0)
+        tiers = SEMANTIC_TIERS
+        order = _top(similarity, MAX_CANDIDATES * 4)
+        scored = [
+            (int(visible[i]), float(similarity[i])) for i in order if similarity[i] >= tiers.weak
+        ]
+    else:
+        tiers = LEXICAL_TIERS
+        bm25 = snapshot.lexical.scores(text)
+        bm25[~mask] = -1.0
+        shortlist = [int(i) for i in _top(bm25, LEXICAL_SHORTLIST) if bm25[i] > 0]
+        scored = [(i, lexical_similarity(text, snapshot.facts[i].text)) for i in shortlist]
+    results = []
+    for position, score in sorted(scored, key=lambda item: -item[1]):
+        tier = tier_of(score, tiers)
+        if tier is not None:
+            results.append(ScoredCandidate(snapshot.facts[position], round(score, 4), tier))
+    return results[:MAX_CANDIDATES]
+
+
+def _top(scores: np.ndarray, k: int) -> np.ndarray:
+    if len(scores) <= k:
+        return np.argsort(-scores, kind="stable")
+    part = np.argpartition(-scores, k)[:k]
+    return part[np.argsort(-scores[part], kind="stable")]

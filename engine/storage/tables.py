@@ -1,0 +1,189 @@
+"""The index: SQLModel tables over SQLAlchemy, rebuilt from the fact files by `reindex`.
+
+Only the classes with ``table=True`` are tables. No ``from __future__ import annotations`` here:
+SQLModel needs real annotations at class creation.
+"""
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, String, Text, TypeDecorator
+from sqlmodel import Field, SQLModel
+
+from engine.contract.normalize import iso_utc, parse_iso
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timezone-aware datetime stored as ISO 8601 UTC text with milliseconds.
+
+    Text keeps the exact value that appears in fact files and digests, sorts correctly on every
+    backend, and comes back aware on SQLite (whose DATETIME drops the zone)."""
+
+    impl = String(32)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> str | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UtcDateTime column")
+        return iso_utc(value)
+
+    def process_result_value(self, value: str | None, dialect: Any) -> datetime | None:
+        return None if value is None else parse_iso(value)
+
+
+def _utc_column(*, nullable: bool = True, index: bool = False) -> Any:
+    return Field(default=None, sa_column=Column(UtcDateTime(), nullable=nullable, index=index))
+
+
+class CollectionRow(SQLModel, table=True):
+    __tablename__ = "collections"
+
+    name: str = Field(primary_key=True)
+    root: str
+    policy: str
+    policy_source: str
+    # Bumped on each policy change, so a relaxation can be confirmed against what was shown.
+    policy_revision: int = 1
+    created_at: datetime | None = _utc_column(nullable=False)
+
+
+class FactRow(SQLModel, table=True):
+    __tablename__ = "facts"
+    __table_args__ = (
+        Index("ix_facts_collection_hash", "collection", "content_hash"),
+        # The keyed API: a key's chain by revision, and recall newest event first.
+        Index("ix_facts_kv_key", "kv_namespace", "kv_key", "kv_revision"),
+        Index("ix_facts_kv_time", "kv_namespace", "kv_occurred_at_ms"),
+        Index("ix_facts_kv_topic", "kv_namespace", "kv_topic", "kv_occurred_at_ms"),
+    )
+
+    record_id: str = Field(primary_key=True)
+    docid: str = Field(sa_column=Column(String(40), unique=True, nullable=False))
+    uri: str = Field(sa_column=Column(String(300), unique=True, nullable=False))
+    collection: str = Field(index=True)
+    rel_path: str
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    content_hash: str = Field(index=True)
+    scopes: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    caller: str
+    session: str
+    created_at: datetime | None = _utc_column(nullable=False, index=True)
+    source: str | None = Field(default=None, sa_column=Column(Text))
+    supersedes: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    superseded_by: str | None = Field(default=None, index=True)
+    superseded_at: datetime | None = _utc_column()
+    retired_at: datetime | None = _utc_column()
+    retired_by: str | None = None
+    retired_reason: str | None = None
+    expires_at: datetime | None = _utc_column(index=True)
+    # The workbench's own fields (front matter key `workbench:`), kept whole for round trips.
+    workbench: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    # The keyed API (engine/keyed.py), NULL on other facts; derived from `workbench.keyed` by
+    # records.row_from_file. Tags and metadata are read from workbench["keyed"]; kv_tags is
+    # only the filter form ("\x1f" + "\x1f".join(tags) + "\x1f").
+    kv_namespace: str | None = Field(default=None, sa_column=Column(String(64)))
+    kv_key: str | None = Field(default=None, sa_column=Column(String(256)))
+    kv_revision: int | None = Field(default=None, sa_column=Column(BigInteger))
+    kv_topic: str | None = Field(default=None, sa_column=Column(String(64)))
+    kv_tags: str | None = Field(default=None, sa_column=Column(Text))
+    kv_occurred_at_ms: int | None = Field(default=None, sa_column=Column(BigInteger))
+
+    def is_current(self, now: datetime | None = None) -> bool:
+        now = now or datetime.now(UTC)
+        if self.superseded_by is not None or self.retired_at is not None:
+            return False
+        return self.expires_at is None or self.expires_at > now
+
+
+class FactScopeRow(SQLModel, table=True):
+    """One row per (fact, scope): visibility is a join inside the query, not a post-filter."""
+
+    __tablename__ = "fact_scopes"
+
+    record_id: str = Field(primary_key=True, foreign_key="facts.record_id")
+    scope: str = Field(primary_key=True, index=True)
+
+
+class EmbeddingRow(SQLModel, table=True):
+    __tablename__ = "embeddings"
+
+    record_id: str = Field(primary_key=True)
+    # Which model and which text the vector belongs to; a mismatch means "recompute".
+    model_id: str
+    content_hash: str
+    vector: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+
+
+class ReceiptRow(SQLModel, table=True):
+    __tablename__ = "receipts"
+
+    digest: str = Field(primary_key=True)
+    caller: str = Field(index=True)
+    session: str
+    issued_at: datetime | None = _utc_column(nullable=False, index=True)
+    memory_ids: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    span_hashes: list[str] = Field(sa_column=Column(JSON, nullable=False))
+
+
+class RecallLabelRow(SQLModel, table=True):
+    """A person's verdict on one fact of one recall: relevant, irrelevant, or missing (a fact
+    the recall should have returned). Keyed by the receipt, so it stays content-free."""
+
+    __tablename__ = "recall_labels"
+
+    digest: str = Field(primary_key=True)
+    record_id: str = Field(primary_key=True)
+    actor: str = Field(primary_key=True)
+    label: str
+    at: datetime | None = _utc_column(nullable=False)
+
+
+class ProposalRow(SQLModel, table=True):
+    """A write held for a person (the review queue of docs/contract.md section 7)."""
+
+    __tablename__ = "proposals"
+
+    id: int | None = Field(default=None, primary_key=True)
+    created_at: datetime | None = _utc_column(nullable=False, index=True)
+    origin: str  # "mcp" (a propose-only server) or "import"
+    state: str = Field(default="pending", index=True)
+    text: str = Field(sa_column=Column(Text, nullable=False))
+    scopes: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    collection: str
+    caller: str
+    session: str
+    source: str | None = None
+    decision: str  # what the agent asked for: add or supersede
+    predecessor: str | None = None
+    predecessor_hash: str | None = None
+    candidates: list[dict[str, Any]] = Field(
+        default_factory=list, sa_column=Column(JSON, nullable=False)
+    )
+    matching: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    decided_at: datetime | None = _utc_column()
+    decided_by: str | None = None
+    resolution: str | None = None  # the reason of a rejection, or the written fact's uri
+
+
+class DecisionRow(SQLModel, table=True):
+    """The curation log: who did what to which item, and when. Append-only."""
+
+    __tablename__ = "decisions"
+
+    id: int | None = Field(default=None, primary_key=True)
+    at: datetime | None = _utc_column(nullable=False, index=True)
+    actor: str
+    action: str
+    target: str
+    detail: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class StoreMetaRow(SQLModel, table=True):
+    """Counters shared by every process on the store; `generation` changes on every write."""
+
+    __tablename__ = "store_meta"
+
+    name: str = Field(primary_key=True)
+    value: int = 0
