@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import DATA, machine, write_report
-from engine.facade.factory import open_engine
+from engine.facade.service import open_service
 from engine.memory.recall import RecallRequest
 from engine.memory.remember import RememberRequest
 from engine.retrieval.embeddings import EmbedderStatus, load_embedder
@@ -82,10 +82,10 @@ def run_engine(conversation: dict, kind: str, status: EmbedderStatus) -> dict:
     totals: dict[int, list[float]] = {k: [] for k in KS}
     latencies: list[float] = []
     with tempfile.TemporaryDirectory() as home:
-        engine = open_engine(home=home, embedder_status=status)
+        memory = open_service(home=home, embedder_status=status)
         dia_of: dict[str, set[str]] = {}
         for text, dia_id in units(conversation, kind):
-            result = engine.remember(
+            result = memory.remember(
                 RememberRequest(
                     text=text, scopes=["conv"], caller="bench", session="locomo", decision="add"
                 )
@@ -93,7 +93,7 @@ def run_engine(conversation: dict, kind: str, status: EmbedderStatus) -> dict:
             dia_of.setdefault(result["record"]["recordId"], set()).add(dia_id)
         for question, gold in questions(conversation):
             start = time.perf_counter()
-            result = engine.recall(
+            result = memory.recall(
                 RecallRequest(
                     query=question,
                     scopes=["conv"],
@@ -105,7 +105,7 @@ def run_engine(conversation: dict, kind: str, status: EmbedderStatus) -> dict:
             )
             latencies.append(time.perf_counter() - start)
             score([dia_of[f["recordId"]] for f in result["facts"]], gold, totals)
-        engine.db.dispose()
+        memory.close()
     return {"totals": totals, "latencies": latencies}
 
 

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import DATA, ROOT, machine, write_report
 from engine.facade.factory import open_engine
+from engine.facade.service import MemoryService
 from engine.memory.recall import RecallRequest
 from engine.memory.remember import RememberRequest
 from engine.retrieval.embeddings import BUNDLED_MODEL_DIR, EmbedderStatus, load_embedder
@@ -92,16 +93,17 @@ def fts5_baseline(rows: list[tuple[str, str]], queries: list[str]) -> list[float
 
 def time_engine(home: Path, status: EmbedderStatus, queries: list[str]) -> dict[str, float]:
     engine = open_engine(home=home, embedder_status=status)
+    memory = MemoryService(engine)
     start = time.perf_counter()
     engine.snapshot()
     warm = time.perf_counter() - start
     recall, propose = [], []
     for query in queries:
         start = time.perf_counter()
-        engine.recall(RecallRequest(query=query, scopes=SCOPES, caller="bench", session="q"))
+        memory.recall(RecallRequest(query=query, scopes=SCOPES, caller="bench", session="q"))
         recall.append(time.perf_counter() - start)
         start = time.perf_counter()
-        engine.remember(
+        memory.remember(
             RememberRequest(
                 text=query + " too",
                 scopes=SCOPES[:1],
@@ -111,7 +113,7 @@ def time_engine(home: Path, status: EmbedderStatus, queries: list[str]) -> dict[
             )
         )
         propose.append(time.perf_counter() - start)
-    engine.db.dispose()
+    memory.close()
     return {
         "recall_p50": statistics.median(recall) * 1000,
         "recall_p95": sorted(recall)[int(len(recall) * 0.95)] * 1000,

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.common import DATA, machine, write_report
 from benchmarks.speed import persona_facts
 from engine.facade.factory import open_engine
+from engine.facade.service import MemoryService
 from engine.storage.bulk import BulkFact, add_many
 from gno_tui.app import create_app
 
@@ -61,8 +62,8 @@ def demo_first_paint(runs: int = 3) -> float:
     return statistics.median(times)
 
 
-async def preview_latency(store: object) -> list[float]:
-    app = create_app(store=store, screen="remember", watch_store=False)  # type: ignore[arg-type]
+async def preview_latency(service: MemoryService) -> list[float]:
+    app = create_app(service=service, screen="remember", watch_store=False)
     timings = []
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause(1.0)
@@ -101,7 +102,7 @@ def main() -> None:
             durable=False,
         )
         store.snapshot()
-        timings = asyncio.run(preview_latency(store))
+        timings = asyncio.run(preview_latency(MemoryService(store)))
     rows = [
         ["gno-tui --demo to first painted rows (tmux, median of 3)", f"{paint:.2f} s"],
         [

@@ -1,25 +1,33 @@
-"""GnoApp: a thin shell that holds the store, switches screens and watches for changes.
+"""GnoApp: a thin shell that gives the screens their dependencies, switches between them,
+navigates on their messages, watches the store for changes, and shows every failed worker.
 
 Built by `create_app`, the one factory used by the CLI, the tests and the screenshot script."""
 
 from __future__ import annotations
 
 import getpass
+import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from textual import work
 from textual.app import App, SystemCommand
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
-from engine.curation import review
-from engine.curation.undo import redo_last, undo_last
-from engine.storage.store import MemoryEngine
-from gno_tui.messages import StoreChanged
+from engine.facade import MemoryFailure, MemoryService, open_service
+from gno_tui.messages import (
+    OpenChain,
+    OpenLibraryAsOf,
+    StoreChanged,
+    WorkerFailed,
+    forward_failure,
+)
 from gno_tui.theme import WORKBENCH_THEME
 from gno_tui.workbench_commands import GLOBAL_COMMANDS, WorkbenchCommand, bindings
 from screens import SCREENS_BY_MODE
+from screens.base import Workbench, WorkbenchScreen
 from screens.decision_log import DecisionLogScreen
 from screens.library import LibraryScreen
 from screens.reason_prompt import ReasonPrompt
@@ -28,31 +36,97 @@ from screens.supersession import SupersessionScreen
 # How often the app asks the store whether another process wrote (a cheap one-row read).
 STORE_POLL_SECONDS = 1.0
 
+_Shown = TypeVar("_Shown", bound=WorkbenchScreen)
+
+
+def failure_notice(worker: Worker[Any]) -> tuple[str, str]:
+    """(title, message) for a failed worker: an engine refusal by its error code and its
+    message (which says how to fix it); anything else, a bug, by its type and the worker."""
+    error = worker.error
+    if isinstance(error, MemoryFailure):
+        return error.code, error.message or str(error)
+    if error is None:
+        return "Error", f"{worker.name or worker.group} failed"
+    return "Error", f"{type(error).__name__}: {error}"
+
 
 class GnoApp(App[None]):
     TITLE = "gno-tui"
     CSS_PATH = "app.tcss"
-    MODES = dict(SCREENS_BY_MODE)
     BINDINGS = bindings(GLOBAL_COMMANDS)
 
     def __init__(
         self,
-        store: MemoryEngine,
+        service: MemoryService,
         *,
         start: str = "library",
         actor: str | None = None,
+        session: str | None = None,
         read_only: bool = False,
         watch_store: bool = True,
+        chain: str | None = None,
     ) -> None:
         super().__init__()
-        self.store = store
-        self.actor = actor or f"tui:{_user()}"
-        self.read_only = read_only
-        self._start = start if start in self.MODES else "library"
+        self.workbench = Workbench(
+            service,
+            actor=actor or f"tui:{_user()}",
+            session=session or f"tui:{os.getpid()}",
+            read_only=read_only,
+        )
+        self._start = start if start in SCREENS_BY_MODE else "library"
         self._watch_store = watch_store
-        self._generation = store.generation()
-        # The fact the Supersession screen opens next (set by Library's enter and by `:`).
-        self.selected_fact: str | None = None
+        self._generation = service.generation()
+        self._mode_screens: dict[str, WorkbenchScreen] = {}  # each mode's screen, once built
+        self._first_chain = chain  # the fact the Supersession screen opens when first built
+        for mode in SCREENS_BY_MODE:
+            self.add_mode(mode, self._screen_builder(mode))
+
+    # -- what the screens are given -----------------------------------------------------------
+
+    @property
+    def service(self) -> MemoryService:
+        return self.workbench.service
+
+    @property
+    def actor(self) -> str:
+        return self.workbench.actor
+
+    @actor.setter
+    def actor(self, actor: str) -> None:
+        self.workbench.actor = actor
+
+    @property
+    def session_id(self) -> str:
+        """The session the workbench's own recalls and writes carry."""
+        return self.workbench.session
+
+    @session_id.setter
+    def session_id(self, session: str) -> None:
+        self.workbench.session = session
+
+    @property
+    def read_only(self) -> bool:
+        return self.workbench.read_only
+
+    def _screen_builder(self, mode: str) -> Callable[[], Screen[Any]]:
+        def build() -> Screen[Any]:
+            screen = SCREENS_BY_MODE[mode](self.workbench)
+            self._mode_screens[mode] = screen
+            if isinstance(screen, SupersessionScreen) and self._first_chain:
+                screen.call_later(screen.open, self._first_chain)
+            return screen
+
+        return build
+
+    def _show(self, mode: str, kind: type[_Shown]) -> _Shown:
+        """Switch to `mode` (building its screen on the first visit) and return its screen."""
+        self.switch_mode(mode)
+        screen = self._mode_screens[mode]
+        if not isinstance(screen, kind):
+            raise TypeError(f"mode {mode!r} shows {type(screen).__name__}, not {kind.__name__}")
+        return screen
+
+    # -- running ------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
         self.register_theme(WORKBENCH_THEME)
@@ -66,47 +140,51 @@ class GnoApp(App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="store-watch")
     def read_generation(self) -> None:
-        generation = self.store.generation()
+        generation = self.service.generation()
         if generation != self._generation:
             self._generation = generation
             self.call_from_thread(self.screen.post_message, StoreChanged(generation))
 
+    # -- failed workers: one handler ----------------------------------------------------------
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """The one place a failed worker becomes something a person sees."""
-        if event.state == WorkerState.ERROR and event.worker.error is not None:
-            error = event.worker.error
-            message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
-            self.notify(message, title=getattr(error, "code", "Error"), severity="error", timeout=8)
+        forward_failure(self, event)  # the app's own workers: to the same handler
+
+    def on_worker_failed(self, message: WorkerFailed) -> None:
+        """The one place a failed worker (the app's, a screen's or a widget's: they post
+        WorkerFailed) becomes something a person sees. Loud: every failure is shown."""
+        title, text = failure_notice(message.worker)
+        self.notify(text, title=title, severity="error", timeout=8)
+
+    # -- navigation ---------------------------------------------------------------------------
+
+    def on_open_chain(self, message: OpenChain) -> None:
+        """Library's and Recall's enter, and `:`: the Supersession screen on that fact."""
+        chain = self._show("supersession", SupersessionScreen)
+        # Queued on the screen: a screen built just now opens it once mounted.
+        chain.call_later(chain.open, message.ref)
+
+    def on_open_library_as_of(self, message: OpenLibraryAsOf) -> None:
+        """`:@time`: the Library as the store was then."""
+        library = self._show("library", LibraryScreen)
+        library.call_later(library.show_as_of, message.moment)
 
     def action_jump(self) -> None:
-        def open_chain(ref: str | None) -> None:
-            if not ref:
+        def jump(answer: str | None) -> None:
+            if not answer:
                 return
-            if ref.strip().startswith("@"):
-                self.open_library_as_of(ref.strip()[1:])
-                return
-            self.selected_fact = ref.strip()
-            if isinstance(self.screen, SupersessionScreen):
-                self.screen.open(self.selected_fact)
+            ref = answer.strip()
+            if ref.startswith("@"):
+                self.post_message(OpenLibraryAsOf(ref[1:]))
             else:
-                self.switch_mode("supersession")
+                self.post_message(OpenChain(ref))
 
         self.push_screen(
             ReasonPrompt("Jump to a fact (#docid, mem-…, gno://…) or to a time (@2026-11-01)"),
-            open_chain,
+            jump,
         )
 
-    def open_library_as_of(self, moment: str) -> None:
-        """`:@time`: the Library as the store was then."""
-
-        def show() -> None:
-            library = self.screen
-            if isinstance(library, LibraryScreen):
-                library.show_as_of(moment)
-
-        self.switch_mode("library")
-        # A first visit mounts the screen on the next refresh: fill its filter after that.
-        self.call_after_refresh(show)
+    # -- global commands ----------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Global write commands (undo, redo) are disabled in a read-only workbench, as the
@@ -124,8 +202,8 @@ class GnoApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="app-undo")
     def undo_latest(self) -> None:
         # A refusal (nothing to undo, a review decision) is a MemoryFailure: the worker
-        # failure handler below shows it with its code.
-        undone = undo_last(self.store, actor=self.actor)
+        # failure handler shows it with its code.
+        undone = self.service.curation.undo(actor=self.actor)
         self.call_from_thread(self.notify, f"undone: {undone.action} on {undone.target}")
         self._refresh_screen()
 
@@ -134,21 +212,21 @@ class GnoApp(App[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="app-undo")
     def redo_latest(self) -> None:
-        redone = redo_last(self.store, actor=self.actor)
+        redone = self.service.curation.redo(actor=self.actor)
         self.call_from_thread(self.notify, f"redone: {redone.action} on {redone.target}")
         self._refresh_screen()
 
     def _refresh_screen(self) -> None:
-        refresh = getattr(self.screen, "refresh_from_store", None)
-        if refresh is not None:
-            self.call_from_thread(refresh)
+        screen = self.screen
+        if isinstance(screen, WorkbenchScreen):
+            self.call_from_thread(screen.refresh_from_store)
 
     def action_show_decision_log(self) -> None:
         self.load_decision_log()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="app-log")
     def load_decision_log(self) -> None:
-        entries = review.decision_log(self.store)
+        entries = self.service.curation.decision_log()
         self.call_from_thread(self.push_screen, DecisionLogScreen(entries))
 
     def action_show_screen_help(self) -> None:
@@ -157,10 +235,10 @@ class GnoApp(App[None]):
         else:
             self.action_show_help_panel()
 
-    def get_system_commands(self, screen: Screen[Any]) -> Any:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        commands: list[WorkbenchCommand] = [*GLOBAL_COMMANDS, *getattr(screen, "COMMANDS_LIST", ())]
-        for command in commands:
+        own = screen.COMMANDS_LIST if isinstance(screen, WorkbenchScreen) else ()
+        for command in (*GLOBAL_COMMANDS, *own):
             yield SystemCommand(
                 command.title, command.help, lambda c=command: self._run_command(c, screen)
             )
@@ -186,13 +264,24 @@ def create_app(
     db_url: str | None = None,
     model: str | Path | None = None,
     screen: str | None = None,
-    store: MemoryEngine | None = None,
+    service: MemoryService | None = None,
     read_only: bool = False,
     watch_store: bool = True,
+    chain: str | None = None,
+    actor: str | None = None,
+    session: str | None = None,
 ) -> GnoApp:
-    """The one way to build the workbench (CLI, tests, screenshots)."""
-    if store is None:
-        from engine.facade.factory import open_engine
-
-        store = open_engine(home=home, db_url=db_url, model=model)
-    return GnoApp(store, start=screen or "library", read_only=read_only, watch_store=watch_store)
+    """The one way to build the workbench (CLI, tests, screenshots). Without `service`, the
+    home (or $GNO_TUI_HOME ...) is opened. `chain`: the fact the Supersession screen opens
+    first; `actor` and `session`: who the workbench's decisions and recalls are by."""
+    if service is None:
+        service = open_service(home=home, db_url=db_url, model=model)
+    return GnoApp(
+        service,
+        start=screen or "library",
+        read_only=read_only,
+        watch_store=watch_store,
+        chain=chain,
+        actor=actor,
+        session=session,
+    )

@@ -368,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # noqa: BLE001 - the last line of defence: a code, not a traceback
-        from engine.contract.errors import MemoryFailure
+        from engine.facade import MemoryFailure
 
         if isinstance(exc, MemoryFailure):
             return _fail(exc.code, exc.message, exc.exit_code, wants_json)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from engine.facade import CollectionRecord
 
 console = Console(highlight=False)
 
@@ -88,7 +91,7 @@ def render_recall(result: dict[str, Any], fmt: str) -> None:
     console.print(f"receipt {result['receipt']['digest']}")
 
 
-def collection_json(row: Any) -> dict[str, Any]:
+def collection_json(row: CollectionRecord) -> dict[str, Any]:
     return {
         "name": row.name,
         "root": row.root,
@@ -98,7 +101,7 @@ def collection_json(row: Any) -> dict[str, Any]:
     }
 
 
-def render_collections(rows: list[Any]) -> None:
+def render_collections(rows: list[CollectionRecord]) -> None:
     table = Table("name", "policy", "source", "revision", "root")
     for row in rows:
         table.add_row(row.name, row.policy, row.policy_source, str(row.policy_revision), row.root)

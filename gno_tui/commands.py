@@ -1,4 +1,7 @@
-"""What each CLI command does, once its arguments are parsed."""
+"""What each CLI command does, once its arguments are parsed.
+
+gno_tui.cli imports this module only when a command runs (every command opens the store), so
+the engine façade loads here, at the top, and `gno-tui --help` and `--version` never load it."""
 
 from __future__ import annotations
 
@@ -8,14 +11,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.contract.errors import MemoryFailure
+from engine.facade import (
+    MemoryFailure,
+    MemoryService,
+    RecallRequest,
+    RememberRequest,
+    keyed_json,
+    open_service,
+    parse_keyed_request,
+)
 from gno_tui.cli import default_caller, default_session, emit_json
 
 
-def open_store(args: argparse.Namespace) -> Any:
-    from engine.facade.factory import open_engine
-
-    return open_engine(home=args.home, db_url=args.db, model=args.model)
+def open_store(args: argparse.Namespace) -> MemoryService:
+    return open_service(home=args.home, db_url=args.db, model=args.model)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,8 +98,6 @@ def _read_receipt(path: str | None) -> Any:
 
 
 def cmd_remember(args: argparse.Namespace) -> int:
-    from engine.memory.remember import RememberRequest
-
     decision, predecessor = _decision(args)
     text = sys.stdin.read() if args.text == "-" else args.text
     request = RememberRequest(
@@ -118,8 +125,6 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    from engine.memory.recall import RecallRequest
-
     request = RecallRequest(
         query=args.query,
         scopes=args.scopes,
@@ -153,10 +158,10 @@ def cmd_collection(args: argparse.Namespace) -> int:
     if args.action == "add":
         rows = [store.add_collection(args.name, path=args.path, policy=args.policy)]
     elif args.action == "set-policy":
-        store.require_collection(args.name)
+        store.collection(args.name)  # an unknown name first, before the policy is checked
         rows = [store.set_policy(args.name, args.policy, actor=default_caller(None))]
     else:
-        rows = sorted(store.collections_by_name().values(), key=lambda r: r.name)
+        rows = store.collections()
     if args.json:
         listing = [collection_json(row) for row in rows]
         emit_json({"collections": listing} if args.action == "list" else listing[0])
@@ -170,9 +175,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         from gno_tui.launch import open_workbench
 
         return open_workbench(args, screen="review")
-    from engine.curation.review import list_proposals
-
-    proposals = list_proposals(open_store(args), state=None if args.all else "pending")
+    proposals = open_store(args).curation.proposals(state=None if args.all else "pending")
     if args.json:
         emit_json({"proposals": proposals})
     else:
@@ -209,13 +212,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from engine.interop.transfer import run_import
     from gno_tui.cli_render import progress_reporter
 
     store = open_store(args)
     with progress_reporter(enabled=not args.json, label="Importing") as progress:
-        report = run_import(
-            store,
+        report = store.interop.import_file(
             Path(args.path),
             fmt=args.format,
             scopes=args.scopes,
@@ -240,15 +241,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from engine.interop import transfer as interop
-
-    store = open_store(args)
+    interop = open_store(args).interop
     if args.format == "gno":
         if not args.output:
             raise MemoryFailure(
                 "MEMORY_USAGE_INVALID", "--format gno writes a folder: pass --output DIR."
             )
-        count = interop.export_gno(store, Path(args.output))
+        count = interop.export_gno(Path(args.output))
         summary = {"format": "gno", "output": str(Path(args.output).resolve()), "facts": count}
         if args.json:
             emit_json(summary)
@@ -256,11 +255,10 @@ def cmd_export(args: argparse.Namespace) -> int:
             print(f"{count} fact files written to {summary['output']}")
         return 0
     if args.format == "ob1":
-        text = json.dumps(interop.export_ob1(store), ensure_ascii=False) + "\n"
+        text = json.dumps(interop.export_ob1(), ensure_ascii=False) + "\n"
     else:
         text = "".join(
-            json.dumps(item, ensure_ascii=False) + "\n"
-            for item in interop.export_jsonl_items(store)
+            json.dumps(item, ensure_ascii=False) + "\n" for item in interop.export_jsonl()
         )
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -273,18 +271,16 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_memory(args: argparse.Namespace) -> int:
     """The keyed API: one seed-003 request in, the response as compact JSON out."""
-    from engine.keyed import requests as keyed_requests
-    from engine.keyed import service as keyed
-    from engine.keyed.cursor import dumps
-
     if args.action is None:
         raise MemoryFailure(
             "MEMORY_USAGE_INVALID",
             "Name an action: gno-tui memory remember|recall|search|get|history (see --help).",
         )
+    result: dict[str, Any]
     if args.action in ("get", "history"):
+        keyed = open_store(args).keyed
         lookup = keyed.get if args.action == "get" else keyed.history
-        result = lookup(open_store(args), args.key, namespace=args.namespace)
+        result = lookup(args.key, namespace=args.namespace)
     else:
         where = "stdin" if args.request == "-" else args.request
         try:
@@ -299,11 +295,10 @@ def cmd_memory(args: argparse.Namespace) -> int:
                 f"Cannot read the request from {where}: {exc}. Pass a JSON "
                 "file with --request FILE, or the JSON on stdin.",
             ) from exc
-        request = keyed_requests.parse_request_json(raw, where=f"The request ({where})")
-        store = open_store(args)
+        request = parse_keyed_request(raw, where=f"The request ({where})")
+        keyed = open_store(args).keyed
         if args.action == "remember":
             result = keyed.remember(
-                store,
                 request,
                 namespace=args.namespace,
                 caller=default_caller(args.caller),
@@ -311,6 +306,6 @@ def cmd_memory(args: argparse.Namespace) -> int:
             )
         else:
             run_query = keyed.recall if args.action == "recall" else keyed.search
-            result = run_query(store, request, namespace=args.namespace)
-    sys.stdout.write(dumps(result) + "\n")
+            result = run_query(request, namespace=args.namespace)
+    sys.stdout.write(keyed_json(result) + "\n")
     return 0

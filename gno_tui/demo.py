@@ -1,6 +1,6 @@
 """A demo store: what a developer's coding agent might have remembered over a month.
 
-`seed_demo(store)` fills a fresh store with ~40 facts across five scopes and two collections,
+`seed_demo(service)` fills a fresh store with ~40 facts across five scopes and two collections,
 three supersession chains, retired and confirmed facts, near-duplicate pairs, pending
 proposals from an MCP agent and three recall receipts (one of which has since drifted).
 Facts are dated over the 30 days before the store's clock; with a fixed clock the result is
@@ -8,19 +8,19 @@ the same on every run (record ids included)."""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from types import SimpleNamespace
 from typing import Any
-from unittest import mock
 
-from engine.contract import normalize
-from engine.curation import review
-from engine.memory.recall import RecallRequest
-from engine.memory.remember import RememberRequest
-from engine.storage.store import MemoryEngine
+from engine.facade import (
+    Curation,
+    CurationAction,
+    MemoryService,
+    RecallRequest,
+    RememberRequest,
+    counted_record_ids,
+)
 from gno_tui.demo_data import (
     ALICE,
     CHAINS,
@@ -37,32 +37,25 @@ from gno_tui.demo_data import (
 
 
 @contextmanager
-def _demo_time(store: MemoryEngine) -> Iterator[Any]:
-    """Swap the store's clock for one the seeding sets, and the record-id nonce for a counter,
+def _demo_time(store: MemoryService) -> Iterator[Callable[[float], None]]:
+    """Swap the store's clock for one the seeding sets, and its record ids for counted ones,
     so that facts carry their demo dates and a fixed clock gives a fixed store."""
     base = store.now()
     moment = {"at": base}
-    counter = itertools.count(1)
-    original = store._clock  # the demo dates its facts in the past
-    store._clock = lambda: moment["at"]
 
     def at(days_ago: float) -> None:
         moment["at"] = base - timedelta(days=days_ago)
 
-    nonce = SimpleNamespace(token_hex=lambda n=8: f"{next(counter):0{2 * n}x}")
-    try:
-        with mock.patch.object(normalize, "secrets", nonce):
-            yield at
-    finally:
-        store._clock = original
+    with store.clock_override(lambda: moment["at"], ids=counted_record_ids("demo")):
+        yield at
 
 
-def seed_demo(store: MemoryEngine) -> dict[str, Any]:
+def seed_demo(store: MemoryService) -> dict[str, Any]:
     """Fill a fresh store; returns what was made (uris of chains, proposals, receipts)."""
     made: dict[str, Any] = {"chains": [], "receipts": [], "proposals": 0}
     with _demo_time(store) as at:
         at(30)
-        if "team" not in store.collections_by_name():
+        if "team" not in {row.name for row in store.collections()}:
             store.add_collection("team", policy="lan")
         by_text: dict[str, dict[str, Any]] = {}
 
@@ -75,7 +68,7 @@ def seed_demo(store: MemoryEngine) -> dict[str, Any]:
             source: str | None = None,
         ) -> dict[str, Any]:
             at(days)
-            record = store.remember(
+            record: dict[str, Any] = store.remember(
                 RememberRequest(
                     text=text,
                     scopes=list(scopes),
@@ -88,12 +81,12 @@ def seed_demo(store: MemoryEngine) -> dict[str, Any]:
                 )
             )["record"]
             by_text[text] = record
-            return record  # type: ignore[no-any-return]
+            return record
 
         def supersede(days: float, head: dict[str, Any], text: str, caller: str) -> dict[str, Any]:
             at(days)
-            return store.remember(
-                RememberRequest(  # type: ignore[no-any-return]
+            record: dict[str, Any] = store.remember(
+                RememberRequest(
                     text=text,
                     scopes=None,
                     caller=caller,
@@ -103,6 +96,7 @@ def seed_demo(store: MemoryEngine) -> dict[str, Any]:
                     predecessor_hash=head["contentHash"],
                 )
             )["record"]
+            return record
 
         for days, text, scopes, collection, caller, source in FACTS:
             add(days, text, scopes, collection, caller, source)
@@ -117,10 +111,14 @@ def seed_demo(store: MemoryEngine) -> dict[str, Any]:
             scopes = ("user:alice",) if "Alice" in text else ("project:billing-api",)
             record = add(25 - index, text, scopes, "memory", CLAUDE)
             at(7 - index)
-            review.retire(store, ref=record["uri"], actor=PERSON, reason=reason)
+            store.curation.curate(
+                Curation(CurationAction.RETIRE, ref=record["uri"], actor=PERSON, reason=reason)
+            )
         for index, text in enumerate(CONFIRMED):
             at(5 - index)
-            review.confirm(store, ref=by_text[text]["uri"], actor=PERSON)
+            store.curation.curate(
+                Curation(CurationAction.CONFIRM, ref=by_text[text]["uri"], actor=PERSON)
+            )
         for index, (text, scopes, caller, session) in enumerate(PROPOSALS):
             at(2 - index * 0.25)
             store.remember(
@@ -153,7 +151,7 @@ def _session(caller: str) -> str:
     return {ALICE: "shell-2211", CLAUDE: "claude-7f3a", CURSOR: "cursor-41"}.get(caller, "demo")
 
 
-def demo_clock(at: datetime | None = None) -> Any:
+def demo_clock(at: datetime | None = None) -> Callable[[], datetime]:
     """A fixed clock for reproducible demos and screenshots (2026-11-30 12:00 UTC)."""
     from datetime import UTC
 

@@ -19,15 +19,15 @@ def open_workbench(args: argparse.Namespace, screen: str | None = None) -> int:
 def open_demo(args: argparse.Namespace, screen: str | None = None) -> int:
     """The workbench on a temporary home seeded by `seed_demo`; the folder lives as long as
     the app runs and is deleted when it closes."""
-    from engine.facade.factory import open_engine
+    from engine.facade import open_service
     from gno_tui.app import create_app
     from gno_tui.demo import seed_demo
 
     with tempfile.TemporaryDirectory(prefix="gno-tui-demo-") as home:
-        store = open_engine(home=home, db_url=f"sqlite:///{home}/index.sqlite", model=args.model)
+        service = open_service(home=home, db_url=f"sqlite:///{home}/index.sqlite", model=args.model)
         try:
-            seed_demo(store)
-            create_app(store=store, screen=screen).run()
+            seed_demo(service)
+            create_app(service=service, screen=screen).run()
         finally:
-            store.db.dispose()
+            service.close()
     return 0

@@ -1,4 +1,5 @@
-"""`gno-tui mcp`: the memory served to agents over MCP on stdio (docs/contract.md sections 7 and 11b).
+"""`gno-tui mcp`: the memory served to agents over MCP on stdio (docs/contract.md sections 7
+and 11b).
 
 Built on the official SDK's low-level server so that the tools declare exactly the schemas we
 mean: hand-written input schemas and, as output schemas, the seed result schemas verbatim.
@@ -12,6 +13,8 @@ mean: hand-written input schemas and, as output schemas, the seed result schemas
   anything unexpected becomes MEMORY_INTERNAL the same way, never a traceback.
 - Engine calls block (SQLite, files, the write lock), so they run in worker threads and the
   event loop stays free to answer pings and other requests.
+
+The tools are the entries of gno_tui/mcp_registry.TOOLS; this module lists and dispatches them.
 """
 
 from __future__ import annotations
@@ -19,10 +22,8 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import re
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -32,38 +33,16 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from sqlalchemy.orm import Session
 
-from engine.contract.errors import MemoryFailure
-from engine.curation.review import list_proposals
-from engine.storage.factfiles import parse_fact_file
-from engine.storage.records import get_fact, public_fact, row_from_file
-from engine.storage.store import MemoryEngine
+from engine.facade import FACT_TEMPLATE, PROPOSALS_URI, MemoryFailure, MemoryService
 from gno_tui import __version__
-from gno_tui.mcp_keyed import KEYED_TOOLS, MEMORY_REMEMBER, call_keyed, keyed_tools
-from gno_tui.mcp_tools import (
-    RECALL,
-    RECALL_DESCRIPTION,
-    RECALL_INPUT,
-    REMEMBER,
-    REMEMBER_INPUT,
-    check_arguments,
-    output_schema,
-    recall_request,
-    remember_description,
-    remember_request,
-)
+from gno_tui.mcp_registry import TOOLS, TOOLS_BY_NAME, ToolCall, tool_names
+from gno_tui.mcp_tools import check_arguments
 
 log = logging.getLogger("gno_tui.mcp")
 
 T = TypeVar("T")
 
-PROPOSALS_URI = "gno://review/proposals"
-FACT_TEMPLATE = "gno://{collection}/facts/{day}/{file}"
-_FACT_URI = re.compile(
-    r"^gno://(?P<collection>[a-z0-9][a-z0-9_-]{0,63})/facts/(?P<day>\d{4}-\d{2}-\d{2})/"
-    r"(?P<record>mem-[0-9a-f]{16})\.(?P<ext>md|json)$"
-)
 CLIENT_INFO_META_KEY = types.CLIENT_INFO_META_KEY
 
 INSTRUCTIONS = """\
@@ -120,12 +99,16 @@ def ok_result(document: dict[str, Any]) -> types.CallToolResult:
 
 
 class GnoMcp:
-    """One server instance over one engine; `server` is the SDK's low-level Server."""
+    """One server instance over one store; `server` is the SDK's low-level Server."""
 
     def __init__(
-        self, engine: MemoryEngine, *, enable_write: bool = False, session_id: str | None = None
+        self,
+        service: MemoryService,
+        *,
+        enable_write: bool = False,
+        session_id: str | None = None,
     ) -> None:
-        self.engine = engine
+        self.service = service
         self.enable_write = enable_write
         self.session_id = session_id or new_session_id()
         self._writer: anyio.CapacityLimiter | None = None
@@ -165,33 +148,7 @@ class GnoMcp:
     # -- tools ------------------------------------------------------------------------------
 
     def tools(self) -> list[types.Tool]:
-        return [
-            types.Tool(
-                name=REMEMBER,
-                title="Remember a fact",
-                description=remember_description(self.enable_write),
-                input_schema=REMEMBER_INPUT,
-                output_schema=output_schema(REMEMBER),
-                annotations=types.ToolAnnotations(
-                    title="Remember a fact",
-                    read_only_hint=False,
-                    destructive_hint=False,
-                    idempotent_hint=False,
-                    open_world_hint=False,
-                ),
-            ),
-            types.Tool(
-                name=RECALL,
-                title="Recall facts",
-                description=RECALL_DESCRIPTION,
-                input_schema=RECALL_INPUT,
-                output_schema=output_schema(RECALL),
-                annotations=types.ToolAnnotations(
-                    title="Recall facts", read_only_hint=True, open_world_hint=False
-                ),
-            ),
-            *keyed_tools(),
-        ]
+        return [tool.listing(enable_write=self.enable_write) for tool in TOOLS]
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -201,38 +158,29 @@ class GnoMcp:
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        if params.name not in (REMEMBER, RECALL, *KEYED_TOOLS):
+        tool = TOOLS_BY_NAME.get(params.name)
+        if tool is None:
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"Unknown tool {params.name!r}; this server has {REMEMBER}, {RECALL} "
-                f"and {', '.join(KEYED_TOOLS)}.",
+                message=f"Unknown tool {params.name!r}; this server has {tool_names()}.",
             )
         caller = caller_from(ctx)
         try:
-            if params.name in KEYED_TOOLS:
-                result = await self._blocking(
-                    call_keyed,
-                    self.engine,
-                    params.name,
-                    params.arguments or {},
-                    caller=caller,
-                    session=self.session_id,
-                    writes=params.name == MEMORY_REMEMBER,
-                )
-                return ok_result(result)
-            arguments = check_arguments(params.name, params.arguments or {})
-            if params.name == REMEMBER:
-                request = remember_request(arguments, caller=caller, session=self.session_id)
-                result = await self._blocking(
-                    self.engine.remember,
-                    request,
-                    hold_writes=not self.enable_write,
-                    origin="mcp",
-                    writes=self.enable_write and request.decision in ("add", "supersede"),
-                )
-            else:
-                query = recall_request(arguments, caller=caller, session=self.session_id)
-                result = await self._blocking(self.engine.recall, query)
+            arguments = params.arguments or {}
+            if tool.checked:
+                arguments = check_arguments(tool.name, tool.input_schema, arguments)
+            call = ToolCall(
+                service=self.service,
+                arguments=arguments,
+                caller=caller,
+                session=self.session_id,
+                hold_writes=tool.holds_writes(enable_write=self.enable_write),
+            )
+            result = await self._blocking(
+                tool.handler,
+                call,
+                writes=tool.writes_now(arguments, enable_write=self.enable_write),
+            )
         except MemoryFailure as failure:
             return error_result(failure)
         except Exception as exc:
@@ -306,40 +254,7 @@ class GnoMcp:
 
     def read_uri(self, uri: str) -> tuple[str, str]:
         """The text and MIME type of a resource (blocking: runs in a worker thread)."""
-        if uri == PROPOSALS_URI:
-            return json.dumps(
-                {"proposals": list_proposals(self.engine)}, ensure_ascii=False
-            ), "application/json"
-        match = _FACT_URI.match(uri)
-        if match is None:
-            raise MemoryFailure(
-                "MEMORY_NOT_FOUND",
-                f"{uri} is not a resource of this server: read {PROPOSALS_URI} or a fact uri "
-                "gno://<collection>/facts/<YYYY-MM-DD>/mem-<16 hex>.md (or .json).",
-            )
-        collection, day, record = match["collection"], match["day"], match["record"]
-        md_uri = f"gno://{collection}/facts/{day}/{record}.md"
-        with Session(self.engine.db, expire_on_commit=False) as session:
-            row = get_fact(session, ref=md_uri)
-        root = self.engine.collection_root(collection)
-        path = Path(root) / (row.rel_path if row else f"facts/{day}/{record}.md")
-        if not path.is_file():
-            raise MemoryFailure(
-                "MEMORY_NOT_FOUND", f"No fact {md_uri}. Recall to find the current uri."
-            )
-        content = path.read_text(encoding="utf-8")
-        if match["ext"] == "md":
-            return content, "text/markdown"
-        if row is None:  # written but not indexed (sync failed): the file is canonical
-            fact = parse_fact_file(content, where=str(path))
-            row = row_from_file(
-                fact,
-                collection=collection,
-                uri=md_uri,
-                rel_path=f"facts/{day}/{record}.md",
-                docid=str(fact.workbench.get("docid") or "#" + record[4:12]),
-            )
-        return json.dumps(public_fact(row), ensure_ascii=False), "application/json"
+        return self.service.facts.read_resource(uri)
 
     # -- running ----------------------------------------------------------------------------
 
@@ -350,10 +265,10 @@ class GnoMcp:
             )
 
 
-def serve(engine: MemoryEngine, *, enable_write: bool = False) -> None:
+def serve(service: MemoryService, *, enable_write: bool = False) -> None:
     """Serve until the client closes stdin. Logs go to stderr; stdout is the protocol."""
     logging.basicConfig(level=logging.WARNING, format="gno-tui mcp: %(levelname)s %(message)s")
-    app = GnoMcp(engine, enable_write=enable_write)
+    app = GnoMcp(service, enable_write=enable_write)
     log.info(
         "serving session %s (%s)",
         app.session_id,

@@ -1,5 +1,6 @@
-"""The MCP tools' contracts (docs/contract.md section 11b): input schemas, descriptions, and the
-translation of tool arguments into engine requests.
+"""The gno_remember and gno_recall tools' contracts (docs/contract.md section 11b): input
+schemas, descriptions, and the translation of tool arguments into engine requests. The tools
+themselves are entries of gno_tui/mcp_registry.py's table.
 
 Input schemas are written out by hand so every property carries a description and nothing
 unknown gets through (additionalProperties false). Output schemas are the seed result schemas
@@ -8,19 +9,18 @@ and a violation becomes the contract error an agent can act on (MEMORY_SCOPES_RE
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from engine.contract.errors import MemoryFailure
-from engine.contract.validation import load_schema
-from engine.memory.recall import MAX_FACTS_LIMIT, MAX_TOKENS_LIMIT, RecallRequest
-from engine.memory.remember import RememberRequest
-
-REMEMBER = "gno_remember"
-RECALL = "gno_recall"
+from engine.facade import (
+    MAX_FACTS_LIMIT,
+    MAX_TOKENS_LIMIT,
+    MemoryFailure,
+    RecallRequest,
+    RememberRequest,
+)
 
 _SHA256 = {"type": "string", "pattern": "^[a-f0-9]{64}$"}
 _SCOPES = {
@@ -193,22 +193,13 @@ Recall the user's stored facts relevant to a query, best first, within a budget.
   content is {"error": {"code", "message"}}."""
 
 
-def output_schema(tool: str) -> dict[str, Any]:
-    """The seed result schema, verbatim (a copy: the cached one must not be mutated)."""
-    schema = load_schema("remember" if tool == REMEMBER else "recall")
-    return json.loads(json.dumps(schema))  # type: ignore[no-any-return]
-
-
 def remember_description(enable_write: bool) -> str:
     return REMEMBER_DESCRIPTION.format(mode=WRITE_ENABLED if enable_write else PROPOSE_ONLY)
 
 
 # -- argument checks ------------------------------------------------------------------------
 
-_VALIDATORS = {
-    REMEMBER: Draft202012Validator(REMEMBER_INPUT),
-    RECALL: Draft202012Validator(RECALL_INPUT),
-}
+_VALIDATORS: dict[str, Draft202012Validator] = {}  # by tool name, made at its first call
 # A missing required argument -> the engine's own code for it.
 _MISSING_CODES = {
     "text": "MEMORY_TEXT_REQUIRED",
@@ -276,15 +267,17 @@ def _describe(error: ValidationError) -> str:
     return f"{subject}: {error.message[:200]}"
 
 
-def check_arguments(tool: str, arguments: Any) -> dict[str, Any]:
-    """The arguments, if they fit the tool's input schema; else the matching MemoryFailure."""
+def check_arguments(tool: str, schema: dict[str, Any], arguments: Any) -> dict[str, Any]:
+    """The arguments, if they fit the tool's input `schema`; else the matching MemoryFailure."""
     if not isinstance(arguments, dict):
         raise MemoryFailure("MEMORY_USAGE_INVALID", f"{tool} takes an object of arguments.")
-    errors = sorted(_VALIDATORS[tool].iter_errors(arguments), key=_priority)
+    validator = _VALIDATORS.get(tool)
+    if validator is None:
+        validator = _VALIDATORS[tool] = Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(arguments), key=_priority)
     if not errors:
         return arguments
     error = errors[0]
-    schema = REMEMBER_INPUT if tool == REMEMBER else RECALL_INPUT
     if error.validator == "required" and not error.absolute_path:
         missing = [name for name in schema["required"] if name not in arguments]
         name = missing[0]

@@ -1,36 +1,54 @@
-"""What every workbench screen shares: the store, the acting person, the command list, and a
-refresh when the store changes."""
+"""What every workbench screen shares: its dependencies (given by the app when it builds the
+screen), the command list, a refresh when the store changes, failed workers passed on to the
+app, and the one path by which a screen curates a fact."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import ClassVar
 
+from textual import work
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Tab, Tabs
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, get_current_worker
 
-from gno_tui.messages import StoreChanged
+from engine.facade import Curation, CurationAction, FactRecord, MemoryService
+from gno_tui.messages import StoreChanged, forward_failure
 from gno_tui.workbench_commands import WorkbenchCommand
+from screens.reason_prompt import ReasonPrompt
 
-if TYPE_CHECKING:
-    from engine.storage.store import MemoryEngine
+
+@dataclass
+class Workbench:
+    """What the app gives every screen: the engine's façade, who acts and in which session,
+    and whether writes are refused. One object, shared: the app's `actor` and `session_id`
+    write through to it."""
+
+    service: MemoryService
+    actor: str
+    session: str
+    read_only: bool = False
 
 
 class WorkbenchScreen(Screen[None]):
     COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = ()
 
+    def __init__(self, workbench: Workbench) -> None:
+        super().__init__()
+        self.workbench = workbench
+
     @property
-    def store(self) -> MemoryEngine:
-        return self.app.store  # type: ignore[attr-defined,no-any-return]
+    def service(self) -> MemoryService:
+        return self.workbench.service
 
     @property
     def actor(self) -> str:
-        return self.app.actor  # type: ignore[attr-defined,no-any-return]
+        return self.workbench.actor
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Write commands are disabled (greyed out) in a read-only workbench."""
-        if getattr(self.app, "read_only", False):
+        if self.workbench.read_only:
             for command in self.COMMANDS_LIST:
                 if command.writes and command.action.split("(")[0] == action:
                     return None
@@ -51,53 +69,56 @@ class WorkbenchScreen(Screen[None]):
         """Reload what the screen shows; screens that show store data override this."""
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A failed worker of this screen becomes a notification with its error code (state
-        changes go to the node that started the worker; they do not bubble to the app)."""
-        if event.state == WorkerState.ERROR and event.worker.error is not None:
-            self.notify_failure(event.worker.error)
+        forward_failure(self, event)
 
-    # -- curation shared by the screens that show facts (Library, Recall) -------------------
+    def deliver(self, message: Message) -> None:
+        """Post a loading worker's result, unless a newer worker of its group replaced it: a
+        cancelled thread worker still runs to its end, and its result is stale (typing a
+        filter starts one load per keystroke; only the last may paint)."""
+        if not get_current_worker().is_cancelled:
+            self.post_message(message)
 
-    def toggle_instruction(
-        self, record_id: str, workbench: dict[str, Any], curate: Callable[..., Any]
-    ) -> None:
+    # -- curation: one path for every screen that shows facts -------------------------------
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="curate")
+    def curate(self, curation: Curation, label: str | None = None) -> None:
+        """Write one curation decision through the façade, then say so (`label` names it in
+        the notification; the action's own name by default). A refusal fails the worker: the
+        app shows it with its error code."""
+        self.service.curation.curate(curation)
+        note = self.curated_note(label or curation.action.value, curation.ref)
+        self.app.call_from_thread(self.notify, note)
+        self.app.call_from_thread(self.curated)
+
+    def curated_note(self, label: str, ref: str) -> str:
+        return f"{ref}: {label} done"
+
+    def curated(self) -> None:
+        """After a curation was written (UI thread); a screen that lists facts reloads."""
+
+    def toggle_instruction(self, row: FactRecord) -> None:
         """Flip the fact's use policy between evidence-only and usable as an instruction."""
-        policy = workbench.get("usePolicy", {})
+        policy = row.workbench.get("usePolicy", {})
         flipped = not policy.get("canUseAsInstruction", False)
-        curate(
-            "use-policy",
-            record_id,
-            changes={"usePolicy": {"canUseAsInstruction": flipped, "canUseAsEvidence": True}},
+        self.curate(
+            Curation(CurationAction.USE_POLICY, row.record_id, self.actor, instruction=flipped)
         )
 
-    def ask_confidence(
-        self, record_id: str, docid: str, workbench: dict[str, Any], curate: Callable[..., Any]
-    ) -> None:
-        """Ask a confidence from 0 to 1 and set it; anything else is refused with a hint."""
-        from screens.reason_prompt import ReasonPrompt
-
-        current = workbench.get("provenance", {}).get("confidence", 0.7)
+    def ask_confidence(self, row: FactRecord) -> None:
+        """Ask a confidence from 0 to 1 and set it (the engine refuses anything else)."""
+        current = row.workbench.get("provenance", {}).get("confidence", 0.7)
 
         def apply(answer: str | None) -> None:
             if answer is None:
                 return
             try:
-                value = float(answer)
+                value: float | None = float(answer)
             except ValueError:
-                value = -1.0
-            if not 0.0 <= value <= 1.0:
-                self.notify("Confidence is a number from 0 to 1, e.g. 0.8.", severity="warning")
-                return
-            curate("confidence", record_id, changes={"provenance": {"confidence": value}})
+                value = None  # not a number: refused by the engine, with its hint
+            self.curate(
+                Curation(CurationAction.CONFIDENCE, row.record_id, self.actor, confidence=value)
+            )
 
         self.app.push_screen(
-            ReasonPrompt(f"Confidence of {docid} (0 to 1)", initial=str(current)), apply
-        )
-
-    def notify_failure(self, error: Any) -> None:
-        self.notify(
-            getattr(error, "message", str(error)),
-            title=getattr(error, "code", "Error"),
-            severity="error",
-            timeout=8,
+            ReasonPrompt(f"Confidence of {row.docid} (0 to 1)", initial=str(current)), apply
         )

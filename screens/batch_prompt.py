@@ -1,7 +1,9 @@
 """One decision for every marked item: choose it, read the count summary, then y or n.
 
 Review uses it for marked proposals (add or reject), Library for marked facts (confirm, stale,
-evidence-only, retire). A choice that needs a reason asks for one before the summary."""
+evidence-only, retire). A choice that needs a reason asks for one before the summary. The
+choice is returned by name; the screen turns it into a decision (an unknown name is refused
+there, never taken for another)."""
 
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ class BatchPrompt(ModalScreen[BatchChoice | None]):
             yield Static(self._question(), id="batch-summary")
 
     def _keys(self) -> str:
-        keys = {binding.action: binding.key for binding in self.BINDINGS}  # type: ignore[union-attr]
+        keys = {b.action: b.key for b in self.BINDINGS if isinstance(b, Binding)}
         return " · ".join(
             f"{keys.get(f'choose({action!r})', '?')} {label}"
             + (" (one reason)" if needs_reason else "")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -13,38 +14,46 @@ from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
 
-from engine.contract.errors import MemoryFailure
-from engine.contract.normalize import iso_utc
-from engine.curation import review
-from engine.memory import browse
-from engine.memory.receipts import recall_usage
-from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.library_view import (
-    COLUMNS,
-    TABS,
-    FactsLoaded,
+from engine.facade import (
+    Curation,
+    CurationAction,
+    FactRecord,
     LibraryFilter,
-    detail_text,
-    fact_cells,
-    load_library_page,
+    LibraryPage,
+    MemoryFailure,
+    iso_utc,
 )
+from gno_tui.messages import OpenChain
+from gno_tui.render.library import COLUMNS, TABS, detail_text, fact_cells
+from gno_tui.widgets.fact_table import FactTable
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
-from screens.base import WorkbenchScreen
+from screens.base import Workbench, WorkbenchScreen
 from screens.batch_prompt import BatchChoice, FactBatchPrompt
 from screens.commands.library import LIBRARY_COMMANDS
 from screens.reason_prompt import ReasonPrompt
 
 PAGE_SIZE = 200
-# Batch decisions that are a use-policy change, and the change.
-BATCH_CHANGES = {
-    "evidence-only": {"usePolicy": {"canUseAsInstruction": False, "canUseAsEvidence": True}},
-}
+
+
+@dataclass
+class PageLoaded(Message):
+    page: LibraryPage
 
 
 @dataclass
 class DetailLoaded(Message):
     record_id: str
     body: Text
+
+
+def batch_curation(choice: BatchChoice) -> Callable[[str, str], Curation]:
+    """A batch choice as the curation of each marked fact (by ref, for an actor). The choices
+    are curation actions by name, and `evidence-only`: a use-policy change. An unknown name
+    is refused (MemoryFailure), never taken for another action."""
+    if choice.action == "evidence-only":
+        return lambda ref, actor: Curation(CurationAction.USE_POLICY, ref, actor, instruction=False)
+    action = CurationAction.parse(choice.action)
+    return lambda ref, actor: Curation(action, ref, actor, reason=choice.reason or "")
 
 
 class LibraryScreen(WorkbenchScreen):
@@ -85,11 +94,11 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = LIBRARY_COMMANDS
     BINDINGS = bindings(COMMANDS_LIST)
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, workbench: Workbench) -> None:
+        super().__init__(workbench)
         self.filter = LibraryFilter()
         self.tab = "all"
-        self.rows: list[Any] = []
+        self.rows: list[FactRecord] = []
         self.total = 0
         self.marked: set[str] = set()  # record ids, kept across reloads until applied
         self.visual_anchor: int | None = None  # the row a `v` range starts from
@@ -128,29 +137,31 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="library-load")
     def load_page(self, wanted: LibraryFilter, tab: str, offset: int) -> None:
-        self.post_message(load_library_page(self.store, wanted, tab, offset, PAGE_SIZE))
+        page = self.service.facts.library_page(wanted, tab=tab, offset=offset, limit=PAGE_SIZE)
+        self.deliver(PageLoaded(page))
 
-    def on_facts_loaded(self, message: FactsLoaded) -> None:
+    def on_page_loaded(self, message: PageLoaded) -> None:
+        page = message.page
         table = self.query_one(FactTable)
-        if message.offset == 0:
+        if page.offset == 0:
             keep = table.cursor_row
             table.clear()
             self.rows = []
         else:
             keep = None
-        now = self.store.now()
-        for row in message.rows:
+        now = self.service.now()
+        for row in page.rows:
             self.rows.append(row)
             marked = row.record_id in self.marked
             table.add_row(*fact_cells(row, now, marked, self.filter.as_of), key=row.record_id)
-        self.total = message.total
+        self.total = page.total
         if keep is not None and self.rows:
             table.move_cursor(row=min(keep, len(self.rows) - 1))
         for key, label in TABS:
             count = (
-                sum(message.counts.values()) - message.counts.get("attention", 0)
+                sum(page.counts.values()) - page.counts.get("attention", 0)
                 if key == "all"
-                else message.counts.get(key, 0)
+                else page.counts.get(key, 0)
             )
             self.query_one(f"#tab-{key}", Tab).label = f"{label} {count}"
         self.remeasure_tab_underline(self.query_one(Tabs))
@@ -187,18 +198,19 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="library-detail")
     def load_detail(self, record_id: str) -> None:
-        row = browse.fact_row(self.store, record_id)
-        recalled, last_by = recall_usage(self.store, record_id)
-        path = self.store.collection_root(row.collection) / row.rel_path
+        service = self.service
+        row = service.facts.get(record_id)
+        recalled, last_by = service.receipts.usage(record_id)
+        path = service.collection_root(row.collection) / row.rel_path
         # Shown relative to the store's home when it lives there (the usual case): shorter,
         # and the same on every machine.
         shown = (
-            f"<home>/{path.relative_to(self.store.home)}"
-            if path.is_relative_to(self.store.home)
+            f"<home>/{path.relative_to(service.home)}"
+            if path.is_relative_to(service.home)
             else str(path)
         )
-        self.post_message(
-            DetailLoaded(record_id, detail_text(row, self.store.now(), shown, recalled, last_by))
+        self.deliver(
+            DetailLoaded(record_id, detail_text(row, service.now(), shown, recalled, last_by))
         )
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
@@ -249,32 +261,33 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
     # -- curation -----------------------------------------------------------------------
 
-    def _selected(self) -> Any | None:
+    def _selected(self) -> FactRecord | None:
         table = self.query_one(FactTable)
         if not self.rows or table.cursor_row >= len(self.rows):
             self.notify("No fact selected.", severity="warning")
             return None
         return self.rows[table.cursor_row]
 
-    def action_confirm(self) -> None:
+    def _curate_selected(self, action: CurationAction, label: str | None = None) -> None:
         if (row := self._selected()) is not None:
-            self.curate("confirm", row.record_id)
+            self.curate(Curation(action, row.record_id, self.actor), label)
+
+    def action_confirm(self) -> None:
+        self._curate_selected(CurationAction.CONFIRM)
 
     def action_mark_stale(self) -> None:
-        if (row := self._selected()) is not None:
-            self.curate("stale", row.record_id)
+        self._curate_selected(CurationAction.MARK_STALE, "stale")
 
     def action_toggle_instruction(self) -> None:
         if (row := self._selected()) is not None:
-            self.toggle_instruction(row.record_id, row.workbench, self.curate)
+            self.toggle_instruction(row)
 
     def action_set_confidence(self) -> None:
         if (row := self._selected()) is not None:
-            self.ask_confidence(row.record_id, row.docid, row.workbench, self.curate)
+            self.ask_confidence(row)
 
     def action_restore(self) -> None:
-        if (row := self._selected()) is not None:
-            self.curate("restore", row.record_id)
+        self._curate_selected(CurationAction.RESTORE)
 
     def action_retire(self) -> None:
         row = self._selected()
@@ -283,15 +296,21 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
         def retire_with(reason: str | None) -> None:
             if reason:
-                self.curate("retire", row.record_id, reason)
+                self.curate(Curation(CurationAction.RETIRE, row.record_id, self.actor, reason))
 
         self.app.push_screen(ReasonPrompt(f"Why retire {row.docid}?"), retire_with)
+
+    def curated_note(self, label: str, ref: str) -> str:
+        return f"{label}: done"
+
+    def curated(self) -> None:
+        self.reload()
 
     # -- marks and batch decisions ------------------------------------------------------
 
     def _show_mark(self, index: int) -> None:
         row = self.rows[index]
-        cells = fact_cells(row, self.store.now(), row.record_id in self.marked)
+        cells = fact_cells(row, self.service.now(), row.record_id in self.marked)
         self.query_one(FactTable).update_cell_at(Coordinate(index, 0), cells[0])
 
     def action_mark(self) -> None:
@@ -346,12 +365,11 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     def decide_all(self, choice: BatchChoice, record_ids: list[str]) -> None:
         """One decision per fact, each its own write; a fact the engine refuses (already
         retired, say) is counted with its error code and the rest go on."""
-        changes = BATCH_CHANGES.get(choice.action)
-        what = "use-policy" if changes is not None else choice.action
+        curation_of = batch_curation(choice)  # an unknown choice fails the worker, loudly
         refused: list[str] = []
         for record_id in record_ids:
             try:
-                self.curate_one(what, record_id, choice.reason or "", changes)
+                self.service.curation.curate(curation_of(record_id, self.actor))
             except MemoryFailure as failure:
                 refused.append(failure.code)
         done = len(record_ids) - len(refused)
@@ -367,43 +385,8 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         self.marked.clear()
         self.reload()
 
-    # -- one fact -----------------------------------------------------------------------
-
-    @work(thread=True, exclusive=False, exit_on_error=False, group="library-curate")
-    def curate(
-        self,
-        what: str,
-        record_id: str,
-        reason: str = "",
-        changes: dict[str, dict[str, Any]] | None = None,
-    ) -> None:
-        self.curate_one(what, record_id, reason, changes)
-        self.app.call_from_thread(self.notify, f"{what}: done")
-        self.app.call_from_thread(self.reload)
-
-    def curate_one(
-        self,
-        what: str,
-        record_id: str,
-        reason: str = "",
-        changes: dict[str, dict[str, Any]] | None = None,
-    ) -> None:
-        """One curation write through the engine (called from a worker thread)."""
-        if changes is not None:
-            review.set_curation(
-                self.store, ref=record_id, actor=self.actor, action=what, changes=changes
-            )
-        elif what == "confirm":
-            review.confirm(self.store, ref=record_id, actor=self.actor)
-        elif what == "stale":
-            review.mark_stale(self.store, ref=record_id, actor=self.actor)
-        elif what == "retire":
-            review.retire(self.store, ref=record_id, actor=self.actor, reason=reason)
-        else:
-            review.restore(self.store, ref=record_id, actor=self.actor)
+    # -- the chain ----------------------------------------------------------------------
 
     def action_open_chain(self) -> None:
         if (row := self._selected()) is not None:
-            self.app.selected_fact = row.record_id  # type: ignore[attr-defined]
-            if "supersession" in self.app.MODES:  # type: ignore[attr-defined]
-                self.app.switch_mode("supersession")
+            self.post_message(OpenChain(row.record_id))

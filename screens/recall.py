@@ -3,35 +3,41 @@ the receipt; verify the receipt and look at the raw JSON."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Label, ProgressBar, Static
 
-from engine.contract.normalize import POLICIES
-from engine.contract.validation import schema_errors
-from engine.curation import review
-from engine.curation.labels import LabelSummary
-from engine.interop.ob1 import ob1_memory, ob1_response
-from engine.memory import browse
-from engine.memory.recall import ALIGNMENT_WEIGHT, SEMANTIC_WEIGHT, RecallRequest
-from engine.memory.receipts import ReceiptCheck, verify_receipt
-from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.recall_view import (
+from engine.facade import (
+    ALIGNMENT_WEIGHT,
+    POLICIES,
+    SEMANTIC_WEIGHT,
+    Curation,
+    CurationAction,
+    LabelSummary,
+    RecallRequest,
+    ReceiptCheck,
+    ScoreParts,
+    WhyNot,
+    schema_errors,
+)
+from gno_tui.messages import OpenChain
+from gno_tui.render.recall import (
     COLUMNS,
     cut_line,
     fact_cells,
+    schema_verdict,
     status_text,
     use_policy,
 )
-from gno_tui.widgets.why_not import WhyNot, why_not, why_not_text
+from gno_tui.render.why_not import why_not_text
+from gno_tui.widgets.fact_table import FactTable
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
+from screens.base import Workbench
 from screens.commands.recall import RECALL_COMMANDS
 from screens.json_modal import JsonModal
 from screens.recall_labelling import RecallLabelling
@@ -43,11 +49,6 @@ SCHEMA_LABELS = {
 }
 
 
-def workbench_session(app: Any) -> str:
-    """The session the workbench's own recalls and writes carry."""
-    return getattr(app, "session_id", None) or f"tui:{os.getpid()}"
-
-
 @dataclass
 class RecallDone(Message):
     result: dict[str, Any]
@@ -55,7 +56,7 @@ class RecallDone(Message):
     schema: str  # recall | ob1_recall
     errors: list[str]
     uses: dict[str, str]  # recordId -> the fact's use policy when it was recalled
-    parts: dict[str, Any]  # recordId -> what its score is made of (engine.recall.ScoreParts)
+    parts: dict[str, ScoreParts]  # recordId -> what its score is made of
 
 
 @dataclass
@@ -119,8 +120,8 @@ Recall the facts an agent would get for a query, under a budget.
     COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = RECALL_COMMANDS
     BINDINGS = bindings(COMMANDS_LIST)
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, workbench: Workbench) -> None:
+        super().__init__(workbench)
         self.format = "gno"
         self.egress = "local_only"
         self.result: dict[str, Any] | None = None
@@ -167,7 +168,7 @@ Recall the facts an agent would get for a query, under a budget.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall-scopes")
     def load_scopes(self) -> None:
-        self.post_message(ScopesKnown(browse.known_scopes(self.store)[:8]))
+        self.deliver(ScopesKnown(self.service.facts.known_scopes()[:8]))
 
     def on_scopes_known(self, message: ScopesKnown) -> None:
         box = self.query_one("#recall-scopes", Input)
@@ -185,7 +186,7 @@ Recall the facts an agent would get for a query, under a budget.
             query=value("query"),
             scopes=scopes,
             caller=self.actor,
-            session=workbench_session(self.app),
+            session=self.workbench.session,
             max_facts=value("max-facts") or "8",
             max_tokens=value("max-tokens") or "512",
             egress=self.egress,
@@ -202,22 +203,17 @@ Recall the facts an agent would get for a query, under a budget.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall-run")
     def run_recall(self, request: RecallRequest, output: str) -> None:
-        result, parts = self.store.recall_explained(request)
+        explained = self.service.recall_explained(request)
+        result, parts = explained.result, explained.parts
+        uses = {
+            fact["recordId"]: use_policy(self.service.facts.get(fact["recordId"]).workbench)
+            for fact in result["facts"]
+        }
         document, schema = result, "recall"
-        rows = {f["recordId"]: browse.fact_row(self.store, f["recordId"]) for f in result["facts"]}
-        uses = {record_id: use_policy(row.workbench) for record_id, row in rows.items()}
         if output == "ob1":
-            memories = [
-                ob1_memory(
-                    f,
-                    collection=rows[f["recordId"]].collection,
-                    workbench=rows[f["recordId"]].workbench,
-                )
-                for f in result["facts"]
-            ]
-            document, schema = ob1_response(result["receipt"]["digest"], memories), "ob1_recall"
+            document, schema = self.service.recall_as_ob1(result), "ob1_recall"
         errors = schema_errors(schema, document)
-        self.post_message(RecallDone(result, document, schema, errors, uses, parts))
+        self.deliver(RecallDone(result, document, schema, errors, uses, parts))
 
     def on_recall_done(self, message: RecallDone) -> None:
         self.result, self.document = message.result, message.document
@@ -278,7 +274,8 @@ Recall the facts an agent would get for a query, under a budget.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall-verify")
     def verify(self, receipt: dict[str, Any]) -> None:
-        self.post_message(ReceiptVerified(receipt["digest"], verify_receipt(self.store, receipt)))
+        check = self.service.receipts.verify(receipt)
+        self.deliver(ReceiptVerified(receipt["digest"], check))
 
     def on_receipt_verified(self, message: ReceiptVerified) -> None:
         if self.result is None or self.result["receipt"]["digest"] != message.digest:
@@ -309,8 +306,8 @@ Recall the facts an agent would get for a query, under a budget.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall-why")
     def compute_why_not(self, request: RecallRequest, result: dict[str, Any]) -> None:
-        report = why_not(self.store, request, result)
-        self.post_message(WhyNotReady(result["receipt"]["digest"], report))
+        report = self.service.facts.why_not(request, result)
+        self.deliver(WhyNotReady(result["receipt"]["digest"], report))
 
     def on_why_not_ready(self, message: WhyNotReady) -> None:
         if self.result is not None and self.result["receipt"]["digest"] == message.digest:
@@ -321,54 +318,32 @@ Recall the facts an agent would get for a query, under a budget.
         if self.document is None:
             self.notify("Run a recall first (enter in the query box).", severity="warning")
             return
-        label = SCHEMA_LABELS[self.schema]
-        if self.errors:
-            verdict = Text(
-                f"✗ {len(self.errors)} error(s) against {label}:\n" + "\n".join(self.errors[:10]),
-                style="bold red",
-            )
-        else:
-            verdict = Text(f"✓ valid against {label}", style="bold green")
+        verdict = schema_verdict(self.errors, SCHEMA_LABELS[self.schema])
         self.app.push_screen(JsonModal(f"Raw {self.format} recall result", self.document, verdict))
 
-    def action_confirm(self) -> None:
+    def _curate_highlighted(self, action: CurationAction, label: str | None = None) -> None:
         if (fact := self._selected_fact()) is not None:
-            self.curate("confirm", fact["recordId"])
+            self.curate(Curation(action, fact["recordId"], self.actor), label)
+
+    def action_confirm(self) -> None:
+        self._curate_highlighted(CurationAction.CONFIRM)
 
     def action_mark_stale(self) -> None:
-        if (fact := self._selected_fact()) is not None:
-            self.curate("stale", fact["recordId"])
+        self._curate_highlighted(CurationAction.MARK_STALE, "stale")
 
     def action_toggle_instruction(self) -> None:
         if (fact := self._selected_fact()) is not None:
-            row = browse.fact_row(self.store, fact["recordId"])
-            self.toggle_instruction(row.record_id, row.workbench, self.curate)
+            self.toggle_instruction(self.service.facts.get(fact["recordId"]))
 
     def action_set_confidence(self) -> None:
         if (fact := self._selected_fact()) is not None:
-            row = browse.fact_row(self.store, fact["recordId"])
-            self.ask_confidence(row.record_id, row.docid, row.workbench, self.curate)
-
-    @work(thread=True, exclusive=False, exit_on_error=False, group="recall-curate")
-    def curate(
-        self, what: str, record_id: str, changes: dict[str, dict[str, Any]] | None = None
-    ) -> None:
-        if changes is not None:
-            review.set_curation(
-                self.store, ref=record_id, actor=self.actor, action=what, changes=changes
-            )
-        elif what == "confirm":
-            review.confirm(self.store, ref=record_id, actor=self.actor)
-        else:
-            review.mark_stale(self.store, ref=record_id, actor=self.actor)
-        self.app.call_from_thread(self.notify, f"{record_id}: {what} done")
+            self.ask_confidence(self.service.facts.get(fact["recordId"]))
 
     @on(DataTable.RowSelected, "#recall-table")
     def open_chain(self, event: DataTable.RowSelected) -> None:
         record_id = event.row_key.value
-        if record_id and record_id != "budget-cut" and "supersession" in self.app.MODES:  # type: ignore[attr-defined]
-            self.app.selected_fact = record_id  # type: ignore[attr-defined]
-            self.app.switch_mode("supersession")
+        if record_id and record_id != "budget-cut":
+            self.post_message(OpenChain(record_id))
 
     def action_edit_query(self) -> None:
         self.query_one("#recall-query", Input).focus()

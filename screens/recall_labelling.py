@@ -3,7 +3,7 @@
 
 The screen's base class (with the receipt pane the labels are shown in), so the screen
 module stays about running and showing a recall.
-Labels are stored against the receipt (engine/recall_labels.py); pressing a label's key again
+Labels are stored against the receipt (service.curation.label); pressing a label's key again
 takes it away.
 """
 
@@ -17,11 +17,10 @@ from textual import work
 from textual.message import Message
 from textual.widgets import Static
 
-from engine.curation.labels import LabelSummary, label_recall_item, label_summary, labels_of
-from engine.memory.receipts import ReceiptCheck
+from engine.facade import LabelSummary, ReceiptCheck
+from gno_tui.render.recall import COLUMNS, label_cell, labels_text
+from gno_tui.render.receipts import receipt_text
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.recall_view import COLUMNS, label_cell, labels_text
-from gno_tui.widgets.receipt_view import receipt_text
 from screens.base import WorkbenchScreen
 from screens.reason_prompt import ReasonPrompt
 
@@ -48,7 +47,8 @@ class RecallLabelling(WorkbenchScreen):
         if not facts or table.cursor_row >= len(facts):
             self.notify("No fact highlighted.", severity="warning")
             return None
-        return facts[table.cursor_row]  # type: ignore[no-any-return]
+        fact: dict[str, Any] = facts[table.cursor_row]
+        return fact
 
     def _receipt_text(self) -> Text:
         if self.result is None:
@@ -105,10 +105,11 @@ class RecallLabelling(WorkbenchScreen):
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="recall-labels")
     def set_label(self, digest: str, ref: str, label: str) -> None:
-        label_recall_item(self.store, digest=digest, ref=ref, label=label, actor=self.actor)
+        self.service.curation.label(digest=digest, ref=ref, label=label, actor=self.actor)
         self.load_labels(digest)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall-labels-load")
     def load_labels(self, digest: str) -> None:
-        labels = labels_of(self.store, digest=digest, actor=self.actor)
-        self.post_message(LabelsLoaded(digest, labels, label_summary(self.store, actor=self.actor)))
+        curation = self.service.curation
+        labels = curation.labels_of(digest=digest, actor=self.actor)
+        self.deliver(LabelsLoaded(digest, labels, curation.label_summary(actor=self.actor)))

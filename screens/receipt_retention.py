@@ -1,23 +1,17 @@
 """The Receipts screen's retention keys: export (`x`), delete (`d`) and purge (`D`).
 
 Kept as the screen's base class so the screen module stays about what receipts say;
-everything here asks first and writes through engine/receipts.py, which logs who did it.
+everything here asks first and writes through service.receipts, which logs who did it.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from textual import work
 
-from engine.contract.normalize import iso_utc, parse_iso
-from engine.memory.receipts import (
-    delete_receipts,
-    export_receipts,
-    purge_receipts,
-    receipts_issued_before,
-)
+from engine.facade import iso_utc, parse_iso
 from gno_tui.widgets.fact_table import FactTable
 from screens.base import WorkbenchScreen
 from screens.reason_prompt import ReasonPrompt
@@ -55,7 +49,7 @@ class ReceiptRetention(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-retention")
     def export_chosen(self, digests: list[str]) -> None:
-        path = export_receipts(self.store, digests=digests)
+        path = self.service.receipts.export(digests=digests)
         self.app.call_from_thread(
             self.notify, f"{len(digests)} receipt(s) exported to {path}", title="Exported"
         )
@@ -80,13 +74,13 @@ class ReceiptRetention(WorkbenchScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-retention")
     def delete_chosen(self, digests: list[str]) -> None:
-        count = delete_receipts(self.store, digests=digests, actor=self.actor)
+        count = self.service.receipts.delete(digests=digests, actor=self.actor)
         self.marked_receipts.clear()
         self.app.call_from_thread(self.notify, f"{count} receipt(s) deleted", title="Deleted")
         self.app.call_from_thread(self.refresh_from_store)
 
     def action_purge(self) -> None:
-        initial = iso_utc(self.store.now() - DEFAULT_PURGE_AGE)
+        initial = iso_utc(self.service.now() - DEFAULT_PURGE_AGE)
 
         def chosen(value: str | None) -> None:
             if not value:
@@ -109,8 +103,8 @@ class ReceiptRetention(WorkbenchScreen):
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-retention")
-    def confirm_purge(self, before: Any) -> None:
-        count = receipts_issued_before(self.store, before)
+    def confirm_purge(self, before: datetime) -> None:
+        count = self.service.receipts.issued_before(before)
         if not count:
             self.app.call_from_thread(
                 self.notify, f"No receipt was issued before {iso_utc(before)}."
@@ -136,7 +130,7 @@ class ReceiptRetention(WorkbenchScreen):
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-retention")
-    def purge_before(self, before: Any) -> None:
-        count = purge_receipts(self.store, before=before, actor=self.actor)
+    def purge_before(self, before: datetime) -> None:
+        count = self.service.receipts.purge(before=before, actor=self.actor)
         self.app.call_from_thread(self.notify, f"{count} receipt(s) purged", title="Purged")
         self.app.call_from_thread(self.refresh_from_store)

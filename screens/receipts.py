@@ -7,20 +7,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 
-from engine.contract.normalize import POLICY_STRICTNESS
-from engine.memory import browse
-from engine.memory.receipts import ReceiptCheck, fence_preview, recent_receipts, verify_receipt
-from gno_tui.widgets.badges import egress_badge, short_hash
+from engine.facade import POLICY_STRICTNESS, CollectionRecord, ReceiptCheck, fence_preview
+from gno_tui.render.badges import egress_badge, short_hash
+from gno_tui.render.receipts import effective_text, fence_verdict, receipt_state, receipt_text
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.receipt_view import receipt_text
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
+from screens.base import Workbench
 from screens.commands.receipts import RECEIPTS_COMMANDS
 from screens.receipt_retention import ReceiptRetention
 from screens.yes_no import YesNoPrompt
@@ -32,7 +30,7 @@ NEXT_POLICY = {"local_only": "lan", "lan": "remote", "remote": "local_only"}
 class ReceiptsLoaded(Message):
     receipts: list[dict[str, Any]]
     checks: dict[str, ReceiptCheck]
-    collections: list[Any]
+    collections: list[CollectionRecord]
 
 
 @dataclass
@@ -45,16 +43,6 @@ class ReceiptChecked(Message):
 class EffectiveShown(Message):
     names: list[str]
     effective: dict[str, Any]
-
-
-def receipt_state(check: ReceiptCheck | None) -> Text:
-    if check is None:
-        return Text("?", style="dim")
-    if not (check.digest_ok and check.stored):
-        return Text("invalid", style="bold red")
-    if check.drifted:
-        return Text(f"drift {len(check.drifted)}", style="yellow")
-    return Text("current", style="green")
 
 
 class ReceiptsScreen(ReceiptRetention):
@@ -101,12 +89,12 @@ revision.
     COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = RECEIPTS_COMMANDS
     BINDINGS = bindings(COMMANDS_LIST)
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, workbench: Workbench) -> None:
+        super().__init__(workbench)
         self.receipts: list[dict[str, Any]] = []
         self.checks: dict[str, ReceiptCheck] = {}
         self.verified: set[str] = set()
-        self.collections: list[Any] = []
+        self.collections: list[CollectionRecord] = []
         self.marked: set[str] = set()  # collection names
         self.marked_receipts: set[str] = set()  # digests, for x and d
         self.effective: dict[str, Any] | None = None
@@ -157,10 +145,10 @@ revision.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-load")
     def load(self) -> None:
-        receipts = recent_receipts(self.store)
-        checks = {r["digest"]: verify_receipt(self.store, r) for r in receipts}
-        collections = sorted(self.store.collections_by_name().values(), key=lambda c: c.name)
-        self.post_message(ReceiptsLoaded(receipts, checks, collections))
+        service = self.service
+        receipts = service.receipts.recent()
+        checks = {r["digest"]: service.receipts.verify(r) for r in receipts}
+        self.deliver(ReceiptsLoaded(receipts, checks, service.collections()))
 
     def on_receipts_loaded(self, message: ReceiptsLoaded) -> None:
         self.receipts, self.checks = message.receipts, message.checks
@@ -204,10 +192,8 @@ revision.
 
     def _root(self, root: str) -> str:
         """A collection's root, relative to the store's home when it lives there."""
-        path = Path(root)
-        return (
-            str(path.relative_to(self.store.home)) if path.is_relative_to(self.store.home) else root
-        )
+        path, home = Path(root), self.service.home
+        return str(path.relative_to(home)) if path.is_relative_to(home) else root
 
     # -- receipts -----------------------------------------------------------------------
 
@@ -235,7 +221,8 @@ revision.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-verify")
     def verify_one(self, receipt: dict[str, Any]) -> None:
-        self.post_message(ReceiptChecked(receipt["digest"], verify_receipt(self.store, receipt)))
+        check = self.service.receipts.verify(receipt)
+        self.deliver(ReceiptChecked(receipt["digest"], check))
 
     def on_receipt_checked(self, message: ReceiptChecked) -> None:
         self.checks[message.digest] = message.check
@@ -260,16 +247,8 @@ revision.
         receipt = self.selected_receipt()
         if not text.strip() or receipt is None:
             verdict.update("")
-        elif fence_preview(receipt, text):
-            verdict.update(
-                Text(
-                    f"✗ would be fenced by {short_hash(receipt['digest'], 12)} "
-                    "(MEMORY_FENCED_REPLAY)",
-                    style="bold red",
-                )
-            )
         else:
-            verdict.update(Text("✓ not fenced by this receipt", style="bold green"))
+            verdict.update(fence_verdict(receipt["digest"], fence_preview(receipt, text)))
 
     @on(Input.Submitted, "#fence-text")
     def fence_submitted(self) -> None:
@@ -277,7 +256,7 @@ revision.
 
     # -- collections --------------------------------------------------------------------
 
-    def selected_collection(self) -> Any | None:
+    def selected_collection(self) -> CollectionRecord | None:
         table = self.query_one("#collections-table", FactTable)
         if not self.collections or table.cursor_row >= len(self.collections):
             self.notify("No collection selected.", severity="warning")
@@ -329,7 +308,7 @@ revision.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-policy")
     def set_policy(self, name: str, policy: str, revision: int) -> None:
-        current = self.store.collections_by_name().get(name)
+        current = next((c for c in self.service.collections() if c.name == name), None)
         if current is None or current.policy_revision != revision:
             self.app.call_from_thread(
                 self.notify,
@@ -338,7 +317,7 @@ revision.
                 severity="warning",
             )
         else:
-            self.store.set_policy(name, policy, actor=self.actor)
+            self.service.set_policy(name, policy, actor=self.actor)
             self.app.call_from_thread(self.notify, f"{name}: {policy} (revision {revision + 1})")
         self.app.call_from_thread(self.after_policy_change)
 
@@ -358,16 +337,9 @@ revision.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-effective")
     def show_effective(self, names: list[str]) -> None:
-        self.post_message(EffectiveShown(names, browse.effective_policy(self.store, names)))
+        self.deliver(EffectiveShown(names, self.service.facts.effective_policy(names)))
 
     def on_effective_shown(self, message: EffectiveShown) -> None:
-        effective = self.effective = message.effective
-        out = Text()
-        out.append("Effective policy of " + ", ".join(message.names), style="bold")
-        out.append("\n")
-        out.append(egress_badge(effective["effectivePolicy"]))
-        out.append("  a recall over these would carry this lineage\n")
-        for source in effective["sources"]:
-            out.append(f"  {source['collection']}: {source['policy']} ({source['source']})\n")
-        out.append(f"  digest {short_hash(effective['digest'], 16)}\n", style="dim")
-        self.query_one("#effective-body", Static).update(out)
+        self.effective = message.effective
+        body = effective_text(message.names, message.effective)
+        self.query_one("#effective-body", Static).update(body)

@@ -5,7 +5,6 @@ the engine returned it."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -17,18 +16,20 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static, TextArea
 
-from engine.contract.errors import MemoryFailure
-from engine.contract.normalize import collapse_text, estimate_tokens
-from engine.curation.merge import merged_text
-from engine.memory import browse
-from engine.memory.receipts import FenceExposure, fence_exposure
-from engine.memory.remember import RememberRequest
+from engine.facade import (
+    FenceExposure,
+    MemoryFailure,
+    RememberRequest,
+    collapse_text,
+    estimate_tokens,
+    merged_text,
+)
+from gno_tui.render.hidden_chars import hidden_summary
+from gno_tui.render.remember import candidate_diff, fence_text, matching_summary, outcome_text
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.hidden_chars import hidden_summary
-from gno_tui.widgets.remember_view import candidate_diff, matching_summary, outcome_text
 from gno_tui.widgets.scope_suggester import ScopeSuggester, split_scopes
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
-from screens.base import WorkbenchScreen
+from screens.base import Workbench, WorkbenchScreen
 from screens.commands.remember import REMEMBER_COMMANDS
 from screens.edit_prompt import MergePrompt
 
@@ -114,13 +115,12 @@ agent presenting one of them could not write it back (a replay).
     COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = REMEMBER_COMMANDS
     BINDINGS = bindings(COMMANDS_LIST)
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, workbench: Workbench) -> None:
+        super().__init__(workbench)
         self.suggester = ScopeSuggester()
         self.candidates: list[dict[str, Any]] = []
         self.shown_draft: Draft | None = None
         self._debounce: Timer | None = None
-        self.session_id = f"tui:{os.getpid()}"
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -168,9 +168,9 @@ agent presenting one of them could not write it back (a replay).
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="remember-store")
     def load_store_facts(self) -> None:
-        scopes = browse.known_scopes(self.store)
-        collections = sorted(self.store.collections_by_name())
-        self.post_message(StoreFacts(scopes, collections))
+        scopes = self.service.facts.known_scopes()
+        collections = sorted(collection.name for collection in self.service.collections())
+        self.deliver(StoreFacts(scopes, collections))
 
     def on_store_facts(self, message: StoreFacts) -> None:
         self.suggester.scopes = message.scopes
@@ -231,38 +231,32 @@ agent presenting one of them could not write it back (a replay).
             text=draft.text,
             scopes=draft.scopes,
             caller=self.actor,
-            session=self.session_id,
+            session=self.workbench.session,
             decision="propose",
             collection=draft.collection,
             source=draft.source,
             created_by="user",
         )
-        fence = fence_exposure(self.store, draft.text)
+        fence = self.service.receipts.exposure(draft.text)
         try:
-            result = self.store.remember(request)
+            result = self.service.remember(request)
         except MemoryFailure as failure:
             problem = f"{failure.code}: {failure.message}"
-            self.post_message(CandidatesFound(draft, None, problem, fence))
+            self.deliver(CandidatesFound(draft, None, problem, fence))
             return
-        self.post_message(CandidatesFound(draft, result, fence=fence))
+        self.deliver(CandidatesFound(draft, result, fence=fence))
 
     def on_candidates_found(self, message: CandidatesFound) -> None:
         self.show_fence(message.fence)
         self.show_candidates(message.draft, message.result, message.problem)
 
     def show_fence(self, fence: FenceExposure | None) -> None:
-        """The fence preview: recall receipts already returned this exact text, so an agent
-        presenting one cannot write it back (a replay); a person may still add it."""
         box = self.query_one("#remember-fence", Static)
         if fence is None or not fence.receipts:
             box.update("")
             box.add_class("-empty")
             return
-        box.update(
-            f"fence: {fence.receipts} recall receipt(s) returned this exact text (latest to "
-            f"{fence.latest_caller} at {fence.latest_at}); an agent presenting one gets "
-            "MEMORY_FENCED_REPLAY."
-        )
+        box.update(fence_text(fence))
         box.remove_class("-empty")
 
     def show_candidates(self, draft: Draft, result: dict[str, Any] | None, problem: str) -> None:
@@ -363,7 +357,7 @@ agent presenting one of them could not write it back (a replay).
             text=draft.text,
             scopes=draft.scopes or None,
             caller=self.actor,
-            session=self.session_id,
+            session=self.workbench.session,
             decision="add",
             collection=draft.collection,
             source=draft.source,
@@ -374,7 +368,7 @@ agent presenting one of them could not write it back (a replay).
             request.predecessor = predecessor["uri"]
             request.predecessor_hash = predecessor["contentHash"]
             request.collection = None  # a successor stays in its predecessor's collection
-        self.post_message(Written(self.store.remember(request)))
+        self.post_message(Written(self.service.remember(request)))
 
     def on_written(self, message: Written) -> None:
         result = message.result

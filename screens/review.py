@@ -5,12 +5,14 @@ is logged; `@` shows the log."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.coordinate import Coordinate
+from textual.message import Message
 from textual.widgets import (
     DataTable,
     Footer,
@@ -24,22 +26,20 @@ from textual.widgets import (
     TextArea,
 )
 
-from engine.contract.normalize import iso_utc
-from engine.curation import review
-from engine.curation.calibration import ThresholdCheck
-from engine.curation.merge import merged_text
-from engine.memory import browse
+from engine.facade import (
+    Curation,
+    CurationAction,
+    Decision,
+    FactRecord,
+    ReviewQueue,
+    ThresholdCheck,
+    merged_text,
+)
+from gno_tui.render.proposals import calibration_line, proposal_cells, proposal_detail
 from gno_tui.widgets.duplicates_pane import DuplicatesPane, PairsCounted
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.proposal_view import (
-    ProposalsLoaded,
-    calibration_line,
-    load_queue,
-    proposal_cells,
-    proposal_detail,
-)
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
-from screens.base import WorkbenchScreen
+from screens.base import Workbench, WorkbenchScreen
 from screens.batch_prompt import BatchChoice, ProposalBatchPrompt
 from screens.commands.review import REVIEW_COMMANDS
 from screens.edit_prompt import EditPrompt, MergePrompt
@@ -58,6 +58,11 @@ PROPOSAL_ACTIONS = {
 }
 DUPLICATE_ACTIONS = {"retire_older", "retire_newer", "keep_both"}
 LETTER_KEYS = PROPOSAL_ACTIONS | DUPLICATE_ACTIONS
+
+
+@dataclass
+class QueueLoaded(Message):
+    queue: ReviewQueue
 
 
 class ReviewScreen(WorkbenchScreen):
@@ -102,8 +107,8 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
     COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = REVIEW_COMMANDS
     BINDINGS = bindings(COMMANDS_LIST)
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, workbench: Workbench) -> None:
+        super().__init__(workbench)
         self.proposals: list[dict[str, Any]] = []
         self.predecessors: dict[str, dict[str, Any]] = {}
         self.marked: set[int] = set()
@@ -121,7 +126,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
                     with VerticalScroll(id="review-detail"):
                         yield Static("", id="review-detail-body")
             with TabPane("Duplicates", id="duplicates"):
-                yield DuplicatesPane(id="dup-pane")
+                yield DuplicatesPane(self.service, id="dup-pane")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -152,16 +157,17 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="review-load")
     def load_proposals(self) -> None:
-        self.post_message(load_queue(self.store))
+        self.deliver(QueueLoaded(self.service.curation.queue()))
 
-    def on_proposals_loaded(self, message: ProposalsLoaded) -> None:
+    def on_queue_loaded(self, message: QueueLoaded) -> None:
+        queue = message.queue
         table = self.query_one("#review-proposals", FactTable)
         keep = table.cursor_row
-        self.proposals, self.predecessors = message.proposals, message.predecessors
-        self.calibration = message.calibration
+        self.proposals, self.predecessors = queue.proposals, queue.predecessors
+        self.calibration = queue.calibration
         self.marked &= {p["id"] for p in self.proposals}
         table.clear()
-        now = self.store.now()
+        now = self.service.now()
         for proposal in self.proposals:
             table.add_row(
                 *proposal_cells(proposal, now, proposal["id"] in self.marked),
@@ -223,11 +229,11 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
 
     def action_add(self) -> None:
         if (proposal := self.current()) is not None:
-            self.decide([review.Decision(proposal["id"], "add", self.actor)])
+            self.decide([Decision(proposal["id"], "add", self.actor)])
 
     def action_add_confirmed(self) -> None:
         if (proposal := self.current()) is not None:
-            self.decide([review.Decision(proposal["id"], "add", self.actor, confirm=True)])
+            self.decide([Decision(proposal["id"], "add", self.actor, confirm=True)])
 
     def action_supersede(self) -> None:
         proposal = self.current()
@@ -238,7 +244,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
             self.notify("This proposal has no candidate to supersede.", severity="warning")
             return
         target = targets[min(self.chosen, len(targets) - 1)]["uri"]
-        self.decide([review.Decision(proposal["id"], "supersede", self.actor, target=target)])
+        self.decide([Decision(proposal["id"], "supersede", self.actor, target=target)])
 
     def action_reject(self) -> None:
         proposal = self.current()
@@ -247,7 +253,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
 
         def reject_with(reason: str | None) -> None:
             if reason:
-                self.decide([review.Decision(proposal["id"], "reject", self.actor, reason=reason)])
+                self.decide([Decision(proposal["id"], "reject", self.actor, reason=reason)])
 
         self.app.push_screen(ReasonPrompt(f"Why reject proposal #{proposal['id']}?"), reject_with)
 
@@ -258,7 +264,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
 
         def add_edited(text: str | None) -> None:
             if text:
-                self.decide([review.Decision(proposal["id"], "edit", self.actor, text=text)])
+                self.decide([Decision(proposal["id"], "edit", self.actor, text=text)])
 
         self.app.push_screen(
             EditPrompt(f"Edit proposal #{proposal['id']}, then add it", proposal["text"]),
@@ -278,11 +284,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         def merge_with(text: str | None) -> None:
             if text:
                 self.decide(
-                    [
-                        review.Decision(
-                            proposal["id"], "merge", self.actor, target=target["uri"], text=text
-                        )
-                    ]
+                    [Decision(proposal["id"], "merge", self.actor, target=target["uri"], text=text)]
                 )
 
         self.app.push_screen(
@@ -314,20 +316,17 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         def apply(choice: BatchChoice | None) -> None:
             if choice is not None:
                 self.decide(
-                    [
-                        review.Decision(pid, choice.action, self.actor, reason=choice.reason)
-                        for pid in ids
-                    ]
+                    [Decision(pid, choice.action, self.actor, reason=choice.reason) for pid in ids]
                 )
 
         self.app.push_screen(ProposalBatchPrompt(len(ids)), apply)
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="review-decide")
-    def decide(self, decisions: list[review.Decision]) -> None:
+    def decide(self, decisions: list[Decision]) -> None:
         done: dict[str, int] = {}
         try:
             for decision in decisions:
-                result = review.decide(self.store, decision)
+                result = self.service.curation.decide(decision)
                 what = result.get("outcome") or result.get("state") or decision.action
                 done[what] = done.get(what, 0) + 1
         finally:
@@ -344,7 +343,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
     def action_retire_newer(self) -> None:
         self.query_one(DuplicatesPane).retire(newer=True, actor=self.actor)
 
-    def _newer_of_pair(self) -> Any | None:
+    def _newer_of_pair(self) -> FactRecord | None:
         pair = self.query_one(DuplicatesPane).current_pair()
         if self.query_one(TabbedContent).active != "duplicates" or pair is None:
             self.notify(
@@ -353,30 +352,19 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
                 severity="warning",
             )
             return None
-        return browse.fact_row(self.store, pair.right.record_id)
+        return self.service.facts.get(pair.right.record_id)
 
     def action_toggle_instruction(self) -> None:
         if (row := self._newer_of_pair()) is not None:
-            self.toggle_instruction(row.record_id, row.workbench, self.curate)
+            self.toggle_instruction(row)
 
     def action_mark_stale(self) -> None:
         if (row := self._newer_of_pair()) is not None:
-            self.curate(
-                "mark-stale",
-                row.record_id,
-                {"freshness": {"staleAfter": iso_utc(self.store.now())}},
-            )
+            self.curate(Curation(CurationAction.MARK_STALE, row.record_id, self.actor))
 
     def action_set_confidence(self) -> None:
         if (row := self._newer_of_pair()) is not None:
-            self.ask_confidence(row.record_id, row.docid, row.workbench, self.curate)
-
-    @work(thread=True, exclusive=False, exit_on_error=False, group="review-curate")
-    def curate(self, what: str, record_id: str, changes: dict[str, dict[str, Any]]) -> None:
-        review.set_curation(
-            self.store, ref=record_id, actor=self.actor, action=what, changes=changes
-        )
-        self.app.call_from_thread(self.notify, f"{record_id}: {what} done")
+            self.ask_confidence(row)
 
     def action_keep_both(self) -> None:
         self.query_one(DuplicatesPane).keep_both(actor=self.actor)

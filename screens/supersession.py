@@ -5,27 +5,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from engine.contract.errors import MemoryFailure
-from engine.contract.normalize import iso_utc, parse_iso
-from engine.memory import browse
-from engine.memory.remember import RememberRequest
-from gno_tui.widgets.badges import clip
-from gno_tui.widgets.chain_diff import chain_diff
+from engine.facade import (
+    FactRecord,
+    MemoryFailure,
+    RememberRequest,
+    current_at,
+    iso_utc,
+    parse_iso,
+)
+from gno_tui.render.chain import chain_diff, chain_row, chain_status
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.workbench_commands import WorkbenchCommand, bindings
-from screens.base import WorkbenchScreen
+from screens.base import Workbench, WorkbenchScreen
 from screens.commands.supersession import SUPERSESSION_COMMANDS
 from screens.reason_prompt import ReasonPrompt
-from screens.recall import workbench_session
 
 # Unchanged words kept around each change in the diffs (`{` / `}`); None: the whole text.
 CONTEXT_STEPS: tuple[int | None, ...] = (0, 1, 3, 8, None)
@@ -34,7 +35,7 @@ CONTEXT_STEPS: tuple[int | None, ...] = (0, 1, 3, 8, None)
 @dataclass
 class ChainLoaded(Message):
     ref: str
-    versions: list[Any]
+    versions: list[FactRecord]
     now: datetime
 
 
@@ -82,10 +83,10 @@ red, added words in green).
     COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = SUPERSESSION_COMMANDS
     BINDINGS = bindings(COMMANDS_LIST)
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, workbench: Workbench) -> None:
+        super().__init__(workbench)
         self.ref: str | None = None
-        self.versions: list[Any] = []
+        self.versions: list[FactRecord] = []
         self.as_of: datetime | None = None
         self.as_of_id: str | None = None
         self.now: datetime | None = None
@@ -112,19 +113,11 @@ red, added words in green).
             "v", "docid", "created", "writer", "relation", "state", "text"
         )
         self.query_one("#chain-ref", Input).border_title = "fact"
-        self._follow_selection()
-
-    def on_screen_resume(self) -> None:
-        self._follow_selection()
-
-    def _follow_selection(self) -> None:
-        selected = getattr(self.app, "selected_fact", None)
-        if selected and selected != self.ref:
-            self.open(selected)
-        elif not self.ref:
+        if not self.ref:
             self.query_one("#chain-ref", Input).focus()
 
     def open(self, ref: str) -> None:
+        """Show the chain through `ref` (the app calls it for OpenChain, once mounted)."""
         self.ref = ref.strip()
         self.as_of = self.as_of_id = None
         self.query_one("#chain-ref", Input).value = self.ref
@@ -139,7 +132,7 @@ red, added words in green).
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chain-load")
     def load_chain(self, ref: str) -> None:
-        self.post_message(ChainLoaded(ref, browse.chain(self.store, ref), self.store.now()))
+        self.deliver(ChainLoaded(ref, self.service.facts.chain(ref), self.service.now()))
 
     def on_chain_loaded(self, message: ChainLoaded) -> None:
         table = self.query_one("#chain-table", FactTable)
@@ -147,7 +140,7 @@ red, added words in green).
         keep = table.cursor_row if same else None
         self.versions, self.now = message.versions, message.now
         if self.as_of is not None:
-            found = browse.current_at(self.versions, self.as_of)
+            found = current_at(self.versions, self.as_of)
             self.as_of_id = found.record_id if found else None
         self.render_chain()
         target = len(self.versions) - 1 if keep is None else min(keep, len(self.versions) - 1)
@@ -163,47 +156,12 @@ red, added words in green).
     def render_chain(self) -> None:
         table = self.query_one("#chain-table", FactTable)
         table.clear()
-        now = self.now or self.store.now()
+        now = self.now or self.service.now()
         for index, version in enumerate(self.versions):
-            state = browse.status_of(version, now)
-            relation = f"supersedes {self.versions[index - 1].docid}" if index else "original"
-            if index == len(self.versions) - 1:
-                relation += " · head"
-            marker = "◆" if version.record_id == self.as_of_id else " "
-            style = "" if state == "current" else "dim"
-            table.add_row(
-                Text(f"{marker}{index + 1}", style="bold magenta" if marker != " " else ""),
-                version.docid,
-                iso_utc(version.created_at)[:16].replace("T", " "),
-                version.caller,
-                relation,
-                Text(state, style=style),
-                Text(clip(version.text, 50), style=style),
-                key=version.record_id,
-            )
-        self.query_one("#chain-status", Static).update(self._status_text())
-
-    def _status_text(self) -> Text:
-        if not self.versions:
-            return Text("No fact chosen.")
-        head = self.versions[-1]
-        out = Text(
-            f"chain of {len(self.versions)} version(s) · head {head.docid} "
-            f"({browse.status_of(head, self.now or self.store.now())}) · {head.uri}"
-        )
-        if self.as_of is not None:
-            out.append("\nas of ", style="bold magenta")
-            out.append(iso_utc(self.as_of), style="bold magenta")
-            out.append(" (record time): ")
-            if self.as_of_id is None:
-                out.append("no version of this fact was current then", style="yellow")
-            else:
-                version = self.versions[self._index_of(self.as_of_id)]
-                out.append(
-                    f"◆ v{self._index_of(self.as_of_id) + 1} {version.docid} was current",
-                    style="bold",
-                )
-        return out
+            cells = chain_row(self.versions, index, now, self.as_of_id)
+            table.add_row(*cells, key=version.record_id)
+        status = chain_status(self.versions, now, self.as_of, self.as_of_id)
+        self.query_one("#chain-status", Static).update(status)
 
     @on(DataTable.RowHighlighted, "#chain-table")
     def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -259,7 +217,7 @@ red, added words in green).
             if value:
                 self.set_as_of(value)
 
-        initial = iso_utc(self.as_of or self.now or self.store.now())
+        initial = iso_utc(self.as_of or self.now or self.service.now())
         self.app.push_screen(
             ReasonPrompt("As of which time? (ISO 8601, UTC if no zone)", initial=initial), chosen
         )
@@ -273,7 +231,7 @@ red, added words in green).
             )
             return
         self.as_of = moment
-        found = browse.current_at(self.versions, moment)
+        found = current_at(self.versions, moment)
         self.as_of_id = found.record_id if found else None
         self.render_chain()
         target = self._index_of(self.as_of_id) if self.as_of_id else len(self.versions) - 1
@@ -317,14 +275,14 @@ red, added words in green).
             text=text,
             scopes=None,
             caller=self.actor,
-            session=workbench_session(self.app),
+            session=self.workbench.session,
             decision="supersede",
             predecessor=uri,
             predecessor_hash=content_hash,
             created_by="user",
         )
         try:
-            result = self.store.remember(request)
+            result = self.service.remember(request)
         except MemoryFailure as failure:
             if failure.code in ("MEMORY_SUPERSEDE_CONFLICT", "MEMORY_PREDECESSOR_HASH_MISMATCH"):
                 self.post_message(HeadConflict(failure.message))

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from engine.facade.factory import open_engine
+from engine.facade.service import open_service
 from engine.retrieval.embeddings import EmbedderStatus
 from gno_tui.app import GnoApp, create_app
 from gno_tui.demo import demo_clock, seed_demo
@@ -108,16 +108,20 @@ def to_png(svg: Path) -> Path | None:
 async def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="gno-tui-shots-") as home:
-        store = open_engine(
+        service = open_service(
             home=home, embedder_status=EmbedderStatus(None, "demo: lexical"), clock=demo_clock()
         )
-        made = seed_demo(store)
+        made = seed_demo(service)
         try:
             for mode in SCREENS_BY_MODE:
-                app = create_app(store=store, screen=mode, watch_store=False)
-                app.actor = "tui:alice"
-                app.session_id = "demo"  # type: ignore[attr-defined]
-                app.selected_fact = made["chains"][2]  # type: ignore[attr-defined]
+                app = create_app(
+                    service=service,
+                    screen=mode,
+                    watch_store=False,
+                    chain=made["chains"][2],
+                    actor="tui:alice",
+                    session="demo",
+                )
                 svg = await shoot(app, mode, out)
                 png = to_png(svg)
                 print(
@@ -125,7 +129,7 @@ async def main(out: Path) -> None:
                     + (f", {png.name}" if png else "")
                 )
         finally:
-            store.db.dispose()
+            service.close()
 
 
 if __name__ == "__main__":

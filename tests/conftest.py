@@ -22,6 +22,7 @@ import pytest
 from engine.contract.errors import ERROR_CODES
 from engine.contract.validation import schema_errors
 from engine.facade.factory import open_engine
+from engine.facade.service import MemoryService
 from engine.memory.recall import RecallRequest
 from engine.memory.remember import RememberRequest
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
@@ -166,11 +167,33 @@ def semantic_engine(home: Path, tiny_embedder: StaticModelEmbedder) -> Iterator[
     store.db.dispose()
 
 
+@pytest.fixture
+def memory(engine: MemoryEngine) -> MemoryService:
+    """The façade over the `engine` fixture (the same store)."""
+    return MemoryService(engine)
+
+
+@pytest.fixture
+def semantic_memory(semantic_engine: MemoryEngine) -> MemoryService:
+    """The façade over the `semantic_engine` fixture (the same store)."""
+    return MemoryService(semantic_engine)
+
+
 class Client:
-    """Calls the engine with test defaults and validates every result against its schema."""
+    """Calls the façade with test defaults and validates every result against its schema.
+    `engine` is the storage beneath, for tests that hand it to engine functions; assigning
+    it (a rebuilt store) moves the façade onto that store too."""
 
     def __init__(self, engine: MemoryEngine) -> None:
-        self.engine = engine
+        self.memory = MemoryService(engine)
+
+    @property
+    def engine(self) -> MemoryEngine:
+        return self.memory.engine
+
+    @engine.setter
+    def engine(self, engine: MemoryEngine) -> None:
+        self.memory = MemoryService(engine)
 
     def remember(
         self,
@@ -190,8 +213,8 @@ class Client:
             decision=decision,
             **fields,
         )
-        result = self.engine.remember(request, hold_writes=hold_writes, origin=origin)
-        return assert_valid("remember", result)  # type: ignore[no-any-return]
+        result = self.memory.remember(request, hold_writes=hold_writes, origin=origin)
+        return assert_valid("remember", result)
 
     def add(self, text: str, *scopes: str, **fields: Any) -> dict[str, Any]:
         result = self.remember(text, scopes or ("s",), **fields)
@@ -215,8 +238,8 @@ class Client:
     def recall(self, query: str, scopes: Sequence[str] = ("s",), **fields: Any) -> dict[str, Any]:
         fields.setdefault("caller", CALLER)
         fields.setdefault("session", SESSION)
-        result = self.engine.recall(RecallRequest(query=query, scopes=list(scopes), **fields))
-        return assert_valid("recall", result)  # type: ignore[no-any-return]
+        result = self.memory.recall(RecallRequest(query=query, scopes=list(scopes), **fields))
+        return assert_valid("recall", result)
 
 
 @pytest.fixture
@@ -260,7 +283,7 @@ class StoreProbe:
 
     def rows(self) -> list[tuple[str, str]]:
         """(record_id, text) of every row of the facts table."""
-        return [tuple(r) for r in self.query("SELECT record_id, text FROM facts")]  # type: ignore[misc]
+        return [tuple(r) for r in self.query("SELECT record_id, text FROM facts")]
 
     def state(self) -> tuple[int, int]:
         return len(self.files()), len(self.rows())
@@ -300,7 +323,7 @@ class CliResult:
     @property
     def error(self) -> dict[str, str] | None:
         if isinstance(self.doc, dict) and "error" in self.doc:
-            return self.doc["error"]  # type: ignore[no-any-return]
+            return self.doc["error"]
         return None
 
 
@@ -447,3 +470,25 @@ def make_client() -> Callable[[Path], Client]:
         return Client(_open(home, EmbedderStatus(None, NO_MODEL_REASON)))
 
     return make
+
+
+@pytest.fixture(scope="session")
+def client_over() -> Callable[[MemoryEngine], Client]:
+    """A Client over a store the test opened itself. Test modules take it from here, not with
+    `from conftest import Client`: at run time `conftest` is whichever conftest.py pytest
+    imported last (tests/mcp and tests/snapshots have their own)."""
+    return Client
+
+
+# -- slow tests -------------------------------------------------------------------------------
+
+# Modules marked `slow` as a whole (pytest -m "not slow" skips them; the default run keeps
+# them): the multi-process stress and race tests. They do not import pytest themselves, so the
+# marker is added here rather than with @pytest.mark.slow in the module.
+SLOW_MODULES = ("tests/mcp/test_stress.py", "tests/cli/test_cli_race.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.as_posix().endswith(SLOW_MODULES):
+            item.add_marker(pytest.mark.slow)

@@ -43,11 +43,11 @@ ERROR_CODES = frozenset(
         "MEMORY_USAGE_INVALID",
         "MEMORY_IMPORT_INVALID",
         "MEMORY_INTERNAL",
-        # Undo and redo in the workbench (engine/undo.py).
+        # Undo and redo in the workbench (engine/curation/undo.py).
         "MEMORY_NOTHING_TO_UNDO",
         "MEMORY_UNDO_UNSUPPORTED",
         "MEMORY_NOTHING_TO_REDO",
-        # The keyed API (engine/keyed.py, docs/contract.md section 8).
+        # The keyed API (engine/keyed/service.py, docs/contract.md section 8).
         "MEMORY_REQUEST_INVALID",
         "MEMORY_KEY_INVALID",
         "MEMORY_CONTENT_TOO_LARGE",

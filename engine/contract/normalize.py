@@ -1,11 +1,12 @@
 """Identity and normalisation rules of docs/contract.md section 4, shared by every surface."""
 
 import hashlib
+import itertools
 import json
 import re
 import secrets
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -141,11 +142,19 @@ def is_sha256(value: str) -> bool:
     return isinstance(value, str) and bool(_SHA256.match(value))
 
 
-def new_record_id(*, content_hash: str, created_at: str, caller: str, session: str) -> str:
-    """Derived from what the fact is and who wrote it when, plus a nonce so that two writers
-    of the same text in the same millisecond still get distinct files."""
-    seed = "\n".join((content_hash, created_at, caller, session, secrets.token_hex(8)))
-    return "mem-" + sha256_hex(seed)[:16]
+def new_record_id() -> str:
+    """A fresh record id: `mem-` and 16 hex digits from the OS's random source (64 bits, so
+    two writers of the same text in the same millisecond still get distinct files). The
+    default id generator of a MemoryEngine (`ids=`); the engine mints ids only through it."""
+    return "mem-" + secrets.token_hex(8)
+
+
+def counted_record_ids(seed: str = "") -> Callable[[], str]:
+    """A reproducible record-id generator, for `open_engine(ids=...)` in tests and the demo:
+    the n-th id (n from 1) is `mem-` + the first 16 hex of sha256(seed + n), so the ids
+    spread like random ones and their docids (the first 8 hex) rarely collide."""
+    counter = itertools.count(1)
+    return lambda: "mem-" + sha256_hex(f"{seed}{next(counter)}")[:16]
 
 
 def fact_uri(collection: str, day: str, record_id: str) -> str:

@@ -36,14 +36,14 @@ def schema_dir() -> Path:
 @cache
 def load_schema(name: str) -> dict[str, Any]:
     file = schema_dir() / SCHEMA_FILES.get(name, name)
-    return json.loads(file.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return json.loads(file.read_text(encoding="utf-8"))
 
 
 @cache
 def validator(name: str) -> Validator:
     schema = load_schema(name)
     cls = Draft202012Validator if "2020-12" in schema.get("$schema", "") else Draft7Validator
-    return cls(schema, format_checker=FormatChecker())  # type: ignore[no-any-return]
+    return cls(schema, format_checker=FormatChecker())
 
 
 def schema_errors(name: str, document: Any) -> list[str]:
@@ -59,7 +59,7 @@ def compiled_validator(name: str) -> Callable[[Any], Any]:
     reference implementation, which the tests use as the independent check). The seeds'
     keywords mean the same in draft-07 and 2020-12, so both compile as draft-07."""
     schema = {**load_schema(name), "$schema": "http://json-schema.org/draft-07/schema#"}
-    return fastjsonschema.compile(schema)  # type: ignore[no-any-return]
+    return fastjsonschema.compile(schema)
 
 
 def ensure_valid(name: str, document: dict[str, Any]) -> dict[str, Any]:

@@ -5,11 +5,11 @@ each candidate, with the similarity it was scored with. Adding the text (as is, 
 confirmed) says none of its candidates was the same fact; superseding or merging into a
 candidate says that one was. Other candidates of a superseded proposal stay unlabelled (the
 person chose one target, not a verdict on the rest), and rejections say nothing about
-duplication. The Duplicates tab adds its own verdicts (engine/duplicates.py): keep both says
-"not the same", retiring one as a duplicate of the other says "the same"; an undone one
-does not count. At a threshold, precision is the share of pairs at or above it that the person
-judged the same, recall the share of same pairs that reach it: the numbers that say whether
-`matching.threshold` suits this store.
+duplication. The Duplicates tab adds its own verdicts (engine/curation/duplicates.py): keep
+both says "not the same", retiring one as a duplicate of the other says "the same"; an
+undone one does not count. At a threshold, precision is the share of pairs at or above it
+that the person judged the same, recall the share of same pairs that reach it: the numbers
+that say whether `matching.threshold` suits this store.
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ def judged_pairs(engine: MemoryEngine) -> list[JudgedPair]:
     with Session(engine.db) as session:
         proposals = session.scalars(
             select(tables.ProposalRow)
-            .where(tables.ProposalRow.state.in_(ADDED_STATES | SUPERSEDING_STATES))  # type: ignore[attr-defined]
-            .order_by(tables.ProposalRow.id)  # type: ignore[arg-type]
+            .where(tables.ProposalRow.state.in_(ADDED_STATES | SUPERSEDING_STATES))
+            .order_by(tables.ProposalRow.id)
         ).all()
         for proposal in proposals:
             assert proposal.id is not None

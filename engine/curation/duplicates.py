@@ -3,7 +3,7 @@
 Keep both: logged, so the pair is not offered again. Retire one as a duplicate of the other:
 an ordinary retire whose log also names the fact it duplicates. Both record the pair's
 similarity and the method that scored it, so they count as labelled pairs in the threshold
-check (engine/calibration.py).
+check (engine/curation/calibration.py).
 """
 
 from __future__ import annotations

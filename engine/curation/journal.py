@@ -1,6 +1,6 @@
 """How the decision log records undo and redo: the logged action and the ids it points at.
 
-The log is the journal that engine/undo.py walks: an undo names the decision it takes back
+The log is the journal that engine/curation/undo.py walks: an undo names the decision it takes back
 (`undoes`), a redo names the undo it takes back (`redoes`)."""
 
 from __future__ import annotations

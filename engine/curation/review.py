@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 from engine.curation.journal import journal_action, journal_detail
-from engine.memory.remember import RememberRequest
+from engine.memory.remember import RememberRequest, remember
 from engine.storage import tables
 from engine.storage.database import bump_generation
 from engine.storage.factfiles import parse_fact_file, write_atomically
@@ -55,9 +55,9 @@ def public_proposal(row: tables.ProposalRow) -> dict[str, Any]:
 
 def list_proposals(engine: MemoryEngine, *, state: str | None = "pending") -> list[dict[str, Any]]:
     with Session(engine.db, expire_on_commit=False) as session:
-        query = select(tables.ProposalRow).order_by(tables.ProposalRow.id)  # type: ignore[arg-type]
+        query = select(tables.ProposalRow).order_by(tables.ProposalRow.id)
         if state is not None:
-            query = query.where(tables.ProposalRow.state == state)  # type: ignore[arg-type]
+            query = query.where(tables.ProposalRow.state == state)
         return [public_proposal(row) for row in session.scalars(query)]
 
 
@@ -102,8 +102,8 @@ def _claim(engine: MemoryEngine, proposal_id: int) -> tables.ProposalRow:
             )
         claimed = session.execute(
             update(tables.ProposalRow)
-            .where(tables.ProposalRow.id == proposal_id)  # type: ignore[arg-type]
-            .where(tables.ProposalRow.state == "pending")  # type: ignore[arg-type]
+            .where(tables.ProposalRow.id == proposal_id)
+            .where(tables.ProposalRow.state == "pending")
             .values(state="deciding")
         )
         session.commit()
@@ -120,7 +120,7 @@ def _set_state(engine: MemoryEngine, proposal_id: int, state: str) -> None:
     with Session(engine.db) as session:
         session.execute(
             update(tables.ProposalRow)
-            .where(tables.ProposalRow.id == proposal_id)  # type: ignore[arg-type]
+            .where(tables.ProposalRow.id == proposal_id)
             .values(state=state)
         )
         session.commit()
@@ -168,7 +168,7 @@ def _apply(
             request.collection = None
         else:
             request.decision = "add"
-        result = engine.remember(request)
+        result = remember(engine, request)
         state = {"added": "added", "superseded": "superseded"}.get(result["outcome"], "existing")
         if decision.action == "merge" and state == "superseded":
             state = "merged"
@@ -229,10 +229,10 @@ def retire(
     extra: dict[str, Any] | None = None,
 ) -> None:
     """A person takes a current fact out of recall and candidates; the file stays.
-    `extra` adds to the logged detail (engine/duplicates.py: which fact it duplicates).
+    `extra` adds to the logged detail (engine/curation/duplicates.py: which fact it duplicates).
 
     `undoes` / `redoes` (decision ids) mark the retire as an undo of a restore or a redo of an
-    undone retire, so the log keeps the journal (engine/undo.py)."""
+    undone retire, so the log keeps the journal (engine/curation/undo.py)."""
     if not reason.strip():
         raise MemoryFailure("MEMORY_DECISION_INVALID", "Say why the fact is retired.")
     now = engine.now()
@@ -307,9 +307,7 @@ def current_fact(session: Session, ref: str) -> tables.FactRow:
 def decision_log(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, Any]]:
     with Session(engine.db, expire_on_commit=False) as session:
         rows = session.scalars(
-            select(tables.DecisionRow)
-            .order_by(tables.DecisionRow.id.desc())  # type: ignore[union-attr]
-            .limit(limit)
+            select(tables.DecisionRow).order_by(tables.DecisionRow.id.desc()).limit(limit)
         ).all()
         return [
             {

@@ -51,8 +51,8 @@ def _decisions(engine: MemoryEngine, actor: str) -> Sequence[tables.DecisionRow]
     with Session(engine.db) as session:
         return session.scalars(
             select(tables.DecisionRow)
-            .where(tables.DecisionRow.actor == actor)  # type: ignore[arg-type]
-            .order_by(tables.DecisionRow.id.desc())  # type: ignore[union-attr]
+            .where(tables.DecisionRow.actor == actor)
+            .order_by(tables.DecisionRow.id.desc())
         ).all()
 
 

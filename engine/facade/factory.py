@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TypedDict
 
 from engine.contract.normalize import utc_now
 from engine.retrieval.embeddings import EmbedderStatus, load_embedder
@@ -24,6 +25,18 @@ def resolve_home(home: str | Path | None = None) -> Path:
     return Path(user_data_dir("gno-tui", appauthor=False))
 
 
+class EngineOptions(TypedDict, total=False):
+    """What opening a home may be told; every key is optional (see open_engine)."""
+
+    home: str | Path | None
+    db_url: str | None
+    model: str | Path | None
+    embedder_status: EmbedderStatus | None
+    clock: Callable[[], datetime]
+    ids: Callable[[], str] | None
+    lock_timeout: float
+
+
 def open_engine(
     *,
     home: str | Path | None = None,
@@ -31,8 +44,11 @@ def open_engine(
     model: str | Path | None = None,
     embedder_status: EmbedderStatus | None = None,
     clock: Callable[[], datetime] = utc_now,
+    ids: Callable[[], str] | None = None,
     lock_timeout: float = WRITE_LOCK_TIMEOUT_S,
 ) -> MemoryEngine:
+    """`clock` and `ids` (record ids, `mem-` + 16 hex; random when None) are the engine's
+    only sources of time and identity: see MemoryEngine."""
     resolved = resolve_home(home)
     resolved.mkdir(parents=True, exist_ok=True)
     url = db_url or os.environ.get("GNO_TUI_DB") or sqlite_url(resolved / "index.sqlite")
@@ -42,5 +58,6 @@ def open_engine(
         db=make_db_engine(url),
         embedder_status=status,
         clock=clock,
+        ids=ids,
         lock_timeout=lock_timeout,
     )

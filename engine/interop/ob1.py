@@ -1,4 +1,5 @@
-"""OB1 agent-memory shapes (seed 002) and the curation fields behind them (docs/contract.md section 9).
+"""OB1 agent-memory shapes (seed 002) and the curation fields behind them
+(docs/contract.md section 9).
 
 Our facts keep provenance, use policy and freshness under the fact file's `workbench:` key;
 docs/ob1-mapping.md documents how each OB1 field is filled."""

@@ -26,6 +26,7 @@ from engine.contract.normalize import (
     parse_iso,
 )
 from engine.contract.validation import ensure_valid
+from engine.curation.proposals import queue_proposal
 from engine.interop.formats import Incoming, detect_format, read_incoming
 from engine.interop.ob1 import ob1_memory, ob1_response
 from engine.memory.remember import RememberRequest
@@ -199,8 +200,8 @@ def run_import(
             source=item.source,
             collection=target,
         )
-        engine.queue_proposal(
-            request, item.text, item.scopes, target, "add", result, origin="import"
+        queue_proposal(
+            engine, request, item.text, item.scopes, target, "add", result, origin="import"
         )
     return report
 
@@ -228,7 +229,7 @@ def _all_rows(engine: MemoryEngine) -> list[tables.FactRow]:
             session.scalars(
                 select(tables.FactRow).order_by(tables.FactRow.created_at, tables.FactRow.record_id)
             )
-        )  # type: ignore[arg-type]
+        )
 
 
 def export_jsonl_items(engine: MemoryEngine) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Cursors and byte budgets of the keyed API (engine/keyed.py, docs/keyed-api.md).
+"""Cursors and byte budgets of the keyed API (engine/keyed/service.py, docs/keyed-api.md).
 
 A cursor is opaque base64url: a 16-byte HMAC-SHA256 tag, then canonical JSON
 `{"k": kind, "f": fingerprint, "p": position, ...}`. The tag is keyed by a per-store secret

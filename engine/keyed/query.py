@@ -1,10 +1,11 @@
-"""recall of the keyed API, and the query parts it shares with search (engine/keyed.py,
-docs/keyed-api.md).
+"""recall of the keyed API, and the query parts it shares with search
+(engine/keyed/service.py, docs/keyed-api.md).
 
 recall walks the live keyed heads newest event first in SQL (keyset pagination on event
-time, write time and record id); search (engine/keyed_search.py) ranks them with
-engine.lexical's BM25 over a per-namespace corpus cached by index generation. Both fill a page
-while its compact JSON, cursor included, stays within `max_bytes` (engine/keyed_cursor.py)."""
+time, write time and record id); search (engine/keyed/search.py) ranks them with
+engine.retrieval.lexical's BM25 over a per-namespace corpus kept by index generation. Both fill
+a page while its compact JSON, cursor included, stays within `max_bytes`
+(engine/keyed/cursor.py)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from sqlalchemy.orm import Session
 from engine.contract.errors import MemoryFailure
 from engine.contract.validation import ensure_valid
 from engine.keyed import cursor as keyed_cursor
+from engine.keyed.heads import COLLECTION, fact_columns, from_ms, hit_from_row, to_ms
 from engine.keyed.requests import as_int, label, namespace_scope, validate_request
-from engine.keyed.service import COLLECTION, fact_columns, from_ms, hit_from_row, to_ms
 from engine.storage import tables
 from engine.storage.records import KEYED_TAG_SEPARATOR
 

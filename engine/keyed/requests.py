@@ -1,5 +1,5 @@
 """Requests of the keyed API (seed 003): schema validation, JSON parsing, and the checks and
-normalisation of keys, namespaces, topics, tags, content and metadata (engine/keyed.py)."""
+normalisation of keys, namespaces, topics, tags, content and metadata (engine/keyed/service.py)."""
 
 from __future__ import annotations
 

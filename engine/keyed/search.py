@@ -1,15 +1,14 @@
-"""search of the keyed API (engine/keyed.py, docs/keyed-api.md): BM25 (engine.lexical) over
-the live keyed heads of a namespace, a corpus cached per index generation, with optional
-synonym and caller-given expansion; a page is filled while its JSON stays within `max_bytes`."""
+"""search of the keyed API (engine/keyed/service.py, docs/keyed-api.md): BM25
+(engine.retrieval.lexical) over the live keyed heads of a namespace, a corpus kept per index
+generation in the engine's own cache (engine.derived), with optional synonym and caller-given
+expansion; a page is filled while its JSON stays within `max_bytes`."""
 
 from __future__ import annotations
 
 import copy
 import math
 import re
-import threading
 import unicodedata
-import weakref
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from sqlalchemy.orm import Session
 from engine.contract.errors import MemoryFailure
 from engine.contract.validation import ensure_valid
 from engine.keyed import cursor as keyed_cursor
+from engine.keyed.heads import COLLECTION, fact_columns, hit_from_row
 from engine.keyed.query import (
     MAX_QUERY_TERMS,
     bad_position,
@@ -29,7 +29,6 @@ from engine.keyed.query import (
     parse_filters,
 )
 from engine.keyed.requests import has_control, validate_request
-from engine.keyed.service import COLLECTION, fact_columns, hit_from_row
 from engine.keyed.synonyms import synonyms
 from engine.retrieval.lexical import STOPWORDS, Bm25Index, stem
 from engine.storage import tables
@@ -63,29 +62,22 @@ class _Corpus:
     index: Bm25Index
 
 
-_CORPORA: weakref.WeakKeyDictionary[Any, dict[str, _Corpus]] = weakref.WeakKeyDictionary()
-_CORPORA_LOCK = threading.Lock()
-
-
 def _corpus(engine: MemoryEngine, namespace: str) -> _Corpus:
-    with _CORPORA_LOCK:
-        cached = _CORPORA.setdefault(engine, {})
-        for _ in range(5):
-            generation = engine.generation()
-            corpus = cached.get(namespace)
-            if corpus is not None and corpus.generation == generation:
-                return corpus
-            entries = _load_entries(engine, namespace)
-            if engine.generation() == generation:  # nobody wrote while we read
-                corpus = _Corpus(
-                    generation, entries, Bm25Index([e.hit["memory"]["content"] for e in entries])
-                )
-                cached[namespace] = corpus
-                return corpus
-    raise MemoryFailure(
-        "MEMORY_QUERY_FAILED",
-        "The store kept changing while the search read it (five attempts); run it again.",
-    )
+    """The namespace's corpus at the current generation, kept in the engine's own cache."""
+
+    def build(generation: int) -> _Corpus:
+        entries = _load_entries(engine, namespace)
+        return _Corpus(
+            generation, entries, Bm25Index([e.hit["memory"]["content"] for e in entries])
+        )
+
+    corpus = engine.derived.get(("keyed.search", namespace), engine.generation, build)
+    if corpus is None:
+        raise MemoryFailure(
+            "MEMORY_QUERY_FAILED",
+            "The store kept changing while the search read it (five attempts); run it again.",
+        )
+    return corpus
 
 
 def _load_entries(engine: MemoryEngine, namespace: str) -> list[_Entry]:

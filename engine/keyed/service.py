@@ -10,14 +10,13 @@ keeps them in FactRow's kv_* columns, which `reindex` rebuilds from the files.
 Every request is validated against seed 003 (jsonschema, draft 2020-12) before anything runs,
 and every response against its schema in schemas/ before it leaves. Surfaces call
 `remember`, `recall`, `search` (each taking the request dict), `get` and `history`; recall
-lives in engine/keyed_query.py, search in engine/keyed_search.py, cursors and byte budgets in
-engine/keyed_cursor.py.
+lives in engine/keyed/query.py, search in engine/keyed/search.py, cursors and byte budgets in
+engine/keyed/cursor.py, and what the three share about keyed rows in engine/keyed/heads.py.
 docs/keyed-api.md is the user-facing description."""
 
 from __future__ import annotations
 
-import copy
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
@@ -26,6 +25,8 @@ from sqlalchemy.orm import Session
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 from engine.contract.validation import ensure_valid
+from engine.keyed.heads import COLLECTION, fact_columns, hit_from_row
+from engine.keyed.query import recall as _recall
 from engine.keyed.requests import (
     MemoryInput,
     as_int,
@@ -34,54 +35,23 @@ from engine.keyed.requests import (
     namespace_scope,
     validate_request,
 )
+from engine.keyed.search import search as _search
+from engine.memory.remember import RememberRequest
+from engine.memory.remember import remember as write_fact
 from engine.storage import tables
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
 
-COLLECTION = "memory"
 DEFAULT_CALLER = "keyed-api"
 MAX_TTL_SECONDS = 100 * 366 * 86_400
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-# -- hits -------------------------------------------------------------------------------------
-
-
-def to_ms(moment: datetime) -> int:
-    return (moment - _EPOCH) // timedelta(milliseconds=1)
-
-
-def from_ms(value: int) -> datetime:
-    return _EPOCH + timedelta(milliseconds=value)
-
-
-def hit_from_row(row: tables.FactRow) -> dict[str, Any]:
-    """instantKV's MemoryHit, from a keyed fact's row."""
-    keyed = row.workbench.get("keyed") or {}
-    assert row.created_at is not None and row.kv_key is not None
-    return {
-        "key": row.kv_key,
-        "revision": row.kv_revision,
-        "written_at_ms": to_ms(row.created_at),
-        "expires_at_ms": to_ms(row.expires_at) if row.expires_at is not None else None,
-        "memory": {
-            "content": row.text,
-            "topic": row.kv_topic,
-            "tags": list(keyed.get("tags") or []),
-            "metadata": copy.deepcopy(keyed.get("metadata") or {}),
-            "occurred_at_ms": row.kv_occurred_at_ms,
-        },
-    }
+# -- chains -----------------------------------------------------------------------------------
 
 
 def _is_live(row: tables.FactRow, now: datetime) -> bool:
     return row.is_current(now)
-
-
-def fact_columns() -> Any:
-    """The facts table's columns, for queries (typed loosely, as SQLModel fields are not)."""
-    return tables.FactRow.__table__.c  # type: ignore[attr-defined]
 
 
 def _chain(session: Session, namespace: str, key: str) -> list[tables.FactRow]:
@@ -212,9 +182,6 @@ def _write(
     session: str,
     if_revision: int | None,
 ) -> dict[str, Any]:
-    from engine.memory.remember import RememberRequest
-    from engine.memory.remember import remember as write_fact
-
     keyed: dict[str, Any] = {
         "namespace": namespace,
         "key": key,
@@ -292,18 +259,14 @@ def history(engine: MemoryEngine, key: str, *, namespace: str | None = None) -> 
     return ensure_valid("keyed_history", {"key": key, "items": items})
 
 
-# -- recall and search (engine/keyed_query.py, engine/keyed_search.py) -------------------------
+# -- recall and search (engine/keyed/query.py, engine/keyed/search.py) -------------------------
 
 
 def recall(engine: MemoryEngine, request: Any, *, namespace: str | None = None) -> dict[str, Any]:
     """MemoryQuery -> `{items, next_cursor, scanned, scanned_bytes}`, newest event first."""
-    from engine.keyed.query import recall as run
-
-    return run(engine, request, namespace=namespace)
+    return _recall(engine, request, namespace=namespace)
 
 
 def search(engine: MemoryEngine, request: Any, *, namespace: str | None = None) -> dict[str, Any]:
     """SearchQuery -> `{items: [{score, ...hit}], next_cursor, truncated}`, ranked by BM25."""
-    from engine.keyed.search import search as run
-
-    return run(engine, request, namespace=namespace)
+    return _search(engine, request, namespace=namespace)

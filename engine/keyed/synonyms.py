@@ -2,7 +2,7 @@
 
 Groups of common words that stand for one another in short facts about people, work and
 everyday life. Expansion is deliberately small and symmetric: a query word found in a group
-adds the group's other words (weighted below the query's own words, see engine/keyed.py).
+adds the group's other words (weighted below the query's own words, see engine/keyed/search.py).
 Words are matched after engine.lexical's stemming, so "cars" finds the car group."""
 
 from __future__ import annotations

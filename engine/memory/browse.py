@@ -62,10 +62,10 @@ def _status_as_of(query: Any, status: str | None, moment: datetime) -> Any:
     """`_filtered`'s status part for a past moment: the facts the store held then, by what
     had happened to them by then."""
     fact = tables.FactRow
-    query = query.where(fact.created_at <= moment)  # type: ignore[operator]
-    superseded = and_(fact.superseded_at.is_not(None), fact.superseded_at <= moment)  # type: ignore[union-attr,operator]
-    retired = and_(fact.retired_at.is_not(None), fact.retired_at <= moment)  # type: ignore[union-attr,operator]
-    expired = and_(fact.expires_at.is_not(None), fact.expires_at <= moment)  # type: ignore[union-attr,operator]
+    query = query.where(fact.created_at <= moment)
+    superseded = and_(fact.superseded_at.is_not(None), fact.superseded_at <= moment)
+    retired = and_(fact.retired_at.is_not(None), fact.retired_at <= moment)
+    expired = and_(fact.expires_at.is_not(None), fact.expires_at <= moment)
     if status == "current":
         return query.where(~superseded, ~retired, ~expired)
     if status == "superseded":
@@ -91,30 +91,30 @@ def _filtered(
     fact = tables.FactRow
     if scope:
         query = query.where(
-            fact.record_id.in_(  # type: ignore[attr-defined]
+            fact.record_id.in_(
                 select(tables.FactScopeRow.record_id).where(tables.FactScopeRow.scope == scope)
             )
         )
     if collection:
         query = query.where(fact.collection == collection)
     if text:
-        words = [fact.text.ilike(f"%{word}%") for word in text.split()]  # type: ignore[attr-defined]
+        words = [fact.text.ilike(f"%{word}%") for word in text.split()]
         query = query.where(~and_(*words) if invert else and_(*words))
     if as_of is not None:
         return _status_as_of(query, status, as_of)
-    not_expired = or_(fact.expires_at.is_(None), fact.expires_at > now)  # type: ignore[union-attr,operator]
+    not_expired = or_(fact.expires_at.is_(None), fact.expires_at > now)
     if status == "current":
         query = query.where(
             fact.superseded_by.is_(None),
-            fact.retired_at.is_(None),  # type: ignore[union-attr]
+            fact.retired_at.is_(None),
             not_expired,
         )
     elif status == "superseded":
-        query = query.where(fact.superseded_by.is_not(None))  # type: ignore[union-attr]
+        query = query.where(fact.superseded_by.is_not(None))
     elif status == "retired":
-        query = query.where(fact.retired_at.is_not(None))  # type: ignore[union-attr]
+        query = query.where(fact.retired_at.is_not(None))
     elif status == "expired":
-        query = query.where(fact.expires_at <= now)  # type: ignore[operator]
+        query = query.where(fact.expires_at <= now)
     return query
 
 
@@ -150,7 +150,7 @@ def list_facts(
         )
         rows = session.scalars(
             _filtered(select(tables.FactRow), **options)
-            .order_by(tables.FactRow.created_at.desc(), tables.FactRow.record_id)  # type: ignore[union-attr]
+            .order_by(tables.FactRow.created_at.desc(), tables.FactRow.record_id)
             .offset(offset)
             .limit(limit)
         ).all()
@@ -206,9 +206,9 @@ def search_facts(
 
 def _attention_clause(now: datetime) -> Any:
     workbench = tables.FactRow.workbench
-    unconfirmed = workbench["usePolicy"]["requiresUserConfirmation"].as_boolean()  # type: ignore[index]
+    unconfirmed = workbench["usePolicy"]["requiresUserConfirmation"].as_boolean()
     # Both sides are ISO 8601 UTC strings of the same shape, so text order is time order.
-    stale = workbench["freshness"]["staleAfter"].as_string() <= iso_utc(now)  # type: ignore[index]
+    stale = workbench["freshness"]["staleAfter"].as_string() <= iso_utc(now)
     return or_(unconfirmed.is_(True), stale)
 
 
@@ -243,7 +243,7 @@ def needs_attention(engine: MemoryEngine, *, offset: int = 0, limit: int = 200) 
         rows = session.scalars(
             _filtered(select(tables.FactRow), **options)
             .where(_attention_clause(now))
-            .order_by(tables.FactRow.created_at.desc())  # type: ignore[union-attr]
+            .order_by(tables.FactRow.created_at.desc())
             .offset(offset)
             .limit(limit)
         ).all()

@@ -1,4 +1,5 @@
-"""recall (docs/contract.md section 6): rank current facts in scope, fill the budget, issue a receipt.
+"""recall (docs/contract.md section 6): rank current facts in scope, fill the budget, issue a
+receipt.
 
 Hybrid ranking fuses the lexical (BM25) and semantic (cosine + word alignment) legs by a
 calibrated blend: BM25 normalised by the query's BM25 ceiling, plus weighted semantic scores.
@@ -37,7 +38,7 @@ MAX_TOKENS_LIMIT = 65_536
 # Weight of the cosine against ceiling-normalised BM25 in the hybrid score: the best of
 # 0.5 / 1 / 1.5 / 2 on both LoCoMo turns and observations (docs/retrieval.md).
 SEMANTIC_WEIGHT = 1.0
-# Weight of the word alignment (engine/word_alignment.py), the semantic leg's second part.
+# Weight of the word alignment (engine/retrieval/word_alignment.py), the semantic leg's second part.
 ALIGNMENT_WEIGHT = 0.5
 # Pseudo-relevance feedback: the first pass's best facts, and how far the query moves to them
 # (docs/retrieval.md: +1.1 R@10 on LoCoMo turns, +0.6 R@1 on observations).

@@ -123,9 +123,7 @@ def check_stored_receipt(session: Session, receipt: dict[str, Any], now: datetim
     ids = list(receipt.get("memoryIds", []))
     rows = {
         row.record_id: row
-        for row in session.scalars(
-            select(tables.FactRow).where(tables.FactRow.record_id.in_(ids))  # type: ignore[attr-defined]
-        )
+        for row in session.scalars(select(tables.FactRow).where(tables.FactRow.record_id.in_(ids)))
     }
     for record_id in ids:
         row = rows.get(record_id)
@@ -143,9 +141,7 @@ def check_stored_receipt(session: Session, receipt: dict[str, Any], now: datetim
 def recent_receipts(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, Any]]:
     with Session(engine.db) as session:
         rows = session.scalars(
-            select(tables.ReceiptRow)
-            .order_by(tables.ReceiptRow.issued_at.desc())  # type: ignore[union-attr]
-            .limit(limit)
+            select(tables.ReceiptRow).order_by(tables.ReceiptRow.issued_at.desc()).limit(limit)
         ).all()
         return [public_receipt(row) for row in rows]
 
@@ -180,7 +176,7 @@ def fence_exposure(engine: MemoryEngine, text: str) -> FenceExposure:
         rows = session.execute(
             select(receipt.caller, receipt.issued_at)
             .where(cast(receipt.span_hashes, String).contains(digest))
-            .order_by(receipt.issued_at.desc())  # type: ignore[union-attr]
+            .order_by(receipt.issued_at.desc())
         ).all()
     if not rows:
         return FenceExposure(0)
@@ -191,9 +187,7 @@ def recall_usage(engine: MemoryEngine, record_id: str) -> tuple[int, str | None]
     """How many stored receipts name this fact, and the caller of the latest one."""
     with Session(engine.db) as session:
         rows = session.scalars(
-            select(tables.ReceiptRow).order_by(
-                tables.ReceiptRow.issued_at.desc()  # type: ignore[union-attr]
-            )
+            select(tables.ReceiptRow).order_by(tables.ReceiptRow.issued_at.desc())
         ).all()
     hits = [row for row in rows if record_id in row.memory_ids]
     return len(hits), hits[0].caller if hits else None
@@ -275,7 +269,7 @@ def _delete(
     digests = sorted(row.digest for row in rows)
     for row in rows:
         session.delete(row)
-    # A person's labels on those recalls go with them (engine/recall_labels.py).
+    # A person's labels on those recalls go with them (engine/curation/labels.py).
     session.execute(
         sql_delete(tables.RecallLabelRow).where(tables.RecallLabelRow.digest.in_(digests))
     )

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
@@ -22,17 +21,14 @@ from engine.contract.normalize import (
     content_hash,
     fact_uri,
     iso_utc,
-    new_record_id,
     normalize_scopes,
 )
 from engine.contract.validation import ensure_valid
+from engine.curation.proposals import queue_proposal
 from engine.interop.ob1 import curation_defaults
 from engine.memory.receipts import verify_presented
-from engine.retrieval.embeddings import embed_facts
 from engine.retrieval.matching import ScoredCandidate, find_candidates, matching_block
-from engine.retrieval.snapshot import IndexedFact, store_vectors
 from engine.storage import tables
-from engine.storage.database import bump_generation
 from engine.storage.factfiles import FactFile, write_atomically
 from engine.storage.records import (
     allocate_docid,
@@ -40,7 +36,6 @@ from engine.storage.records import (
     get_fact,
     public_fact,
     row_from_file,
-    scope_rows,
 )
 
 if TYPE_CHECKING:
@@ -68,7 +63,7 @@ class RememberRequest:
     created_by: str = "agent"
     # The workbench's own front-matter fields for the new fact (provenance, keyed API, ...).
     workbench: dict[str, Any] = field(default_factory=dict)
-    # A keyed-API write (engine/keyed.py): two keys may hold the same text, so the exact
+    # A keyed-API write (engine/keyed/service.py): two keys may hold the same text, so the exact
     # check and the candidates are skipped, and the content limit is the keyed API's 16 KiB.
     keyed: bool = False
 
@@ -240,7 +235,8 @@ def remember(
         exclude = [predecessor.record_id] if predecessor else []
         result, _ = _candidates_result(engine, checked, exclude)
         if checked.decision != "propose":
-            engine.queue_proposal(
+            queue_proposal(
+                engine,
                 request,
                 checked.text,
                 checked.scopes,
@@ -281,12 +277,7 @@ def _write(
                 {"outcome": "existing", "record": public_fact(existing), "matching": matching},
             )
         created_at = iso_utc(now)
-        record_id = new_record_id(
-            content_hash=checked.content_hash,
-            created_at=created_at,
-            caller=checked.caller,
-            session=checked.session,
-        )
+        record_id = engine.new_record_id()
         docid = allocate_docid(session, record_id=record_id)
     day = created_at[:10]
     uri = fact_uri(checked.collection, day, record_id)
@@ -337,34 +328,3 @@ def _write(
         "matching": matching,
     }
     return ensure_valid("remember", result)
-
-
-def insert_fact_row(
-    session: Session, row: tables.FactRow, predecessor: tables.FactRow | None, now_iso_moment: Any
-) -> None:
-    """The index half of a write, inside the caller's transaction."""
-    if predecessor is not None:
-        swapped = session.execute(
-            update(tables.FactRow)
-            .where(tables.FactRow.record_id == predecessor.record_id)  # type: ignore[arg-type]
-            .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
-            .where(tables.FactRow.retired_at.is_(None))  # type: ignore[union-attr]
-            .values(superseded_by=row.record_id, superseded_at=now_iso_moment)
-        )
-        if getattr(swapped, "rowcount", 0) != 1:
-            raise MemoryFailure(
-                "MEMORY_SUPERSEDE_CONFLICT",
-                f"{predecessor.uri} was superseded by another writer first. Recall again and "
-                "supersede the current fact instead.",
-            )
-    session.add(row)
-    session.flush()
-    session.add_all(scope_rows(row))
-    bump_generation(session)
-
-
-def keep_vector(engine: MemoryEngine, row: tables.FactRow) -> None:
-    embedder = engine.embedder_status.embedder
-    if embedder is not None:
-        fact = IndexedFact.from_row(row)
-        store_vectors(engine.db, embedder.model_id, [fact], embed_facts(embedder, [row.text]))

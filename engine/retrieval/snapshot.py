@@ -173,9 +173,9 @@ class SnapshotCache:
         # Plain columns, not ORM objects: building 100k table instances was half of a rebuild.
         rows = session.execute(
             select(*SNAPSHOT_COLUMNS)
-            .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
-            .where(tables.FactRow.retired_at.is_(None))  # type: ignore[union-attr]
-            .order_by(tables.FactRow.created_at, tables.FactRow.record_id)  # type: ignore[arg-type]
+            .where(tables.FactRow.superseded_by.is_(None))
+            .where(tables.FactRow.retired_at.is_(None))
+            .order_by(tables.FactRow.created_at, tables.FactRow.record_id)
         ).all()
         facts = [IndexedFact.from_row(row) for row in rows]
         if self._embedder is None:
@@ -196,7 +196,7 @@ class SnapshotCache:
             row.record_id: row
             for row in session.execute(
                 select(embedding.record_id, embedding.content_hash, embedding.vector).where(
-                    embedding.model_id == self._embedder.model_id  # type: ignore[arg-type]
+                    embedding.model_id == self._embedder.model_id
                 )
             )
         }

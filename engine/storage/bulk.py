@@ -18,7 +18,6 @@ from engine.contract.normalize import (
     content_hash,
     fact_uri,
     iso_utc,
-    new_record_id,
     normalize_scopes,
 )
 from engine.interop.ob1 import curation_defaults
@@ -90,14 +89,12 @@ def add_many(
                     continue
                 key_scopes.update(scopes)
             created_at = fact.created_at or iso_utc(engine.now())
-            record_id = fact.record_id or new_record_id(
-                content_hash=digest, created_at=created_at, caller=caller, session=session
-            )
+            record_id = fact.record_id or engine.new_record_id()
             docid = (
                 fact.docid
                 if fact.docid and fact.docid not in taken
                 else allocate_docid(None, record_id=record_id, taken=taken)
-            )  # type: ignore[arg-type]
+            )
             taken.add(docid)
             file = FactFile(
                 record_id=record_id,
@@ -141,15 +138,15 @@ def _link_predecessors(engine: MemoryEngine, record_ids: list[str]) -> None:
     with Session(engine.db, expire_on_commit=False) as session:
         successors = session.scalars(
             select(tables.FactRow)
-            .where(tables.FactRow.record_id.in_(record_ids))  # type: ignore[attr-defined]
+            .where(tables.FactRow.record_id.in_(record_ids))
             .order_by(tables.FactRow.created_at)
-        ).all()  # type: ignore[arg-type]
+        ).all()
         for successor in successors:
             for uri in successor.supersedes:
                 session.execute(
                     update(tables.FactRow)
-                    .where(tables.FactRow.uri == uri)  # type: ignore[arg-type]
-                    .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
+                    .where(tables.FactRow.uri == uri)
+                    .where(tables.FactRow.superseded_by.is_(None))
                     .values(superseded_by=successor.record_id, superseded_at=successor.created_at)
                 )
         bump_generation(session)
@@ -160,8 +157,8 @@ def _current_hashes(engine: MemoryEngine) -> dict[tuple[str, str], set[str]]:
     with Session(engine.db) as session:
         rows = session.execute(
             select(tables.FactRow.collection, tables.FactRow.content_hash, tables.FactRow.scopes)
-            .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
-            .where(tables.FactRow.retired_at.is_(None))  # type: ignore[union-attr]
+            .where(tables.FactRow.superseded_by.is_(None))
+            .where(tables.FactRow.retired_at.is_(None))
         ).all()
     seen: dict[tuple[str, str], set[str]] = {}
     for collection, digest, scopes in rows:
@@ -169,7 +166,7 @@ def _current_hashes(engine: MemoryEngine) -> dict[tuple[str, str], set[str]]:
     return seen
 
 
-_COLUMNS = [column.name for column in tables.FactRow.__table__.columns]  # type: ignore[attr-defined]
+_COLUMNS = [column.name for column in tables.FactRow.__table__.columns]
 
 
 def _flush(engine: MemoryEngine, rows: list[tables.FactRow]) -> None:

@@ -97,7 +97,7 @@ def bump_generation(session: Session) -> None:
     """Called inside every write transaction, so readers in other processes can see a change."""
     changed = session.execute(
         update(tables.StoreMetaRow)
-        .where(tables.StoreMetaRow.name == "generation")  # type: ignore[arg-type]
+        .where(tables.StoreMetaRow.name == "generation")
         .values(value=tables.StoreMetaRow.value + 1)
     )
     if getattr(changed, "rowcount", 0) == 0:

@@ -46,7 +46,7 @@ def get_fact(session: Session, *, ref: str) -> tables.FactRow | None:
         if ref.startswith("#")
         else tables.FactRow.record_id
     )
-    return session.scalars(select(tables.FactRow).where(column == ref)).first()  # type: ignore[arg-type]
+    return session.scalars(select(tables.FactRow).where(column == ref)).first()
 
 
 def current_duplicate(
@@ -55,14 +55,14 @@ def current_duplicate(
     """A current fact with the same content hash sharing at least one scope."""
     rows = session.scalars(
         select(tables.FactRow)
-        .join(tables.FactScopeRow, tables.FactScopeRow.record_id == tables.FactRow.record_id)  # type: ignore[arg-type]
-        .where(tables.FactRow.collection == collection)  # type: ignore[arg-type]
-        .where(tables.FactRow.content_hash == content_hash)  # type: ignore[arg-type]
-        .where(tables.FactScopeRow.scope.in_(list(scopes)))  # type: ignore[attr-defined]
-        .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
-        .where(tables.FactRow.retired_at.is_(None))  # type: ignore[union-attr]
-        .where(or_(tables.FactRow.expires_at.is_(None), tables.FactRow.expires_at > now))  # type: ignore[union-attr,operator]
-        .order_by(tables.FactRow.created_at)  # type: ignore[arg-type]
+        .join(tables.FactScopeRow, tables.FactScopeRow.record_id == tables.FactRow.record_id)
+        .where(tables.FactRow.collection == collection)
+        .where(tables.FactRow.content_hash == content_hash)
+        .where(tables.FactScopeRow.scope.in_(list(scopes)))
+        .where(tables.FactRow.superseded_by.is_(None))
+        .where(tables.FactRow.retired_at.is_(None))
+        .where(or_(tables.FactRow.expires_at.is_(None), tables.FactRow.expires_at > now))
+        .order_by(tables.FactRow.created_at)
     ).all()
     return rows[0] if rows else None
 
@@ -78,7 +78,7 @@ def allocate_docid(session: Session, *, record_id: str, taken: set[str] | None =
             continue
         if (
             session.scalars(
-                select(tables.FactRow.record_id).where(tables.FactRow.docid == candidate)  # type: ignore[arg-type]
+                select(tables.FactRow.record_id).where(tables.FactRow.docid == candidate)
             ).first()
             is None
         ):

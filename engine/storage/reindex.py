@@ -87,7 +87,7 @@ def _rows_from_files(
         if progress:
             progress(done, len(paths))
     for row, record_id in pending_docids:  # files without a docid of their own (e.g. GNO's)
-        row.docid = allocate_docid(None, record_id=record_id, taken=taken)  # type: ignore[arg-type]
+        row.docid = allocate_docid(None, record_id=record_id, taken=taken)
         taken.add(row.docid)
     # Supersession is derived from the successors' relations, oldest successor first.
     by_uri = {row.uri: row for row in found.values()}
@@ -123,8 +123,8 @@ def reindex(
             if stale:
                 session.execute(
                     delete(tables.FactScopeRow).where(tables.FactScopeRow.record_id.in_(stale))
-                )  # type: ignore[attr-defined]
-                session.execute(delete(tables.FactRow).where(tables.FactRow.record_id.in_(stale)))  # type: ignore[attr-defined]
+                )
+                session.execute(delete(tables.FactRow).where(tables.FactRow.record_id.in_(stale)))
                 session.flush()
             for record_id in added + changed:
                 session.add(wanted[record_id])

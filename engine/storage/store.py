@@ -1,4 +1,6 @@
-"""MemoryEngine: the one façade every surface (CLI, MCP, workbench) talks to.
+"""MemoryEngine: a home's storage. The database, the write lock, the collections and the
+ranking snapshot, which the domain modules (engine/memory, engine/curation, ...) work on.
+Surfaces do not use it directly: they go through engine.facade.MemoryService.
 
 It is handed its database engine and embedder; it owns no module-level state. Writes take the
 home's write lock (a file lock, so it holds across processes) for at most `lock_timeout` s."""
@@ -10,7 +12,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import yaml
 from filelock import FileLock, Timeout
@@ -18,7 +19,13 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
-from engine.contract.normalize import check_collection_name, check_policy, utc_now
+from engine.contract.normalize import (
+    check_collection_name,
+    check_policy,
+    is_record_id,
+    new_record_id,
+    utc_now,
+)
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.retrieval.snapshot import Snapshot, SnapshotCache
 from engine.storage import tables
@@ -29,7 +36,9 @@ from engine.storage.database import (
     read_generation,
     tables_missing,
 )
+from engine.storage.derived import GenerationCache
 from engine.storage.factfiles import write_atomically
+from engine.storage.indexing import insert_fact_row, keep_vector
 
 DEFAULT_COLLECTION = "memory"
 WRITE_LOCK_TIMEOUT_S = 10.0
@@ -43,13 +52,23 @@ class MemoryEngine:
         db: Engine,
         embedder_status: EmbedderStatus,
         clock: Callable[[], datetime] = utc_now,
+        ids: Callable[[], str] | None = None,
         lock_timeout: float = WRITE_LOCK_TIMEOUT_S,
     ) -> None:
+        """`clock` gives every time the engine writes (createdAt, decisions, receipts...);
+        `ids` gives every record id it mints: a callable returning a whole record id,
+        `mem-` + 16 lowercase hex (engine.contract.normalize.new_record_id, random, when
+        None; counted_record_ids() for reproducible ones). Ids read from imported files or
+        fact files are kept as they are."""
         self.home = Path(home)
         self.home.mkdir(parents=True, exist_ok=True)
         self.db = db
         self.embedder_status = embedder_status
         self._clock = clock
+        self._ids = ids if ids is not None else new_record_id
+        # What domain modules derive from the index between queries (the keyed search's
+        # corpora), per generation: the engine's, so no module keeps store data.
+        self.derived = GenerationCache()
         self._lock = FileLock(str(self.home / ".write.lock"), timeout=lock_timeout)
         self._lock_timeout = lock_timeout
         self._thread_lock = threading.RLock()  # reentrant: a writer may nest write paths
@@ -60,6 +79,16 @@ class MemoryEngine:
 
     def now(self) -> datetime:
         return self._clock()
+
+    def new_record_id(self) -> str:
+        """A record id for a new fact, from the `ids` generator the engine was opened with."""
+        record_id = self._ids()
+        if not is_record_id(record_id):
+            raise MemoryFailure(
+                "MEMORY_INTERNAL",
+                f"The record-id generator returned {record_id!r}, not mem-<16 lowercase hex>.",
+            )
+        return record_id
 
     @contextmanager
     def write_lock(self) -> Iterator[None]:
@@ -253,109 +282,11 @@ class MemoryEngine:
                     )
             session.commit()
 
-    # -- the contract -----------------------------------------------------------------------
-
-    def remember(
-        self, request: Any, *, hold_writes: bool = False, origin: str = "cli"
-    ) -> dict[str, Any]:
-        from engine.memory.remember import remember
-
-        return remember(self, request, hold_writes=hold_writes, origin=origin)
-
-    def recall(self, request: Any) -> dict[str, Any]:
-        from engine.memory.recall import recall
-
-        return recall(self, request)
-
-    def recall_explained(self, request: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A recall and, per returned recordId, its score's parts (engine.recall.ScoreParts)."""
-        from engine.memory.recall import recall_explained
-
-        return recall_explained(self, request)
-
-    def recall_ob1(self, request: Any) -> dict[str, Any]:
-        """A recall (receipt issued and stored as usual) shaped as an OB1 recall response."""
-        from engine.contract.validation import ensure_valid
-        from engine.interop.ob1 import ob1_memory, ob1_response
-
-        result = self.recall(request)
-        ids = [fact["recordId"] for fact in result["facts"]]
-        with Session(self.db, expire_on_commit=False) as session:
-            rows = {
-                row.record_id: row
-                for row in session.scalars(
-                    select(tables.FactRow).where(tables.FactRow.record_id.in_(ids))  # type: ignore[attr-defined]
-                )
-            }
-        memories = [
-            ob1_memory(
-                fact,
-                collection=rows[fact["recordId"]].collection,
-                workbench=rows[fact["recordId"]].workbench,
-            )
-            for fact in result["facts"]
-        ]
-        return ensure_valid("ob1_recall", ob1_response(result["receipt"]["digest"], memories))
+    # -- the index half of a write -------------------------------------------------------
 
     def index_new_fact(self, row: tables.FactRow, predecessor: tables.FactRow | None) -> None:
         """The index half of a write (a seam the fault-injection test replaces)."""
-        from engine.memory.remember import insert_fact_row, keep_vector
-
         with Session(self.db, expire_on_commit=False) as session:
             insert_fact_row(session, row, predecessor, self.now())
             session.commit()
         keep_vector(self, row)
-
-    def queue_proposal(
-        self,
-        request: Any,
-        text: str,
-        scopes: list[str],
-        collection: str,
-        decision: str,
-        result: dict[str, Any],
-        *,
-        origin: str,
-    ) -> int:
-        """Queue a write for a person; an agent repeating the same write while it still waits
-        gets the same pending proposal, not a second one."""
-        with Session(self.db, expire_on_commit=False) as session:
-            waiting = session.scalars(
-                select(tables.ProposalRow)
-                .where(tables.ProposalRow.state == "pending")  # type: ignore[arg-type]
-                .where(tables.ProposalRow.text == text)  # type: ignore[arg-type]
-                .where(tables.ProposalRow.caller == request.caller.strip())  # type: ignore[arg-type]
-                .where(tables.ProposalRow.collection == collection)  # type: ignore[arg-type]
-            ).all()
-            for row in waiting:
-                if (row.scopes, row.decision, row.predecessor) == (
-                    scopes,
-                    decision,
-                    request.predecessor,
-                ) and row.id is not None:
-                    return row.id
-            proposal = tables.ProposalRow(
-                created_at=self.now(),
-                origin=origin,
-                text=text,
-                scopes=scopes,
-                collection=collection,
-                caller=request.caller.strip(),
-                session=request.session.strip(),
-                source=request.source,
-                decision=decision,
-                predecessor=request.predecessor,
-                predecessor_hash=request.predecessor_hash,
-                candidates=result["candidates"],
-                matching=result["matching"],
-            )
-            session.add(proposal)
-            bump_generation(session)
-            session.commit()
-            assert proposal.id is not None
-            return proposal.id
-
-    def reindex(self, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-        from engine.storage.reindex import reindex
-
-        return reindex(self, progress)

@@ -4,7 +4,7 @@ Only the classes with ``table=True`` are tables. No ``from __future__ import ann
 SQLModel needs real annotations at class creation.
 """
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, String, Text, TypeDecorator
@@ -80,9 +80,9 @@ class FactRow(SQLModel, table=True):
     expires_at: datetime | None = _utc_column(index=True)
     # The workbench's own fields (front matter key `workbench:`), kept whole for round trips.
     workbench: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    # The keyed API (engine/keyed.py), NULL on other facts; derived from `workbench.keyed` by
-    # records.row_from_file. Tags and metadata are read from workbench["keyed"]; kv_tags is
-    # only the filter form ("\x1f" + "\x1f".join(tags) + "\x1f").
+    # The keyed API (engine/keyed/service.py), NULL on other facts; derived from
+    # `workbench.keyed` by records.row_from_file. Tags and metadata are read from
+    # workbench["keyed"]; kv_tags is only the filter form ("\x1f" + "\x1f".join(tags) + "\x1f").
     kv_namespace: str | None = Field(default=None, sa_column=Column(String(64)))
     kv_key: str | None = Field(default=None, sa_column=Column(String(256)))
     kv_revision: int | None = Field(default=None, sa_column=Column(BigInteger))
@@ -90,8 +90,8 @@ class FactRow(SQLModel, table=True):
     kv_tags: str | None = Field(default=None, sa_column=Column(Text))
     kv_occurred_at_ms: int | None = Field(default=None, sa_column=Column(BigInteger))
 
-    def is_current(self, now: datetime | None = None) -> bool:
-        now = now or datetime.now(UTC)
+    def is_current(self, now: datetime) -> bool:
+        """Neither superseded, retired nor expired at `now` (the engine's clock: engine.now())."""
         if self.superseded_by is not None or self.retired_at is not None:
             return False
         return self.expires_at is None or self.expires_at > now

@@ -4,21 +4,18 @@ with a word diff, and the person's decisions on a pair (retire one, keep both)."
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Select, Static
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, get_current_worker
 
-from engine.contract.normalize import collapse_text
-from engine.curation import duplicates
-from engine.memory import browse
+from engine.facade import DuplicatePair, MemoryService
+from gno_tui.messages import forward_failure
+from gno_tui.render.duplicates import ordered, pair_cells, pair_text
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.word_diff import word_diff
 
 
 @dataclass
@@ -29,7 +26,7 @@ class ScopesLoaded(Message):
 @dataclass
 class PairsLoaded(Message):
     scope: str
-    pairs: list[browse.DuplicatePair]
+    pairs: list[DuplicatePair]
 
 
 @dataclass
@@ -37,13 +34,6 @@ class PairsCounted(Message):
     """Posted to the screen so it can show the count on the tab."""
 
     count: int
-
-
-def ordered(pair: browse.DuplicatePair) -> tuple[Any, Any]:
-    """(older, newer) by creation time."""
-    if pair.right.created_at < pair.left.created_at:
-        return pair.right, pair.left
-    return pair.left, pair.right
 
 
 class DuplicatesPane(Vertical):
@@ -56,9 +46,16 @@ class DuplicatesPane(Vertical):
     }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def deliver(self, message: Message) -> None:
+        """Post a loading worker's result unless a newer load replaced it (see
+        WorkbenchScreen.deliver)."""
+        if not get_current_worker().is_cancelled:
+            self.post_message(message)
+
+    def __init__(self, service: MemoryService, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.pairs: list[browse.DuplicatePair] = []
+        self.service = service
+        self.pairs: list[DuplicatePair] = []
         self.scope: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -70,16 +67,12 @@ class DuplicatesPane(Vertical):
     def on_mount(self) -> None:
         self.query_one(FactTable).add_columns("similarity", "tier", "method", "older", "newer")
 
-    @property
-    def store(self) -> Any:
-        return self.app.store  # type: ignore[attr-defined]
-
     def reload(self) -> None:
         self.load_scopes()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="dup-scopes")
     def load_scopes(self) -> None:
-        self.post_message(ScopesLoaded(browse.known_scopes(self.store)))
+        self.deliver(ScopesLoaded(self.service.facts.known_scopes()))
 
     def on_scopes_loaded(self, message: ScopesLoaded) -> None:
         select: Select[str] = self.query_one("#dup-scope", Select)
@@ -98,7 +91,7 @@ class DuplicatesPane(Vertical):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="dup-pairs")
     def load_pairs(self, scope: str) -> None:
-        self.post_message(PairsLoaded(scope, browse.duplicate_pairs(self.store, scope=scope)))
+        self.deliver(PairsLoaded(scope, self.service.facts.duplicate_pairs(scope=scope)))
 
     def on_pairs_loaded(self, message: PairsLoaded) -> None:
         table = self.query_one(FactTable)
@@ -106,14 +99,7 @@ class DuplicatesPane(Vertical):
         self.pairs = message.pairs
         table.clear()
         for pair in self.pairs:
-            older, newer = ordered(pair)
-            table.add_row(
-                f"{pair.similarity:.3f}",
-                pair.tier,
-                pair.method,
-                f"{older.docid} {collapse_text(older.text)[:34]}",
-                f"{newer.docid} {collapse_text(newer.text)[:34]}",
-            )
+            table.add_row(*pair_cells(pair))
         if self.pairs:
             table.move_cursor(row=min(max(keep, 0), len(self.pairs) - 1))
         self.query_one("#dup-summary", Static).update(
@@ -126,7 +112,7 @@ class DuplicatesPane(Vertical):
     def pair_highlighted(self) -> None:
         self.show_pair()
 
-    def current_pair(self) -> browse.DuplicatePair | None:
+    def current_pair(self) -> DuplicatePair | None:
         row = self.query_one(FactTable).cursor_row
         return self.pairs[row] if self.pairs and 0 <= row < len(self.pairs) else None
 
@@ -140,57 +126,44 @@ class DuplicatesPane(Vertical):
                 else "No scope yet: facts appear here once there are some."
             )
             return
-        older, newer = ordered(pair)
-        out = Text()
-        out.append(
-            f"{older.docid} (older) → {newer.docid} (newer) · similarity "
-            f"{pair.similarity:.3f} · {pair.tier} · {pair.method}\n",
-            style="bold",
-        )
-        out.append_text(word_diff(older.text, newer.text))
-        diff.update(out)
+        diff.update(pair_text(pair))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Worker messages do not bubble: a failed decision is shown with its error code."""
-        if event.state == WorkerState.ERROR and event.worker.error is not None:
-            error = event.worker.error
-            self.notify(
-                getattr(error, "message", str(error)),
-                title=getattr(error, "code", "Error"),
-                severity="error",
-                timeout=8,
-            )
+        forward_failure(self, event)
 
     # -- decisions ---------------------------------------------------------------------------
+    # The similarity goes into the log: the verdict counts in Review's threshold check.
 
     def retire(self, *, newer: bool, actor: str) -> None:
         """Retire one fact of the highlighted pair as a duplicate of the other."""
         if (pair := self.current_pair()) is not None:
             older, younger = ordered(pair)
             gone, kept = (younger, older) if newer else (older, younger)
-            self.curate("retire", gone.uri, kept.uri, actor, pair)
+            self.retire_duplicate(gone.uri, kept.uri, actor, pair)
 
     def keep_both(self, *, actor: str) -> None:
         if (pair := self.current_pair()) is not None:
             older, newer = ordered(pair)
-            self.curate("keep-both", older.uri, newer.uri, actor, pair)
+            self.keep_pair(older.uri, newer.uri, actor, pair)
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="dup-curate")
-    def curate(
-        self, what: str, first: str, second: str, actor: str, pair: browse.DuplicatePair
-    ) -> None:
-        # The similarity goes into the log: the verdict counts in Review's threshold check.
-        similarity, method = pair.similarity, pair.method
+    def retire_duplicate(self, gone: str, kept: str, actor: str, pair: DuplicatePair) -> None:
         try:
-            if what == "retire":
-                duplicates.retire_duplicate(self.store, gone=first, kept=second, actor=actor,
-                                            similarity=similarity, method=method)  # fmt: skip
-                self.app.call_from_thread(self.notify, f"retired {first}", title="Decided")
-            else:
-                duplicates.keep_both(self.store, left=first, right=second, actor=actor,
-                                     similarity=similarity, method=method)  # fmt: skip
-                self.app.call_from_thread(
-                    self.notify, "kept both; the pair is not offered again", title="Decided"
-                )
+            self.service.curation.retire_duplicate(gone=gone, kept=kept, actor=actor,
+                                                   similarity=pair.similarity,
+                                                   method=pair.method)  # fmt: skip
+            self.app.call_from_thread(self.notify, f"retired {gone}", title="Decided")
+        finally:
+            self.app.call_from_thread(self.reload)
+
+    @work(thread=True, exclusive=False, exit_on_error=False, group="dup-curate")
+    def keep_pair(self, left: str, right: str, actor: str, pair: DuplicatePair) -> None:
+        try:
+            self.service.curation.keep_both(left=left, right=right, actor=actor,
+                                            similarity=pair.similarity,
+                                            method=pair.method)  # fmt: skip
+            self.app.call_from_thread(
+                self.notify, "kept both; the pair is not offered again", title="Decided"
+            )
         finally:
             self.app.call_from_thread(self.reload)

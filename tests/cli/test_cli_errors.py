@@ -253,6 +253,7 @@ def batch(tmp_path_factory, make_cli, make_probe, make_client):
     }
 
 
+@pytest.mark.slow  # the batch fixture starts 16 console-script processes: about 15 s
 @pytest.mark.parametrize(
     ("case", "code", "hint"), [(c[0], c[2], c[3]) for c in CASES], ids=[c[0] for c in CASES]
 )
@@ -270,6 +271,7 @@ def test_bad_input_is_refused_with_its_code(batch, case, code, hint):
         assert text not in {row_text for _, row_text in batch["probe"].rows()}
 
 
+@pytest.mark.slow  # the batch fixture
 def test_the_batch_wrote_nothing_at_all(batch):
     probe = batch["probe"]
     assert probe.state() == batch["before"] == (2, 2)

@@ -219,7 +219,7 @@ def test_sync_failure_exits_2_and_reindex_repairs(cli, prepared, home, probe):
     with sqlite3.connect(home / "index.sqlite") as db:
         db.execute("DROP TRIGGER refuse_facts")
 
-    report = prepared.engine.reindex()
+    report = prepared.memory.reindex()
     assert (report["added"], report["changed"], report["removed"]) == (1, 0, 0)
     found = prepared.recall("lyon", ["user:alice"])
     assert [f["recordId"] for f in found["facts"]] == [failed.doc["record"]["recordId"]]

@@ -42,10 +42,12 @@ def test_loading_never_needs_torch_or_a_hub():
 
 def test_a_missing_or_broken_model_falls_back_with_a_reason(tmp_path):
     missing = load_embedder(tmp_path / "nowhere")
-    assert missing.embedder is None and "no model folder" in missing.unavailable_reason
+    assert missing.embedder is None and missing.unavailable_reason is not None
+    assert "no model folder" in missing.unavailable_reason
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "model.safetensors").write_bytes(b"not a safetensors file")
     (broken / "tokenizer.json").write_text("{}", encoding="utf-8")
     status = load_embedder(broken)
-    assert status.embedder is None and "failed to load" in status.unavailable_reason
+    assert status.embedder is None and status.unavailable_reason is not None
+    assert "failed to load" in status.unavailable_reason

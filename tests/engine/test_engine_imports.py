@@ -17,10 +17,10 @@ def loaded():
 import engine
 after_import = loaded()
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.facade.factory import open_engine
+from engine.facade.service import open_service
 from engine.memory.recall import RecallRequest
 from engine.memory.remember import RememberRequest
-store = open_engine(home=sys.argv[1], embedder_status=EmbedderStatus(None, "no model"))
+store = open_service(home=sys.argv[1], embedder_status=EmbedderStatus(None, "no model"))
 added = store.remember(RememberRequest(text="Alice drinks green tea", scopes=["user:alice"],
                                        caller="c", session="s", decision="add"))
 recalled = store.recall(RecallRequest(query="tea", scopes=["user:alice"], caller="c",
@@ -48,6 +48,9 @@ def test_engine_loads_no_ui_module(tmp_path, valid):
     # The probe really exercised the engine.
     assert valid("remember", report["remember"])["outcome"] == "added"
     assert len(valid("recall", report["recall"])["facts"]) == 1
-    assert {"engine.storage.store", "engine.memory.remember", "engine.memory.recall"} <= set(
-        report["engine_modules"]
-    )
+    assert {
+        "engine.facade.service",
+        "engine.storage.store",
+        "engine.memory.remember",
+        "engine.memory.recall",
+    } <= set(report["engine_modules"])

@@ -48,8 +48,8 @@ def test_recall_in_a_scope_never_returns_facts_only_in_another(client):
 def test_scope_filter_is_applied_before_the_ranking_window(client, engine):
     """Hundreds of better matches in another scope must not push the one visible fact out."""
     from engine.contract.normalize import content_hash, fact_uri, iso_utc
-    from engine.memory.remember import insert_fact_row
     from engine.storage.factfiles import FactFile
+    from engine.storage.indexing import insert_fact_row
     from engine.storage.records import row_from_file
 
     now = engine.now()
@@ -274,11 +274,11 @@ def test_empty_store_recall(client):
     assert result["facts"] == [] and "gno-tui remember" in result["hint"]
 
 
-def test_ob1_recall_validates(client, engine, valid):
+def test_ob1_recall_validates(client, memory, valid):
     from engine.memory.recall import RecallRequest
 
     client.add("Alice drinks green tea", "user:alice")
-    ob1 = engine.recall_ob1(
+    ob1 = memory.recall_ob1(
         RecallRequest(query="tea", scopes=["user:alice"], caller="c", session="s")
     )
     valid("ob1_recall", ob1)

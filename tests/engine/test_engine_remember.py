@@ -279,10 +279,8 @@ def test_semantic_mode_with_the_tiny_model(semantic_client, probe):
 
 
 def test_docid_grows_on_a_collision(client, monkeypatch):
-    import engine.memory.remember as remember_module
-
     ids = iter(["mem-abcdef0100000001", "mem-abcdef0100000002", "mem-abcdef0100000003"])
-    monkeypatch.setattr(remember_module, "new_record_id", lambda **_: next(ids))
+    monkeypatch.setattr(client.engine, "_ids", ids.__next__)  # as open_engine(ids=...) would
     docids = [client.add(f"Fact number {i}", "s")["record"]["docid"] for i in range(3)]
     assert docids == ["#abcdef01", "#abcdef010", "#abcdef0100"]
     assert len(set(docids)) == 3

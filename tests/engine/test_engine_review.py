@@ -93,7 +93,9 @@ def test_a_rejection_needs_a_reason_and_writes_nothing(client, engine, probe):
     assert decision_log(engine)[0]["action"] == "review:reject"
 
 
-def test_a_retired_fact_leaves_recall_and_candidates_and_can_be_restored(client, engine, probe):
+def test_a_retired_fact_leaves_recall_and_candidates_and_can_be_restored(
+    client, engine, memory, probe
+):
     from engine.curation.review import restore, retire
 
     fact = client.add("Alice drinks green tea", "user:alice")["record"]
@@ -114,7 +116,7 @@ def test_a_retired_fact_leaves_recall_and_candidates_and_can_be_restored(client,
         fact["uri"],
     )
     # Reindex keeps the retirement (it is in the file) and finds nothing out of line.
-    report = engine.reindex()
+    report = memory.reindex()
     assert (report["added"], report["changed"], report["removed"]) == (0, 0, 0)
     assert client.recall("green tea", ["user:alice"])["facts"] == []
 
@@ -122,4 +124,4 @@ def test_a_retired_fact_leaves_recall_and_candidates_and_can_be_restored(client,
     assert [f["recordId"] for f in client.recall("green tea", ["user:alice"])["facts"]] == [
         fact["recordId"]
     ]
-    assert engine.reindex()["changed"] == 0
+    assert memory.reindex()["changed"] == 0

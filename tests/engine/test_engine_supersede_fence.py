@@ -54,6 +54,7 @@ def test_supersede_chain_returns_only_the_head(client, probe, engine):
     with Session(engine.db) as session:
         row_a = session.get(tables.FactRow, a["record"]["recordId"])
         row_b = session.get(tables.FactRow, b["record"]["recordId"])
+        assert row_a is not None and row_b is not None
         assert row_a.superseded_by == b["record"]["recordId"]
         assert row_b.superseded_by == c["record"]["recordId"]
 

@@ -11,9 +11,17 @@ from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
 from engine.facade.factory import open_engine
+from engine.facade.service import MemoryService
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.storage import tables
 from engine.storage.store import MemoryEngine
+
+
+def successor_of(session: Session, record_id: str) -> str | None:
+    """The superseded_by of a fact that must be in the index."""
+    row = session.get(tables.FactRow, record_id)
+    assert row is not None, f"{record_id} is not in the index"
+    return row.superseded_by
 
 
 def _broken_index(*_args, **_kwargs):
@@ -21,7 +29,7 @@ def _broken_index(*_args, **_kwargs):
 
 
 def test_failed_index_write_keeps_the_file_and_reindex_repairs_it(
-    client, engine, probe, monkeypatch
+    client, memory, probe, monkeypatch
 ):
     kept = client.add("Alice drinks green tea", "user:alice")
     monkeypatch.setattr(MemoryEngine, "index_new_fact", _broken_index)
@@ -36,18 +44,18 @@ def test_failed_index_write_keeps_the_file_and_reindex_repairs_it(
     assert client.recall("lyon", ["user:alice"])["facts"] == []
 
     monkeypatch.undo()
-    report = engine.reindex()
+    report = memory.reindex()
     assert (report["added"], report["changed"], report["removed"]) == (1, 0, 0)
     assert report["problems"] == []
     found = client.recall("lyon", ["user:alice"])
     assert [f["recordId"] for f in found["facts"]] == [result["record"]["recordId"]]
     assert found["facts"][0]["docid"] == result["record"]["docid"]
     assert probe.state() == (2, 2)
-    assert engine.reindex()["added"] == 0
+    assert memory.reindex()["added"] == 0
     assert kept["record"]["recordId"] in {r for r, _ in probe.rows()}
 
 
-def test_failed_supersede_sync_is_repaired_by_reindex(client, engine, monkeypatch):
+def test_failed_supersede_sync_is_repaired_by_reindex(client, memory, monkeypatch):
     old = client.add("Bob lives in Paris", "user:bob")
     monkeypatch.setattr(MemoryEngine, "index_new_fact", _broken_index)
     new = client.supersede(old, "Bob lives in Berlin")
@@ -57,21 +65,21 @@ def test_failed_supersede_sync_is_repaired_by_reindex(client, engine, monkeypatc
     assert [f["text"] for f in client.recall("bob lives", ["user:bob"])["facts"]] == [
         "Bob lives in Paris"
     ]
-    engine.reindex()
+    memory.reindex()
     assert [f["text"] for f in client.recall("bob lives", ["user:bob"])["facts"]] == [
         "Bob lives in Berlin"
     ]
 
 
 @pytest.mark.sqlite_only
-def test_reindex_rebuilds_everything_from_the_files(client, engine, home, probe):
+def test_reindex_rebuilds_everything_from_the_files(client, engine, memory, home, probe):
     engine.add_collection("shared", policy="lan")
     a = client.add("Carol lives in Paris", "user:carol")
     b = client.supersede(a, "Carol lives in Lyon")
     c = client.supersede(b, "Carol lives in Berlin")
     tea = client.add("Alice drinks green tea", "user:alice", source="chat")
     lan = client.add("Lunch is at noon on friday", "team", collection="shared")
-    healthy = engine.reindex()  # the write path and the files agree: nothing to do
+    healthy = memory.reindex()  # the write path and the files agree: nothing to do
     assert (healthy["added"], healthy["changed"], healthy["removed"]) == (0, 0, 0)
     assert (healthy["files"], healthy["problems"]) == (5, [])
 
@@ -81,7 +89,7 @@ def test_reindex_rebuilds_everything_from_the_files(client, engine, home, probe)
     rebuilt = open_engine(home=home, embedder_status=EmbedderStatus(None, "no model"))
     try:
         assert rebuilt.collections_by_name()["shared"].policy == "lan"
-        report = rebuilt.reindex()
+        report = MemoryService(rebuilt).reindex()
         assert (report["files"], report["indexed"], report["added"]) == (5, 5, 5)
         assert (report["changed"], report["removed"], report["problems"]) == (0, 0, [])
         assert probe.state() == (5, 5)
@@ -96,15 +104,9 @@ def test_reindex_rebuilds_everything_from_the_files(client, engine, home, probe)
         team = client.recall("lunch", ["team"], egress="lan")
         assert [f["recordId"] for f in team["facts"]] == [lan["record"]["recordId"]]
         with Session(rebuilt.db) as session:
-            assert (
-                session.get(tables.FactRow, a["record"]["recordId"]).superseded_by
-                == b["record"]["recordId"]
-            )
-            assert (
-                session.get(tables.FactRow, b["record"]["recordId"]).superseded_by
-                == c["record"]["recordId"]
-            )
-            assert session.get(tables.FactRow, c["record"]["recordId"]).superseded_by is None
+            assert successor_of(session, a["record"]["recordId"]) == b["record"]["recordId"]
+            assert successor_of(session, b["record"]["recordId"]) == c["record"]["recordId"]
+            assert successor_of(session, c["record"]["recordId"]) is None
         # The chain's compare-and-swap works on the rebuilt index.
         with pytest.raises(MemoryFailure) as caught:
             client.supersede(b, "Carol lives in Rome")
@@ -113,13 +115,13 @@ def test_reindex_rebuilds_everything_from_the_files(client, engine, home, probe)
         rebuilt.db.dispose()
 
 
-def test_reindex_drops_rows_whose_file_is_gone_and_skips_broken_files(client, engine, probe):
+def test_reindex_drops_rows_whose_file_is_gone_and_skips_broken_files(client, memory, probe):
     gone = client.add("Bob lives in Paris", "user:bob")
     client.add("Bob likes coffee", "user:bob")
     Path(gone["absPath"]).unlink()
     broken = Path(gone["absPath"]).with_name("mem-00000000000000ff.md")
     broken.write_text("no front matter here\n", encoding="utf-8")
-    report = engine.reindex()
+    report = memory.reindex()
     assert (report["added"], report["changed"], report["removed"]) == (0, 0, 1)
     assert len(report["problems"]) == 1 and "front matter" in report["problems"][0]
     assert [f["text"] for f in client.recall("bob", ["user:bob"])["facts"]] == ["Bob likes coffee"]

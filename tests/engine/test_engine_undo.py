@@ -17,7 +17,7 @@ def workbench(engine, uri):
     return browse.fact_row(engine, uri).workbench
 
 
-def test_curation_is_undone_one_step_at_a_time_back_to_what_it_was(client, engine):
+def test_curation_is_undone_one_step_at_a_time_back_to_what_it_was(client, engine, memory):
     uri = client.add("Alice drinks green tea", "user:alice")["record"]["uri"]
     original = workbench(engine, uri)
     review.confirm(engine, ref=uri, actor=PERSON)
@@ -30,7 +30,7 @@ def test_curation_is_undone_one_step_at_a_time_back_to_what_it_was(client, engin
     assert undo_last(engine, actor=PERSON).action == "confirm"
     assert workbench(engine, uri) == original
     # The files say the same as the index: a reindex changes nothing.
-    assert engine.reindex()["changed"] == 0
+    assert memory.reindex()["changed"] == 0
     with pytest.raises(MemoryFailure) as caught:
         undo_last(engine, actor=PERSON)
     assert caught.value.code == "MEMORY_NOTHING_TO_UNDO"
@@ -38,7 +38,7 @@ def test_curation_is_undone_one_step_at_a_time_back_to_what_it_was(client, engin
     assert actions == ["undo:confirm", "undo:mark-stale", "mark-stale", "confirm"]
 
 
-def test_retire_and_restore_are_undone(client, engine):
+def test_retire_and_restore_are_undone(client, engine, memory):
     uri = client.add("Bob lives in Lyon", "user:bob")["record"]["uri"]
     review.retire(engine, ref=uri, actor=PERSON, reason="moved")
     undo_last(engine, actor=PERSON)
@@ -50,7 +50,7 @@ def test_retire_and_restore_are_undone(client, engine):
     assert undo_last(engine, actor=PERSON).action == "restore"
     row = browse.fact_row(engine, uri)
     assert (row.retired_at is not None, row.retired_reason) == (True, "moved to Paris")
-    assert engine.reindex()["changed"] == 0
+    assert memory.reindex()["changed"] == 0
 
 
 def test_only_the_persons_own_decisions_are_undone(client, engine):
@@ -74,7 +74,7 @@ def test_a_decision_that_wrote_or_judged_facts_is_not_undone(client, engine, pro
     probe.assert_nothing_written(before)
 
 
-def test_redo_does_again_what_each_undo_took_back_newest_undo_first(client, engine):
+def test_redo_does_again_what_each_undo_took_back_newest_undo_first(client, engine, memory):
     uri = client.add("Alice drinks green tea", "user:alice")["record"]["uri"]
     review.confirm(engine, ref=uri, actor=PERSON)
     confirmed = workbench(engine, uri)
@@ -87,7 +87,7 @@ def test_redo_does_again_what_each_undo_took_back_newest_undo_first(client, engi
     assert workbench(engine, uri) == confirmed
     assert redo_last(engine, actor=PERSON).action == "mark-stale"
     assert workbench(engine, uri) == stale
-    assert engine.reindex()["changed"] == 0
+    assert memory.reindex()["changed"] == 0
     with pytest.raises(MemoryFailure) as caught:
         redo_last(engine, actor=PERSON)
     assert caught.value.code == "MEMORY_NOTHING_TO_REDO"
@@ -98,7 +98,7 @@ def test_redo_does_again_what_each_undo_took_back_newest_undo_first(client, engi
     assert sorted(e["detail"]["redoes"] for e in log[:2]) == sorted(undo_ids)
 
 
-def test_a_redo_can_be_undone_and_redone_again(client, engine):
+def test_a_redo_can_be_undone_and_redone_again(client, engine, memory):
     uri = client.add("Bob lives in Lyon", "user:bob")["record"]["uri"]
     review.retire(engine, ref=uri, actor=PERSON, reason="moved")
     undo_last(engine, actor=PERSON)
@@ -111,7 +111,7 @@ def test_a_redo_can_be_undone_and_redone_again(client, engine):
     assert browse.fact_row(engine, uri).retired_at is None
     assert redo_last(engine, actor=PERSON).action == "retire"
     assert browse.fact_row(engine, uri).retired_reason == "moved"
-    assert engine.reindex()["changed"] == 0
+    assert memory.reindex()["changed"] == 0
 
 
 def test_a_new_decision_ends_the_redo_trail(client, engine, probe):

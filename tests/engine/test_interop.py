@@ -11,6 +11,7 @@ from engine.contract.errors import MemoryFailure
 from engine.contract.validation import schema_errors
 from engine.curation import review
 from engine.facade.factory import open_engine
+from engine.facade.service import MemoryService
 from engine.interop import transfer as interop
 from engine.retrieval.embeddings import EmbedderStatus
 
@@ -40,7 +41,7 @@ def test_jsonl_round_trip_reproduces_every_field(client, tmp_path):
     assert (report.count("add"), report.count("skip"), report.count("propose")) == (5, 0, 0)
     assert interop.export_jsonl_items(target) == exported
     # The chain is live again: only the head is recalled, and reindex finds nothing to fix.
-    assert target.reindex()["changed"] == 0
+    assert MemoryService(target).reindex()["changed"] == 0
     # Importing the same file again changes nothing.
     again = interop.run_import(target, path)
     assert again.count("add") == 0 and again.count("skip") == 5

@@ -1,5 +1,6 @@
-"""The keyed memory API (docs/contract.md section 8, seed 003): keys and revisions over facts, limits,
-expiry on an injected clock, recall/search pages under max_bytes, cursors and their errors."""
+"""The keyed memory API (docs/contract.md section 8, seed 003): keys and revisions over facts,
+limits, expiry on an injected clock, recall/search pages under max_bytes, cursors and their
+errors."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ import yaml
 from engine.contract.errors import ERROR_CODES, MemoryFailure, exit_code_for
 from engine.contract.validation import load_schema, schema_errors
 from engine.facade.factory import open_engine
+from engine.facade.service import MemoryService
 from engine.keyed import service as keyed
 from engine.keyed.cursor import dumps, size_of
 from engine.retrieval.embeddings import EmbedderStatus
@@ -169,7 +172,7 @@ def test_create_only_on_a_live_key_with_other_content_names_the_current_revision
     ):
         failure = fails(
             "MEMORY_KEY_EXISTS",
-            lambda d=different: keyed.remember(kv, {"key": "bob/city", "memory": d}),
+            partial(keyed.remember, kv, {"key": "bob/city", "memory": different}),
         )
         assert "revision 2" in failure.message and "if_revision: 2" in failure.message
         assert failure.exit_code == 4
@@ -202,8 +205,8 @@ def test_a_stale_if_revision_is_a_conflict_naming_the_current_revision(kv, probe
     for stale in (0, 1, 3):
         failure = fails(
             "MEMORY_REVISION_CONFLICT",
-            lambda s=stale: keyed.remember(
-                kv, {"key": "k", "if_revision": s, "memory": {"content": "v3"}}
+            partial(
+                keyed.remember, kv, {"key": "k", "if_revision": stale, "memory": {"content": "v3"}}
             ),
         )
         assert "at revision 2" in failure.message and failure.exit_code == 4
@@ -237,13 +240,14 @@ def test_the_supersede_cas_turns_a_lost_race_into_a_revision_conflict(kv, monkey
         monkeypatch.setattr(kv, "index_new_fact", real_index)
         from sqlalchemy import update
         from sqlalchemy.orm import Session
+        from sqlmodel import col
 
         from engine.storage import tables
 
         with Session(kv.db) as db:  # the other writer's successor takes the head
             db.execute(
                 update(tables.FactRow)
-                .where(tables.FactRow.kv_key == "race")
+                .where(col(tables.FactRow.kv_key) == "race")
                 .values(superseded_by="mem-ffffffffffffffff")
             )
             db.commit()
@@ -296,14 +300,15 @@ def test_a_retired_head_leaves_the_key_free_for_a_new_revision(kv):
 def _uri_of(store: MemoryEngine, key: str, revision: int) -> str:
     from sqlalchemy import select
     from sqlalchemy.orm import Session
+    from sqlmodel import col
 
     from engine.storage import tables
 
     with Session(store.db) as db:
         return db.scalars(
-            select(tables.FactRow.uri)
-            .where(tables.FactRow.kv_key == key)
-            .where(tables.FactRow.kv_revision == revision)
+            select(col(tables.FactRow.uri))
+            .where(col(tables.FactRow.kv_key) == key)
+            .where(col(tables.FactRow.kv_revision) == revision)
         ).one()
 
 
@@ -396,8 +401,8 @@ def test_keys_have_1_to_256_bytes(kv, probe):
 
 def test_query_requests_are_validated_before_anything_runs(kv):
     for bad in ({"limit": -1}, {"query": 3}, {"unknown": 1}, {"since_ms": "0"}):
-        fails("MEMORY_REQUEST_INVALID", lambda b=bad: keyed.recall(kv, b))
-        fails("MEMORY_REQUEST_INVALID", lambda b=bad: keyed.search(kv, {"query": "x", **b}))
+        fails("MEMORY_REQUEST_INVALID", partial(keyed.recall, kv, bad))
+        fails("MEMORY_REQUEST_INVALID", partial(keyed.search, kv, {"query": "x", **bad}))
     fails("MEMORY_REQUEST_INVALID", lambda: keyed.recall(kv, {"limit": 0}))
     fails("MEMORY_REQUEST_INVALID", lambda: keyed.recall(kv, {"limit": 101}))
     fails("MEMORY_REQUEST_INVALID", lambda: keyed.recall(kv, {"max_bytes": 2**21}))
@@ -548,7 +553,7 @@ def test_cursors_are_bound_to_their_query_kind_and_store(kv, home, tmp_path, clo
     tampered = base64.urlsafe_b64encode(bytes(raw)).decode().rstrip("=")
     for bad in (tampered, "not a cursor!", "", cursor[:-4], "x" * 5000):
         failure = fails(
-            "MEMORY_CURSOR_INVALID", lambda b=bad: keyed.recall(kv, {"query": "alpha", "cursor": b})
+            "MEMORY_CURSOR_INVALID", partial(keyed.recall, kv, {"query": "alpha", "cursor": bad})
         )
         assert "first page" in failure.message
     for other in (
@@ -557,7 +562,7 @@ def test_cursors_are_bound_to_their_query_kind_and_store(kv, home, tmp_path, clo
         {"query": "alpha", "since_ms": 0},
     ):
         failure = fails(
-            "MEMORY_CURSOR_INVALID", lambda o=other: keyed.recall(kv, {**o, "cursor": cursor})
+            "MEMORY_CURSOR_INVALID", partial(keyed.recall, kv, {**other, "cursor": cursor})
         )
         assert "same namespace, query and filters" in failure.message
     fails(
@@ -643,7 +648,7 @@ def test_search_limits(kv):
     )
     assert search(kv, query="x", expansion_terms=["a" * 64] * 8)["items"] == []
     for empty in ("", "   ", "the of and", "?!"):
-        fails("MEMORY_QUERY_REQUIRED", lambda e=empty: keyed.search(kv, {"query": e}))
+        fails("MEMORY_QUERY_REQUIRED", partial(keyed.search, kv, {"query": empty}))
 
 
 def test_a_search_cursor_pages_and_goes_stale_after_any_write(kv, client):
@@ -690,11 +695,11 @@ def test_reindex_rebuilds_the_keyed_columns_from_the_files(kv, home, clock):
         (home / f"index.sqlite{suffix}").unlink(missing_ok=True)
     rebuilt = open_kv(home, clock)
     try:
-        report = rebuilt.reindex()
+        report = MemoryService(rebuilt).reindex()
         assert report["indexed"] == 3 and not report["problems"]
         after = (recall(rebuilt), keyed.history(rebuilt, "frank"), search(rebuilt, query="likes"))
         assert after == before
-        assert rebuilt.reindex()["changed"] == 0
+        assert MemoryService(rebuilt).reindex()["changed"] == 0
     finally:
         rebuilt.db.dispose()
 

@@ -5,12 +5,14 @@ say which fact must win and why; the sentence vector is the mean of the word vec
 static model.
 """
 
-from collections.abc import Iterator, Sequence
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
-from conftest import Client
 
 import engine.memory.recall as recall_module
 from engine.facade.factory import open_engine
@@ -18,6 +20,9 @@ from engine.memory.recall import RecallRequest
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.retrieval.word_alignment import WordAlignment, WordVectors
 from engine.storage.store import MemoryEngine
+
+if TYPE_CHECKING:
+    from conftest import Client
 
 
 def _unit(*components: float) -> np.ndarray:
@@ -89,11 +94,11 @@ def test_word_vectors_embed_each_word_once_across_snapshots():
 
 
 @pytest.fixture
-def hand_client(tmp_path: Path) -> Iterator[Client]:
+def hand_client(tmp_path: Path, client_over: Callable[[MemoryEngine], Client]) -> Iterator[Client]:
     store: MemoryEngine = open_engine(
         home=tmp_path / "home", embedder_status=EmbedderStatus(HandEmbedder())
     )
-    yield Client(store)
+    yield client_over(store)
     store.db.dispose()
 
 
@@ -115,9 +120,10 @@ def test_hybrid_recall_ranks_the_fact_that_says_the_query_word_differently_first
 def test_each_hybrid_score_is_the_sum_of_its_parts(hand_client):
     hand_client.add("A long walk helps her relax", "s")
     hand_client.add("She plays unwind music", "s")
-    result, parts = hand_client.engine.recall_explained(
+    explained = hand_client.memory.recall_explained(
         RecallRequest(query="how does she destress?", scopes=["s"], caller="c", session="t")
     )
+    result, parts = explained.result, explained.parts
     assert len(parts) == len(result["facts"]) == 2
     for fact in result["facts"]:
         part = parts[fact["recordId"]]
@@ -134,9 +140,10 @@ def test_each_hybrid_score_is_the_sum_of_its_parts(hand_client):
 
 def test_lexical_mode_explains_the_score_as_bm25_alone(client):
     client.add("Alice drinks green tea", "s")
-    result, parts = client.engine.recall_explained(
+    explained = client.memory.recall_explained(
         RecallRequest(query="green tea", scopes=["s"], caller="c", session="t")
     )
+    result, parts = explained.result, explained.parts
     (fact,) = result["facts"]
     part = parts[fact["recordId"]]
     assert (part.cosine, part.alignment) == (None, None)

@@ -60,7 +60,7 @@ async def mcp_session(
 def assert_valid(kind: str, document: Any) -> dict[str, Any]:
     errors = schema_errors(kind, document)
     assert not errors, f"{kind} result breaks the seed schema: {errors}\n{document!r}"
-    return document  # type: ignore[no-any-return]
+    return document
 
 
 def structured_ok(result: types.CallToolResult, kind: str) -> dict[str, Any]:
@@ -84,7 +84,7 @@ def structured_error(result: types.CallToolResult, code: str) -> str:
     message = document["error"]["message"]
     assert isinstance(message, str) and len(message) > 20
     assert "Traceback" not in message and "Traceback" not in result.content[0].text  # type: ignore[union-attr]
-    return message  # type: ignore[no-any-return]
+    return message
 
 
 def run_cli(home: Path, *args: str) -> dict[str, Any]:
@@ -97,7 +97,7 @@ def run_cli(home: Path, *args: str) -> dict[str, Any]:
         check=False,
     )
     assert completed.returncode == 0, completed.stderr + completed.stdout
-    return json.loads(completed.stdout)  # type: ignore[no-any-return]
+    return json.loads(completed.stdout)
 
 
 def fact_files(home: Path) -> list[Path]:

@@ -1,5 +1,5 @@
 """A CLI-like writer for test_stress.py: one process that opens the engine the way the CLI does
-(engine.factory.open_engine) and adds COUNT distinct facts, one remember call each.
+(engine.facade.open_service) and adds COUNT distinct facts, one remember call each.
 
 Run as: python stress_writer.py HOME NAME COUNT OUT.jsonl GO_FILE
 It waits for GO_FILE to exist (so every writer starts at once), then writes one JSON line per
@@ -15,7 +15,7 @@ import traceback
 from pathlib import Path
 
 from engine.contract.errors import MemoryFailure
-from engine.facade.factory import open_engine
+from engine.facade.service import open_service
 from engine.memory.remember import RememberRequest
 
 
@@ -27,7 +27,7 @@ def main() -> int:
         sys.argv[4],
         sys.argv[5],
     )
-    engine = open_engine(home=home)
+    memory = open_service(home=home)
     deadline = time.monotonic() + 120
     while not Path(go).exists():
         if time.monotonic() > deadline:
@@ -43,13 +43,13 @@ def main() -> int:
                 decision="add",
             )
             try:
-                line = engine.remember(request)
+                line = memory.remember(request)
             except MemoryFailure as failure:
                 line = failure.to_json()
             except Exception:  # noqa: BLE001 - reported to the test, which fails on it
                 line = {"crash": traceback.format_exc()}
             lines.write(json.dumps(line) + "\n")
-    engine.db.dispose()
+    memory.close()
     return 0
 
 

@@ -17,20 +17,19 @@ from mcp_harness import structured_error, structured_ok
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
-from engine.facade.factory import open_engine
+from engine.facade.service import MemoryService, open_service
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.storage import tables
-from engine.storage.store import MemoryEngine
 from gno_tui.mcp_server import GnoMcp
 
 SECRET = "Alice's bank PIN is 1234"
 
 
 @pytest.fixture
-def store(mcp_home: Path) -> Iterator[MemoryEngine]:
-    engine = open_engine(home=mcp_home, embedder_status=EmbedderStatus(None, "test"))
-    yield engine
-    engine.db.dispose()
+def store(mcp_home: Path) -> Iterator[MemoryService]:
+    service = open_service(home=mcp_home, embedder_status=EmbedderStatus(None, "test"))
+    yield service
+    service.close()
 
 
 def _client(app: GnoMcp, name: str = "in-process") -> Client:
@@ -45,7 +44,7 @@ def _explode(*_: Any, **__: Any) -> Any:
 
 
 async def test_unexpected_exceptions_become_memory_internal(
-    store: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+    store: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = GnoMcp(store, enable_write=True)
     monkeypatch.setattr(store, "recall", _explode)
@@ -62,7 +61,7 @@ async def test_unexpected_exceptions_become_memory_internal(
             assert SECRET not in result.content[0].text  # type: ignore[union-attr]
 
 
-async def test_identity_comes_from_the_connection(store: MemoryEngine) -> None:
+async def test_identity_comes_from_the_connection(store: MemoryService) -> None:
     app = GnoMcp(store, enable_write=True, session_id="mcp-0123456789ab")
     async with _client(app, name="claude-code") as client:
         added = structured_ok(
@@ -76,7 +75,7 @@ async def test_identity_comes_from_the_connection(store: MemoryEngine) -> None:
 
 
 async def test_a_fact_missing_from_the_index_is_served_from_its_file(
-    store: MemoryEngine,
+    store: MemoryService,
 ) -> None:
     app = GnoMcp(store, enable_write=True)
     async with _client(app) as client:
@@ -89,16 +88,14 @@ async def test_a_fact_missing_from_the_index_is_served_from_its_file(
         )
         record = added["record"]
         # The index loses the row (as when the index write failed); the file is canonical.
-        with Session(store.db) as session:
+        with Session(store.engine.db) as session:
             session.execute(
                 delete(tables.FactScopeRow).where(
-                    tables.FactScopeRow.record_id == record["recordId"]  # type: ignore[arg-type]
+                    tables.FactScopeRow.record_id == record["recordId"]
                 )
             )
             session.execute(
-                delete(tables.FactRow).where(
-                    tables.FactRow.record_id == record["recordId"]  # type: ignore[arg-type]
-                )
+                delete(tables.FactRow).where(tables.FactRow.record_id == record["recordId"])
             )
             session.commit()
         as_json = await client.read_resource(record["uri"].removesuffix(".md") + ".json")
@@ -108,7 +105,7 @@ async def test_a_fact_missing_from_the_index_is_served_from_its_file(
 
 
 async def test_resource_failures_are_protocol_errors_without_details(
-    store: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+    store: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = GnoMcp(store)
     monkeypatch.setattr(app, "read_uri", _explode)

@@ -1,4 +1,5 @@
-"""`gno-tui mcp` driven by the official MCP client over stdio (docs/contract.md sections 7, 10, 11b).
+"""`gno-tui mcp` driven by the official MCP client over stdio (docs/contract.md sections 7, 10,
+11b).
 
 Every structured result is validated against the seed schemas; every error must be a tool
 error whose structured content is exactly {"error": {"code", "message"}}."""

@@ -3,7 +3,7 @@
 Two are `gno-tui --home H mcp --enable-write` servers driven by the official MCP client (four
 calls in flight on each connection, so each server also has several engine threads writing).
 The other two are CLI-like writers: a Python process that opens the engine exactly as the CLI
-does (engine.factory.open_engine) and calls remember 500 times. They stand in for 500
+does (engine.facade.open_service) and calls remember 500 times. They stand in for 500
 `gno-tui remember --add` launches each, which would take minutes of interpreter start-up and
 test nothing more about the store: the write path, the lock and the index are the same.
 
@@ -27,6 +27,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from engine.facade.factory import open_engine
+from engine.facade.service import MemoryService
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.storage import tables
 
@@ -168,7 +169,7 @@ async def test_four_processes_write_one_store(mcp_home: Path, tmp_path: Path) ->
             scoped = session.scalar(select(func.count()).select_from(tables.FactScopeRow))
         assert indexed == total and scoped == 2 * total
         reindex_started = time.perf_counter()
-        report = store.reindex()
+        report = MemoryService(store).reindex()
         print(
             f"stress: reindex of {report['files']} files took "
             f"{time.perf_counter() - reindex_started:.1f} s"

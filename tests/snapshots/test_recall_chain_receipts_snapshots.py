@@ -4,7 +4,6 @@ The store has a fixed clock and deterministic record ids, so every run renders t
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,8 +11,9 @@ from typing import Any
 import pytest
 from pilot_helpers import settle, steady
 
-from engine.contract import normalize
+from engine.contract.normalize import counted_record_ids
 from engine.facade.factory import open_engine
+from engine.facade.service import MemoryService
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.storage.store import MemoryEngine
 from gno_tui.app import GnoApp, create_app
@@ -26,25 +26,27 @@ SIZE = (140, 40)
 def demo(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[MemoryEngine, dict[str, Any]]]:
-    counter = itertools.count(1)
-    monkeypatch.setattr(normalize.secrets, "token_hex", lambda n=8: f"{next(counter):0{2 * n}x}")
     store = open_engine(
         home=tmp_path / "home",
         clock=demo_clock(),
+        ids=counted_record_ids("snapshots"),
         embedder_status=EmbedderStatus(None, "snapshots: lexical"),
     )
-    made = seed_demo(store)
+    made = seed_demo(MemoryService(store))
     yield store, made
     store.db.dispose()
 
 
 def make_app(demo: tuple[MemoryEngine, dict[str, Any]], mode: str) -> GnoApp:
     store, made = demo
-    app = create_app(store=store, screen=mode, watch_store=False)
-    app.actor = "tui:snap"
-    app.session_id = "snap"  # type: ignore[attr-defined]
-    app.selected_fact = made["chains"][2]  # type: ignore[attr-defined]
-    return app
+    return create_app(
+        service=MemoryService(store),
+        screen=mode,
+        watch_store=False,
+        chain=made["chains"][2],
+        actor="tui:snap",
+        session="snap",
+    )
 
 
 def keys(text: str) -> list[str]:
@@ -52,15 +54,14 @@ def keys(text: str) -> list[str]:
 
 
 def steps(*groups: list[str] | str) -> Callable[[Any], Awaitable[None]]:
-    """Press each group of keys, letting the workers finish after each; end without toasts."""
+    """Press each group of keys, letting the workers finish after each; end on a steady frame
+    (no toast, no blinking cursor)."""
 
     async def run(pilot: Any) -> None:
         await settle(pilot)
         for group in groups:
             await pilot.press(*([group] if isinstance(group, str) else group))
             await settle(pilot)
-        pilot.app.clear_notifications()
-        await pilot.wait_for_scheduled_animations()
         await steady(pilot)
 
     return run

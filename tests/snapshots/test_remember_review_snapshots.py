@@ -5,7 +5,6 @@ times, docids and ages in the pictures are the same on every run."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +13,9 @@ from typing import Any
 import pytest
 from pilot_helpers import steady
 
+from engine.contract.normalize import counted_record_ids
 from engine.facade.factory import open_engine
+from engine.facade.service import MemoryService
 from engine.memory.remember import RememberRequest
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.storage.store import MemoryEngine
@@ -27,13 +28,10 @@ FIXED = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MemoryEngine]:
-    counter = itertools.count(1)
-    monkeypatch.setattr(
-        "engine.contract.normalize.secrets.token_hex", lambda n=8: f"{next(counter):0{2 * n}x}"
-    )
     engine = open_engine(
         home=tmp_path / "home",
         clock=lambda: FIXED,
+        ids=counted_record_ids("snapshots"),
         embedder_status=EmbedderStatus(None, "tests: lexical"),
     )
     yield engine
@@ -43,7 +41,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MemoryEng
 def remember(
     store: MemoryEngine, text: str, scope: str = "user:alice", *, held: bool = False
 ) -> None:
-    store.remember(
+    MemoryService(store).remember(
         RememberRequest(
             text=text, scopes=[scope], caller="agent:claude", session="s-1", decision="add"
         ),
@@ -61,21 +59,23 @@ def seed(store: MemoryEngine) -> None:
 
 
 def app_for(store: MemoryEngine, screen: str) -> GnoApp:
-    app = create_app(store=store, screen=screen, watch_store=False)
+    app = create_app(service=MemoryService(store), screen=screen, watch_store=False)
     app.actor = "tui:tester"
     return app
 
 
+def pending_proposal(screen: Any) -> Any:
+    """Remember proposes candidates DEBOUNCE_SECONDS after the last change, on a timer: the
+    timer when one is pending (settle runs its proposal at once instead of waiting for it)."""
+    timer = screen._debounce if isinstance(screen, RememberScreen) else None
+    assert timer is None or timer._interval == DEBOUNCE_SECONDS, "not the proposal debounce"
+    return timer
+
+
 async def settle(pilot: Any) -> None:
-    """Wait for the debounce timer, then until no worker runs, then for a steady frame."""
-    await pilot.pause(DEBOUNCE_SECONDS + 0.1)
-    for _ in range(100):
-        await pilot.pause(0.05)
-        screen = pilot.app.screen
-        pending = isinstance(screen, RememberScreen) and screen._debounce is not None
-        if not pending and not any(worker.is_running for worker in pilot.app.workers):
-            break
-    await steady(pilot)
+    """Run a pending proposal at once, wait for the workers and the messages they post, then
+    for a steady frame (no toast, no blinking cursor)."""
+    await steady(pilot, debounce=pending_proposal)
 
 
 def test_remember_empty(snap_compare: Any, store: MemoryEngine) -> None:

@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 from pilot_helpers import settle
+from textual.widgets import DataTable, Input
 
 from engine.curation import review
 from engine.facade.factory import open_engine
+from engine.facade.service import MemoryService
 from engine.memory import browse
 from engine.memory.receipts import recent_receipts, verify_receipt
 from engine.retrieval.embeddings import EmbedderStatus
@@ -19,6 +21,7 @@ from gno_tui.app import create_app
 from gno_tui.cli import build_parser
 from gno_tui.demo import demo_clock, seed_demo
 from screens import SCREENS_BY_MODE
+from screens.supersession import SupersessionScreen
 
 
 def demo_store(home: Path) -> MemoryEngine:
@@ -30,7 +33,7 @@ def demo_store(home: Path) -> MemoryEngine:
 @pytest.fixture
 def demo(tmp_path: Path) -> Iterator[tuple[MemoryEngine, dict[str, Any]]]:
     store = demo_store(tmp_path / "demo")
-    made = seed_demo(store)
+    made = seed_demo(MemoryService(store))
     yield store, made
     store.db.dispose()
 
@@ -66,7 +69,7 @@ def test_a_fixed_clock_gives_the_same_store(tmp_path: Path) -> None:
     def facts(home: Path) -> list[tuple[str, str, str]]:
         store = demo_store(home)
         try:
-            seed_demo(store)
+            seed_demo(MemoryService(store))
             return [
                 (r.record_id, r.text, str(r.created_at))
                 for r in browse.list_facts(store, limit=500).rows
@@ -87,21 +90,22 @@ async def test_every_screen_opens_populated_on_the_demo(
     mode: str, demo: tuple[MemoryEngine, dict[str, Any]]
 ) -> None:
     store, made = demo
-    app = create_app(store=store, screen=mode, watch_store=False)
-    app.selected_fact = made["chains"][2]  # type: ignore[attr-defined]
+    app = create_app(
+        service=MemoryService(store), screen=mode, watch_store=False, chain=made["chains"][2]
+    )
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         screen = app.screen
         assert type(screen) is SCREENS_BY_MODE[mode]
         if mode == "library":
-            assert screen.query_one("#library-table").row_count >= 40
+            assert screen.query_one("#library-table", DataTable).row_count >= 40
         elif mode == "supersession":
-            assert len(screen.versions) == 3  # type: ignore[attr-defined]
+            assert isinstance(screen, SupersessionScreen) and len(screen.versions) == 3
         elif mode == "receipts":
-            assert screen.query_one("#receipts-table").row_count == 3
-            assert screen.query_one("#collections-table").row_count == 2
+            assert screen.query_one("#receipts-table", DataTable).row_count == 3
+            assert screen.query_one("#collections-table", DataTable).row_count == 2
         elif mode == "recall":
-            assert "user:alice" in screen.query_one("#recall-scopes").value  # type: ignore[attr-defined]
+            assert "user:alice" in screen.query_one("#recall-scopes", Input).value
 
 
 def test_demo_flag_opens_the_workbench_on_a_throwaway_seeded_home(
@@ -113,8 +117,8 @@ def test_demo_flag_opens_the_workbench_on_a_throwaway_seeded_home(
     seen: dict[str, Any] = {}
 
     def fake_run(app: GnoApp, *args: Any, **kwargs: Any) -> None:
-        seen["home"] = app.store.home
-        seen["facts"] = browse.status_counts(app.store)["current"]
+        seen["home"] = app.service.home
+        seen["facts"] = app.service.facts.status_counts()["current"]
         seen["start"] = app._start
 
     monkeypatch.setattr(GnoApp, "run", fake_run)

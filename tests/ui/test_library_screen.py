@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Input, Static, Tab
 from engine.contract.normalize import iso_utc
 from engine.curation import review
 from engine.curation.undo import undo_last
+from engine.facade.service import MemoryService
 from engine.memory import browse
 from gno_tui.app import create_app
 from screens.decision_log import DecisionLogScreen
@@ -25,7 +26,7 @@ async def test_filter_as_you_type_confirm_and_retire(engine: Any, client: Any) -
     client.add("Alice prefers green tea", "user:alice")
     client.add("Bob lives in Lyon", "user:bob")
     client.add("The deploy runs on Fridays", "project:x")
-    app = create_app(store=engine, watch_store=False)
+    app = create_app(service=MemoryService(engine), watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         assert summary(app).startswith("3 of 3")
@@ -55,10 +56,10 @@ async def test_status_tabs_count_and_filter(engine: Any, client: Any) -> None:
     first = client.add("Carol drinks coffee", "user:carol")
     client.supersede(first, "Carol drinks water")
     client.add("Dave likes maps", "user:dave")
-    app = create_app(store=engine, watch_store=False)
+    app = create_app(service=MemoryService(engine), watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
-        labels = [str(tab.label) for tab in app.screen.query("Tab")]
+        labels = [str(tab.label) for tab in app.screen.query(Tab)]
         assert "Current 2" in labels and "Superseded 1" in labels
         # Agent-written facts need confirmation: all current ones are "needs attention".
         assert "Needs attention 2" in labels
@@ -74,12 +75,13 @@ async def test_status_tabs_count_and_filter(engine: Any, client: Any) -> None:
 
 async def test_sees_writes_from_another_process(engine: Any, client: Any) -> None:
     """The app watches the store's generation and refreshes the open screen."""
-    app = create_app(store=engine, watch_store=True)
+    app = create_app(service=MemoryService(engine), watch_store=True)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         assert summary(app).startswith("0 of 0")
         client.add("Erin joined the infra team", "team:infra")
-        await pilot.pause(1.5)
+        # The poll runs every STORE_POLL_SECONDS of wall time: run it now instead of waiting.
+        app.poll_store()
         await settle(pilot)
         assert summary(app).startswith("1 of 1")
 
@@ -89,7 +91,7 @@ async def test_enter_opens_the_chain_and_the_palette_runs_commands(
 ) -> None:
     first = client.add("Carol drinks coffee", "user:carol")
     client.supersede(first, "Carol drinks water")
-    app = create_app(store=engine, watch_store=False)
+    app = create_app(service=MemoryService(engine), watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("enter")
@@ -97,7 +99,7 @@ async def test_enter_opens_the_chain_and_the_palette_runs_commands(
         assert app.current_mode == "supersession"
         # Every command is a palette entry too: "Library" from the palette switches back.
         await pilot.press("ctrl+p", *"Library")
-        await pilot.pause(0.5)
+        await settle(pilot)  # the palette searches its commands in a worker
         await pilot.press("enter")
         await settle(pilot)
         assert app.current_mode == "library"
@@ -118,7 +120,7 @@ async def test_detail_shows_key_revision_topic_tags_and_expiry(engine: Any) -> N
             },
         },
     )
-    app = create_app(store=engine, watch_store=False)
+    app = create_app(service=MemoryService(engine), watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         detail = str(app.screen.query_one("#library-detail-body", Static).content)
@@ -128,7 +130,7 @@ async def test_detail_shows_key_revision_topic_tags_and_expiry(engine: Any) -> N
 
 async def test_use_policy_confidence_and_stale_from_the_keyboard(engine: Any, client: Any) -> None:
     client.add("Fay prefers short meetings", "user:fay")
-    app = create_app(store=engine, watch_store=False)
+    app = create_app(service=MemoryService(engine), watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("E")
@@ -154,10 +156,11 @@ async def test_marks_and_one_batch_decision_for_every_marked_fact(engine: Any, c
         client.add(text, "team")
     already = client.add("Carol moved to Berlin", "team")["record"]
     review.retire(engine, ref=already["uri"], actor="tui:test", reason="old")
-    app = create_app(store=engine, watch_store=False)
+    app = create_app(service=MemoryService(engine), watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         screen = app.screen
+        assert isinstance(screen, LibraryScreen)
         assert [r.text for r in screen.rows][:2] == [
             "Carol moved to Berlin",  # newest first; retired
             "The deploy runs on Fridays",
@@ -198,7 +201,7 @@ async def test_marks_and_one_batch_decision_for_every_marked_fact(engine: Any, c
 
 async def test_the_decision_log_opens_from_any_screen(engine: Any, client: Any) -> None:
     client.add("Bob lives in Lyon", "user:bob")
-    app = create_app(store=engine, watch_store=False)
+    app = create_app(service=MemoryService(engine), watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("c")  # confirm, from the Library
@@ -217,10 +220,11 @@ async def test_the_decision_log_opens_from_any_screen(engine: Any, client: Any) 
 async def test_v_marks_a_range_of_rows(engine: Any, client: Any) -> None:
     for n in range(5):
         client.add(f"Fact number {n} about the deploy", "team")
-    app = create_app(store=engine, watch_store=False)
+    app = create_app(service=MemoryService(engine), watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         screen = app.screen
+        assert isinstance(screen, LibraryScreen)
         await pilot.press("j", "v")
         assert "visual: v marks to here" in summary(app)
         await pilot.press("j", "j", "v")
@@ -235,7 +239,7 @@ async def test_z_undoes_the_latest_decision_then_says_there_is_nothing_left(
     engine: Any, client: Any
 ) -> None:
     uri = client.add("Bob lives in Lyon", "user:bob")["record"]["uri"]
-    app = create_app(store=engine, watch_store=False)
+    app = create_app(service=MemoryService(engine), watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("c")
@@ -254,7 +258,7 @@ async def test_z_undoes_the_latest_decision_then_says_there_is_nothing_left(
 
 async def test_ctrl_z_redoes_what_z_undid(engine: Any, client: Any) -> None:
     uri = client.add("Bob lives in Lyon", "user:bob")["record"]["uri"]
-    app = create_app(store=engine, watch_store=False)
+    app = create_app(service=MemoryService(engine), watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("c")
@@ -278,7 +282,7 @@ async def test_z_and_ctrl_z_do_nothing_in_a_read_only_workbench(engine: Any, cli
     review.confirm(engine, ref=uri, actor="tui:reader")
     review.confirm(engine, ref=other, actor="tui:reader")
     undo_last(engine, actor="tui:reader")  # leaves a redo to refuse
-    app = create_app(store=engine, watch_store=False, read_only=True)
+    app = create_app(service=MemoryService(engine), watch_store=False, read_only=True)
     app.actor = "tui:reader"
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
@@ -297,7 +301,7 @@ async def test_colon_at_a_time_shows_the_library_as_it_was_then(engine: Any, cli
     engine._clock = lambda: start + timedelta(hours=2)
     client.add("Carol drinks tea", "user:carol")
     then = iso_utc(start + timedelta(minutes=30))
-    app = create_app(store=engine, screen="review", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("colon", *f"@{then}", "enter")
@@ -323,11 +327,12 @@ async def test_colon_at_a_time_shows_the_library_as_it_was_then(engine: Any, cli
 
 async def test_a_time_that_cannot_be_read_says_how_to_write_it(engine: Any, client: Any) -> None:
     client.add("Alice lives in Paris", "user:alice")
-    app = create_app(store=engine, watch_store=False)
+    app = create_app(service=MemoryService(engine), watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("slash", *"@yesterday")
         await settle(pilot)
         assert any("write @2026-11-01" in n.message for n in app._notifications)
         # The unreadable part is left out; the list still shows the store as it is.
+        assert isinstance(app.screen, LibraryScreen)
         assert [row.text for row in app.screen.rows] == ["Alice lives in Paris"]

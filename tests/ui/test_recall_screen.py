@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 from pilot_helpers import settle
-from textual.widgets import Input, Label, Static
+from textual.widgets import DataTable, Input, Label, Static
 
 from engine.curation.labels import labels_of
+from engine.facade.service import MemoryService
 from engine.memory import browse
 from engine.memory.receipts import recent_receipts
 from gno_tui.app import create_app
@@ -51,7 +52,7 @@ async def test_recall_shows_facts_budget_lineage_and_verifies_receipt(
     tea = client.add("Alice prefers green tea in the morning", "user:alice")
     client.add("Alice drinks coffee after lunch", "user:alice")
     client.add("Bob lives in Lyon", "user:bob")
-    app = create_app(store=engine, screen="recall", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="recall", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         # The scopes box is prefilled with the store's scopes.
@@ -60,7 +61,7 @@ async def test_recall_shows_facts_budget_lineage_and_verifies_receipt(
         assert screen.result is not None
         facts = screen.result["facts"]
         assert facts and facts[0]["recordId"] == tea["record"]["recordId"]
-        table = screen.query_one("#recall-table")
+        table = screen.query_one("#recall-table", DataTable)
         assert table.row_count == len(facts)
         label = str(screen.query_one("#recall-budget-label", Label).content)
         assert f"/512 tokens · {len(facts)}/8 facts" in label
@@ -92,7 +93,7 @@ async def test_recall_shows_facts_budget_lineage_and_verifies_receipt(
 async def test_budget_cut_raw_json_and_ob1_format(engine: Any, client: Any) -> None:
     for n in range(4):
         client.add(f"Deploy note {n}: the deploy pipeline runs tests then ships", "project:x")
-    app = create_app(store=engine, screen="recall", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="recall", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("escape", "b")  # b: the budget box
@@ -102,7 +103,7 @@ async def test_budget_cut_raw_json_and_ob1_format(engine: Any, client: Any) -> N
         assert screen.result is not None
         budget = screen.result["budget"]
         assert budget["usedTokens"] <= 30 and budget["omitted"] >= 1
-        table = screen.query_one("#recall-table")
+        table = screen.query_one("#recall-table", DataTable)
         assert table.row_count == len(screen.result["facts"]) + 1  # the cut line
         assert f"{budget['omitted']} omitted" in str(
             screen.query_one("#recall-budget-label", Label).content
@@ -131,7 +132,7 @@ async def test_budget_cut_raw_json_and_ob1_format(engine: Any, client: Any) -> N
 
 async def test_confirm_and_stale_act_on_the_highlighted_fact(engine: Any, client: Any) -> None:
     fact = client.add("The deploy runs on Fridays", "project:x")
-    app = create_app(store=engine, screen="recall", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="recall", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await run_query(pilot, "deploy fridays")
@@ -147,7 +148,7 @@ async def test_confirm_and_stale_act_on_the_highlighted_fact(engine: Any, client
 
 async def test_empty_recall_shows_the_hint(engine: Any, client: Any) -> None:
     client.add("Bob lives in Lyon", "user:bob")
-    app = create_app(store=engine, screen="recall", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="recall", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         screen = await run_query(pilot, "zebra savanna")
@@ -163,7 +164,7 @@ async def test_why_not_explains_what_was_left_out(engine: Any, client: Any) -> N
     client.add("The deploy pipeline has three stages", "project:x", collection="team")
     client.add("The deploy dashboard is on grafana", "project:x", collection="team")
     client.add("The deploy freeze starts in December", "project:y")
-    app = create_app(store=engine, screen="recall", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="recall", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         app.screen.query_one("#recall-max-facts", Input).value = "1"
@@ -191,19 +192,15 @@ async def test_use_policy_and_confidence_from_recall(engine: Any, client: Any) -
     from gno_tui.app import create_app
 
     client.add("Erin's pager rotation starts Monday", "team:infra")
-    app = create_app(store=engine, screen="recall", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="recall", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
-        for _ in range(20):
-            await pilot.pause(0.05)
+        await settle(pilot)
         await pilot.press(*"pager", "tab", *"team:infra", "enter")
-        for _ in range(40):
-            await pilot.pause(0.05)
+        await settle(pilot)
         await pilot.press("escape", "E")
-        for _ in range(20):
-            await pilot.pause(0.05)
+        await settle(pilot)
         await pilot.press("percent_sign", *["backspace"] * 5, *"0.9", "enter")
-        for _ in range(20):
-            await pilot.pause(0.05)
+        await settle(pilot)
     row = browse.list_facts(engine).rows[0]
     assert row.workbench["usePolicy"]["canUseAsInstruction"] is True
     assert row.workbench["provenance"]["confidence"] == 0.9
@@ -214,12 +211,12 @@ async def test_hybrid_rows_show_what_each_score_is_made_of(
 ) -> None:
     tea = semantic_client.add("Alice drinks green tea", "user:alice")
     semantic_client.add("Bob lives in Lyon", "user:alice")
-    app = create_app(store=semantic_engine, screen="recall", watch_store=False)
+    app = create_app(service=MemoryService(semantic_engine), screen="recall", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         screen = await run_query(pilot, "what does alice drink")
         assert screen.result is not None and screen.result["retrieval"] == {"mode": "hybrid"}
-        cells = row_cells(screen.query_one("#recall-table"), tea["record"]["recordId"])
+        cells = row_cells(screen.query_one("#recall-table", DataTable), tea["record"]["recordId"])
         lexical, cosine, aligned = (float(cells[name]) for name in ("lex", "cos", "align"))
         # "alice" is in both and "drink" meets "drinks" by its stem: every part contributes.
         assert lexical > 0 and cosine > 0 and aligned > 0
@@ -230,7 +227,7 @@ async def test_labels_on_results_and_a_missed_fact(engine: Any, client: Any) -> 
     tea = client.add("Alice drinks green tea", "user:alice")["record"]
     coffee = client.add("Alice drinks coffee after lunch", "user:alice")["record"]
     quiet = client.add("Alice likes quiet mornings", "user:alice")["record"]
-    app = create_app(store=engine, screen="recall", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="recall", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         screen = await run_query(pilot, "drinks", scopes="user:alice")
@@ -238,7 +235,7 @@ async def test_labels_on_results_and_a_missed_fact(engine: Any, client: Any) -> 
         digest = screen.result["receipt"]["digest"]
         first, second = (f["recordId"] for f in screen.result["facts"])
         assert {first, second} == {tea["recordId"], coffee["recordId"]}
-        table = screen.query_one("#recall-table")
+        table = screen.query_one("#recall-table", DataTable)
         await pilot.press("plus")
         await settle(pilot)
         assert row_cells(table, first)["label"] == "✓ rel"

@@ -7,10 +7,11 @@ from datetime import timedelta
 from typing import Any
 
 from pilot_helpers import settle
-from textual.widgets import Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from engine.contract.normalize import iso_utc
 from engine.curation.review import decision_log
+from engine.facade.service import MemoryService
 from engine.memory.receipts import recent_receipts
 from gno_tui.app import create_app
 from screens.recall import RecallScreen
@@ -32,7 +33,7 @@ async def test_receipts_newest_first_verify_and_drift(engine: Any, client: Any) 
     first = client.recall("alice tea", ["user:alice"], caller="mcp:claude-code")
     second = client.recall("bob lyon", ["user:bob"], caller="cli:bob")
     client.supersede(tea, "Alice prefers jasmine tea")
-    app = create_app(store=engine, screen="receipts", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="receipts", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         screen = app.screen
@@ -41,7 +42,7 @@ async def test_receipts_newest_first_verify_and_drift(engine: Any, client: Any) 
         assert set(digests) == {first["receipt"]["digest"], second["receipt"]["digest"]}
         issued = [r["issuedAt"] for r in screen.receipts]
         assert issued == sorted(issued, reverse=True)
-        table = screen.query_one("#receipts-table")
+        table = screen.query_one("#receipts-table", DataTable)
         states = {r["digest"]: str(table.get_row(r["digest"])[5]) for r in screen.receipts}
         assert states[first["receipt"]["digest"]] == "drift 1"
         assert states[second["receipt"]["digest"]] == "current"
@@ -57,10 +58,11 @@ async def test_receipts_newest_first_verify_and_drift(engine: Any, client: Any) 
 async def test_fence_preview_yes_and_no(engine: Any, client: Any) -> None:
     client.add("Alice prefers green tea", "user:alice")
     client.recall("alice tea", ["user:alice"])
-    app = create_app(store=engine, screen="receipts", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="receipts", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         screen = app.screen
+        assert isinstance(screen, ReceiptsScreen)
         await pilot.press("f")
         assert screen.query_one("#fence-text", Input).has_focus
         # Whitespace differences do not matter: the contentHash is over normalised text.
@@ -78,10 +80,11 @@ async def test_policy_cycle_changes_effective_lineage_and_recall(engine: Any, cl
     engine.add_collection("team", policy="lan")
     client.add("The staging database is Postgres 16", "team:infra", collection="team")
     client.add("The staging cluster runs in Paris", "team:infra")
-    app = create_app(store=engine, screen="receipts", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="receipts", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         screen = app.screen
+        assert isinstance(screen, ReceiptsScreen)
         assert [(c.name, c.policy) for c in screen.collections] == [
             ("memory", "local_only"),
             ("team", "lan"),
@@ -96,11 +99,11 @@ async def test_policy_cycle_changes_effective_lineage_and_recall(engine: Any, cl
         assert screen.effective["effectivePolicy"] == "local_only"
         assert "memory: local_only (config_default)" in text_of(screen, "#effective-body")
         # Relaxing memory (local_only -> lan) asks first; n leaves it.
-        screen.query_one("#collections-table").move_cursor(row=0)
+        screen.query_one("#collections-table", DataTable).move_cursor(row=0)
         await pilot.press("p")
         await pilot.pause()
         assert isinstance(app.screen, YesNoPrompt)
-        assert "revision 1" in str(app.screen.query_one("#yes-no-question").content)
+        assert "revision 1" in str(app.screen.query_one("#yes-no-question", Static).content)
         await pilot.press("n")
         await settle(pilot)
         assert engine.collections_by_name()["memory"].policy == "local_only"
@@ -117,7 +120,7 @@ async def test_policy_cycle_changes_effective_lineage_and_recall(engine: Any, cl
         )
         assert screen.effective["effectivePolicy"] == "lan"
         assert "memory: lan (explicit)" in text_of(screen, "#effective-body")
-        table = screen.query_one("#collections-table")
+        table = screen.query_one("#collections-table", DataTable)
         assert [str(cell) for cell in table.get_row("memory")[2:5]] == [" lan ", "explicit", "2"]
         # A recall now carries the lan lineage.
         await pilot.press("4")
@@ -132,7 +135,7 @@ async def test_policy_cycle_changes_effective_lineage_and_recall(engine: Any, cl
         # Back: lan -> remote asks again; remote -> local_only tightens at once.
         await pilot.press("6")
         await settle(pilot)
-        screen.query_one("#collections-table").move_cursor(row=0)
+        screen.query_one("#collections-table", DataTable).move_cursor(row=0)
         await pilot.press("p")
         await pilot.pause()
         await pilot.press("y")
@@ -152,7 +155,7 @@ async def test_policy_cycle_changes_effective_lineage_and_recall(engine: Any, cl
 
 
 async def test_relaxing_is_bound_to_the_revision_shown(engine: Any) -> None:
-    app = create_app(store=engine, screen="receipts", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="receipts", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("p")
@@ -172,7 +175,7 @@ async def test_export_delete_and_purge_receipts_each_ask_first(engine: Any, clie
     for hours in (0, 1, 2):
         engine._clock = lambda h=hours: start + timedelta(hours=h)
         issued.append(client.recall("alice tea", ["user:alice"])["receipt"]["digest"])
-    app = create_app(store=engine, screen="receipts", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="receipts", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         screen = app.screen

@@ -8,22 +8,26 @@ from typing import Any
 
 from textual.widgets import Input, Static, TextArea
 
+from engine.facade.service import MemoryService
 from engine.memory import browse
 from gno_tui.app import create_app
 from screens.edit_prompt import MergePrompt
 from screens.remember import DEBOUNCE_SECONDS, RememberScreen
 
 
+def pending_proposal(screen: Any) -> Any:
+    """Remember proposes candidates DEBOUNCE_SECONDS after the last change, on a timer: the
+    timer when one is pending (settle runs its proposal at once instead of waiting for it)."""
+    timer = screen._debounce if isinstance(screen, RememberScreen) else None
+    assert timer is None or timer._interval == DEBOUNCE_SECONDS, "not the proposal debounce"
+    return timer
+
+
 async def settle(pilot: Any) -> None:
-    """Wait for the debounce timer, then until no worker runs."""
-    await pilot.pause(DEBOUNCE_SECONDS + 0.1)
-    for _ in range(100):
-        await pilot.pause(0.05)
-        screen = pilot.app.screen
-        pending = isinstance(screen, RememberScreen) and screen._debounce is not None
-        if not pending and not any(worker.is_running for worker in pilot.app.workers):
-            break
-    await pilot.pause()
+    """Run a pending proposal at once, then wait for the workers and the messages they post."""
+    from pilot_helpers import settle as settle_workers
+
+    await settle_workers(pilot, debounce=pending_proposal)
 
 
 def keys(text: str) -> list[str]:
@@ -56,7 +60,7 @@ async def test_candidates_appear_and_supersede_replaces_the_old_fact(
 ) -> None:
     old = client.add("Alice prefers green tea in the morning", "user:alice")["record"]
     client.add("Bob lives in Lyon", "user:bob")
-    app = create_app(store=engine, screen="remember", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="remember", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await compose(pilot, "Alice prefers black tea in the morning", "user:alice")
         assert [c["uri"] for c in screen.candidates] == [old["uri"]]
@@ -95,7 +99,7 @@ async def test_add_writes_a_new_fact_with_source_and_shows_the_outcome(
     engine: Any, client: Any
 ) -> None:
     client.add("Bob lives in Lyon", "user:bob")
-    app = create_app(store=engine, screen="remember", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="remember", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await compose(pilot, "Carol moved to Berlin", "user:carol, team")
         assert screen.candidates == []
@@ -118,14 +122,14 @@ async def test_add_writes_a_new_fact_with_source_and_shows_the_outcome(
 
 async def test_scope_completion_exact_duplicate_and_clear(engine: Any, client: Any) -> None:
     client.add("Alice prefers green tea in the morning", "user:alice")
-    app = create_app(store=engine, screen="remember", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="remember", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, RememberScreen)
         screen.query_one("#remember-text", TextArea).focus()
         await pilot.press(*keys("Alice prefers green tea in the morning"), "tab", *keys("user:a"))
-        await pilot.pause(0.2)
+        await settle(pilot)  # the scope suggestion is a worker too
         await pilot.press("right")  # accept the completion from the known scopes
         assert screen.query_one("#remember-scopes", Input).value == "user:alice"
         await settle(pilot)
@@ -143,7 +147,7 @@ async def test_scope_completion_exact_duplicate_and_clear(engine: Any, client: A
 
 
 async def test_errors_are_notified_with_their_code_and_write_nothing(engine: Any) -> None:
-    app = create_app(store=engine, screen="remember", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="remember", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await compose(pilot, "A fact without a scope", "")
         # While typing the problem is shown inline, not as a pop-up.
@@ -160,7 +164,7 @@ async def test_errors_are_notified_with_their_code_and_write_nothing(engine: Any
 
 
 async def test_hidden_characters_are_flagged(engine: Any) -> None:
-    app = create_app(store=engine, screen="remember", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="remember", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = app.screen
         area = screen.query_one("#remember-text", TextArea)
@@ -184,7 +188,9 @@ async def test_hidden_characters_are_flagged(engine: Any) -> None:
 
 async def test_read_only_workbench_refuses_writes(engine: Any, client: Any) -> None:
     client.add("Alice prefers green tea in the morning", "user:alice")
-    app = create_app(store=engine, screen="remember", watch_store=False, read_only=True)
+    app = create_app(
+        service=MemoryService(engine), screen="remember", watch_store=False, read_only=True
+    )
     async with app.run_test(size=(140, 40)) as pilot:
         await compose(pilot, "Alice prefers black tea", "user:alice")
         await pilot.press("ctrl+s", "ctrl+r")
@@ -197,7 +203,7 @@ async def test_fence_preview_names_the_receipts_that_returned_the_text(
 ) -> None:
     fact = client.add("The staging database is Postgres 15", "team:infra")["record"]
     client.recall("staging database", ["team:infra"], caller="mcp:claude")
-    app = create_app(store=engine, screen="remember", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="remember", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await compose(pilot, "The staging database is Postgres 15", "team:infra")
         fence = text_of(app, "#remember-fence")
@@ -214,7 +220,7 @@ async def test_merge_writes_one_edited_text_that_supersedes_the_candidate(
     engine: Any, client: Any
 ) -> None:
     old = client.add("Alice prefers green tea in the morning", "user:alice")["record"]
-    app = create_app(store=engine, screen="remember", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="remember", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await compose(pilot, "Alice takes her green tea without sugar", "user:alice")
         assert [c["uri"] for c in screen.candidates] == [old["uri"]]

@@ -8,12 +8,14 @@ import sys
 from typing import Any
 
 from pilot_helpers import settle
-from textual.widgets import Static, TabbedContent, TextArea
+from textual.widgets import DataTable, Static, TabbedContent, TextArea
 
 from engine.curation import duplicates, review
 from engine.curation.calibration import judged_pairs
+from engine.facade.service import MemoryService
 from engine.memory import browse
 from gno_tui.app import create_app
+from gno_tui.widgets.duplicates_pane import DuplicatesPane
 from screens.batch_prompt import BatchPrompt
 from screens.decision_log import DecisionLogScreen
 from screens.edit_prompt import EditPrompt, MergePrompt
@@ -53,13 +55,13 @@ async def test_add_then_auto_advance_then_reject_with_a_reason(engine: Any, clie
     first = propose(client, "Carol moved to Berlin")
     second = propose(client, "Bob lives in Lyon")
     third = propose(client, "The project deadline is on Friday")
-    app = create_app(store=engine, screen="review", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await open_review(pilot)
         assert [p["id"] for p in screen.proposals] == [first, second, third]
         detail = str(screen.query_one("#review-detail-body", Static).render())
         assert "Carol moved to Berlin" in detail and "threshold 0.82" in detail
-        assert "agent/mcp" in str(screen.query_one("#review-proposals").get_row_at(0))
+        assert "agent/mcp" in str(screen.query_one("#review-proposals", DataTable).get_row_at(0))
         await pilot.press("a")
         await settle(pilot)
         assert states(engine)[first] == "added"
@@ -92,7 +94,7 @@ async def test_supersede_the_candidate_chosen_with_j(engine: Any, client: Any) -
     pid = propose(client, "Alice prefers black tea in the morning")
     candidates = review.list_proposals(engine)[0]["candidates"]
     assert [c["uri"] for c in candidates] == [green["uri"], greens["uri"]]
-    app = create_app(store=engine, screen="review", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await open_review(pilot)
         detail = str(screen.query_one("#review-detail-body", Static).render())
@@ -120,7 +122,7 @@ async def test_an_agents_supersede_offers_its_predecessor(engine: Any, client: A
         predecessor=old["uri"],
         predecessor_hash=old["contentHash"],
     )
-    app = create_app(store=engine, screen="review", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await open_review(pilot)
         assert "intended" in str(screen.query_one("#review-detail-body", Static).render())
@@ -132,7 +134,7 @@ async def test_an_agents_supersede_offers_its_predecessor(engine: Any, client: A
 
 async def test_edit_then_add(engine: Any, client: Any) -> None:
     pid = propose(client, "Alice drinks tea")
-    app = create_app(store=engine, screen="review", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await open_review(pilot)
         await pilot.press("e")
@@ -156,7 +158,7 @@ async def test_merge_with_the_chosen_candidate_supersedes_it_with_the_edited_tex
     old = client.add("Alice drinks green tea", "user:alice")["record"]
     pid = propose(client, "Alice drinks green tea without sugar", "user:alice")
     lone = propose(client, "The project deadline is on Friday", "user:alice")
-    app = create_app(store=engine, screen="review", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await open_review(pilot)
         # escape in the prompt decides nothing.
@@ -195,7 +197,7 @@ async def test_the_threshold_is_checked_against_the_persons_verdicts(
     old = client.add("Alice prefers green tea in the morning", "user:alice")["record"]
     propose(client, "Alice prefers black tea in the morning", "user:alice")
     propose(client, "Alice prefers black coffee in the morning", "user:alice")
-    app = create_app(store=engine, screen="review", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await open_review(pilot)
         summary = str(screen.query_one("#review-summary", Static).render())
@@ -231,7 +233,7 @@ async def test_edit_in_the_persons_own_editor_then_add(
     )
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.setenv("EDITOR", f"{sys.executable} {editor}")
-    app = create_app(store=engine, screen="review", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await open_review(pilot)
         await pilot.press("e", "ctrl+o")
@@ -257,7 +259,7 @@ async def test_without_an_editor_set_ctrl_e_says_how(
     propose(client, "Alice drinks tea")
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.delenv("EDITOR", raising=False)
-    app = create_app(store=engine, screen="review", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await open_review(pilot)
         await pilot.press("e", "ctrl+o")
@@ -271,7 +273,7 @@ async def test_marks_then_batch_summary_cancel_then_apply(engine: Any, client: A
         propose(client, text)
         for text in ("Carol moved to Berlin", "Bob lives in Lyon", "The deadline is on Monday")
     ]
-    app = create_app(store=engine, screen="review", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await open_review(pilot)
         await pilot.press("space", "down", "space")  # marks #1 and #3
@@ -308,16 +310,17 @@ async def test_duplicates_keep_both_then_retire(engine: Any, client: Any) -> Non
     newer = client.add("Alice prefers green tea in the mornings", "user:alice")["record"]
     lyon = client.add("Bob lives in Lyon", "user:alice")["record"]
     lyon2 = client.add("Bob lives in Lyon now", "user:alice")["record"]
-    app = create_app(store=engine, screen="review", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await open_review(pilot)
         await pilot.press("right_square_bracket")
         await settle(pilot)
         assert app.screen.query_one(TabbedContent).active == "duplicates"
-        pane = app.screen.query_one("#dup-pane")
+        pane = app.screen.query_one("#dup-pane", DuplicatesPane)
         assert pane.scope == "user:alice"
         assert len(pane.pairs) == 2
         first = pane.current_pair()
+        assert first is not None
         shown = str(pane.query_one("#dup-diff", Static).render())
         assert "lexical" in shown and first.tier in shown
         kept = {first.left.uri, first.right.uri}
@@ -331,6 +334,7 @@ async def test_duplicates_keep_both_then_retire(engine: Any, client: Any) -> Non
             for p in browse.duplicate_pairs(engine, scope="user:alice")
         )
         remaining = pane.current_pair()
+        assert remaining is not None
         older_uri = min((remaining.left, remaining.right), key=lambda f: f.created_at).uri
         newer_uri = ({remaining.left.uri, remaining.right.uri} - {older_uri}).pop()
         await pilot.press("r")  # retire the older of the pair
@@ -355,7 +359,7 @@ async def test_duplicates_keep_both_then_retire(engine: Any, client: Any) -> Non
 
 async def test_decision_log_shows_who_what_and_before_after(engine: Any, client: Any) -> None:
     propose(client, "Carol moved to Berlin")
-    app = create_app(store=engine, screen="review", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await open_review(pilot)
         await pilot.press("a")
@@ -363,7 +367,7 @@ async def test_decision_log_shows_who_what_and_before_after(engine: Any, client:
         await pilot.press("at")
         await settle(pilot)
         assert isinstance(app.screen, DecisionLogScreen)
-        table = app.screen.query_one("#log-table")
+        table = app.screen.query_one("#log-table", DataTable)
         assert table.row_count == 1
         row = [str(cell) for cell in table.get_row_at(0)]
         assert row[1] == app.actor and row[2] == "review:add"
@@ -376,7 +380,9 @@ async def test_decision_log_shows_who_what_and_before_after(engine: Any, client:
 
 async def test_read_only_review_decides_nothing(engine: Any, client: Any) -> None:
     pid = propose(client, "Carol moved to Berlin")
-    app = create_app(store=engine, screen="review", watch_store=False, read_only=True)
+    app = create_app(
+        service=MemoryService(engine), screen="review", watch_store=False, read_only=True
+    )
     async with app.run_test(size=(140, 40)) as pilot:
         await open_review(pilot)
         await pilot.press("a", "s", "e", "x")
@@ -387,7 +393,7 @@ async def test_read_only_review_decides_nothing(engine: Any, client: Any) -> Non
 
 async def test_add_and_confirm_vouches_for_the_fact(engine: Any, client: Any) -> None:
     held = propose(client, "Dana leads the infra team", "team:infra")
-    app = create_app(store=engine, screen="review", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await open_review(pilot)
         await pilot.press("C")
@@ -403,7 +409,7 @@ async def test_add_and_confirm_vouches_for_the_fact(engine: Any, client: Any) ->
 async def test_duplicates_newer_fact_use_policy_and_confidence(engine: Any, client: Any) -> None:
     client.add("Alice prefers green tea in the morning", "user:alice")
     newer = client.add("Alice prefers green tea in the mornings", "user:alice")["record"]
-    app = create_app(store=engine, screen="review", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await open_review(pilot)
         await pilot.press("E")  # on the Proposals tab: refused with a hint, nothing changes

@@ -3,25 +3,30 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from pilot_helpers import settle
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
-from textual.widgets import Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from engine.facade.factory import open_engine
+from engine.facade.service import MemoryService
 from engine.memory import browse
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.storage.store import MemoryEngine
 from gno_tui.app import create_app
+from screens.library import LibraryScreen
 from screens.reason_prompt import ReasonPrompt
 from screens.supersession import SupersessionScreen
+
+if TYPE_CHECKING:
+    from conftest import Client
 
 START = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 
@@ -64,9 +69,9 @@ def clocked(tmp_path: Path) -> Iterator[tuple[MemoryEngine, Clock]]:
 
 
 def open_chain(store: MemoryEngine, ref: str) -> Any:
-    app = create_app(store=store, screen="supersession", watch_store=False)
-    app.selected_fact = ref  # type: ignore[attr-defined]
-    return app
+    return create_app(
+        service=MemoryService(store), screen="supersession", watch_store=False, chain=ref
+    )
 
 
 async def test_supersede_the_head_grows_the_chain(engine: Any, client: Any) -> None:
@@ -93,9 +98,9 @@ async def test_supersede_the_head_grows_the_chain(engine: Any, client: Any) -> N
         head = screen.versions[-1]
         assert head.caller == app.actor and head.supersedes == [first["record"]["uri"]]
         assert head.workbench["provenance"]["createdBy"] == "user"
-        assert screen.query_one("#chain-table").row_count == 2
+        assert screen.query_one("#chain-table", DataTable).row_count == 2
         assert "supersedes " + screen.versions[0].docid in str(
-            screen.query_one("#chain-table").get_row_at(1)[4]
+            screen.query_one("#chain-table", DataTable).get_row_at(1)[4]
         )
         body = rendered(app, "#chain-diff-body")
         assert "Fridays" in body and "Mondays" in body and "1 word(s) changed from v1" in body
@@ -117,7 +122,7 @@ async def test_supersede_the_head_grows_the_chain(engine: Any, client: Any) -> N
         assert len(screen.versions) == 3
         assert len(browse.chain(engine, first["record"]["uri"])) == 3
         # h / l move between versions; the cursor starts on the head.
-        table = screen.query_one("#chain-table")
+        table = screen.query_one("#chain-table", DataTable)
         assert table.cursor_row == 2
         await pilot.press("h", "h")
         assert table.cursor_row == 0
@@ -154,12 +159,10 @@ async def test_a_conflicting_head_says_refresh_and_reloads(engine: Any, client: 
 
 
 async def test_as_of_highlights_the_version_current_then(
-    clocked: tuple[MemoryEngine, Clock],
+    clocked: tuple[MemoryEngine, Clock], client_over: Callable[[MemoryEngine], Client]
 ) -> None:
-    from tests.conftest import Client
-
     store, clock = clocked
-    client = Client(store)
+    client = client_over(store)
     first = client.add("Alice lives in Paris", "user:alice")
     clock.at = START + timedelta(days=10)
     second = client.supersede(first, "Alice lives in Lyon")
@@ -182,7 +185,7 @@ async def test_as_of_highlights_the_version_current_then(
         await pilot.press("enter")
         await pilot.pause()
         assert screen.as_of_id == second["record"]["recordId"]
-        assert screen.query_one("#chain-table").cursor_row == 1
+        assert screen.query_one("#chain-table", DataTable).cursor_row == 1
         status = text_of(app, "#chain-status")
         assert "as of 2026-11-15T00:00:00.000Z" in status and "v2" in status
         assert "◆ as of" in rendered(app, "#chain-diff-body")
@@ -202,10 +205,12 @@ async def test_the_library_and_recall_open_the_chain(engine: Any, client: Any) -
     first = client.add("Dave likes maps", "user:dave")
     client.supersede(first, "Dave likes old maps")
     client.add("Erin likes trains", "user:erin")
-    app = create_app(store=engine, screen="library", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="library", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
-        app.screen.action_open_chain()  # the Library's "open chain" command (on the top row)
+        library = app.screen
+        assert isinstance(library, LibraryScreen)
+        library.action_open_chain()  # the Library's "open chain" command (on the top row)
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, SupersessionScreen)
@@ -218,7 +223,7 @@ async def test_the_library_and_recall_open_the_chain(engine: Any, client: Any) -
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
-        assert app.screen is screen
+        assert app.screen is screen and isinstance(screen, SupersessionScreen)
         assert [v.text for v in screen.versions] == ["Dave likes maps", "Dave likes old maps"]
         # Typing another reference in the box opens that chain.
         erin = browse.list_facts(engine, text="Erin").rows[0]
@@ -248,11 +253,14 @@ async def test_a_keyed_chain_shows_key_revision_topic_tags_and_expiry(engine) ->
         },
     )
     assert head["revision"] == 2
-    app = create_app(store=engine, screen="supersession", watch_store=False)
-    app.selected_fact = browse_head(engine)  # type: ignore[attr-defined]
+    app = create_app(
+        service=MemoryService(engine),
+        screen="supersession",
+        watch_store=False,
+        chain=browse_head(engine),
+    )
     async with app.run_test(size=(140, 40)) as pilot:
-        for _ in range(60):
-            await pilot.pause(0.05)
+        await settle(pilot)
         import io
 
         from rich.console import Console
@@ -274,7 +282,7 @@ async def test_colon_jumps_to_a_fact_by_docid_from_any_screen(engine: Any, clien
     first = client.add("The deploy runs on Fridays at noon", "project:x")
     later = client.supersede(first, "The deploy runs on Mondays at noon")
     other = client.add("Bob lives in Lyon", "user:bob")
-    app = create_app(store=engine, screen="library", watch_store=False)
+    app = create_app(service=MemoryService(engine), screen="library", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("colon", *keys(first["record"]["docid"]), "enter")
@@ -288,7 +296,7 @@ async def test_colon_jumps_to_a_fact_by_docid_from_any_screen(engine: Any, clien
         # Already on the chain screen: `:` opens another fact in place.
         await pilot.press("colon", *keys(other["record"]["uri"]), "enter")
         await settle(pilot)
-        assert app.screen is screen
+        assert app.screen is screen and isinstance(screen, SupersessionScreen)
         assert [v.record_id for v in screen.versions] == [other["record"]["recordId"]]
 
 
@@ -303,7 +311,7 @@ async def test_braces_set_how_much_unchanged_text_the_diffs_keep(engine: Any, cl
     app = open_chain(engine, first["record"]["uri"])
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
-        app.screen.query_one("#chain-table").focus()
+        app.screen.query_one("#chain-table", DataTable).focus()
         assert "The deploy runs on Fridays Mondays at noon from the main branch" in rendered(
             app, "#chain-diff-body"
         )

@@ -1,4 +1,5 @@
-"""Word diffs as rich Text: what a proposal or a newer version changes, word by word."""
+"""Word diffs as rich Text: what a proposal or a newer version changes, word by word, inline
+(one text, removals struck through) or split (old and new apart)."""
 
 from __future__ import annotations
 
@@ -59,3 +60,23 @@ def changed_words(old: str, new: str) -> int:
     return sum(
         max(a1 - a0, b1 - b0) for op, a0, a1, b0, b1 in matcher.get_opcodes() if op != "equal"
     )
+
+
+def split_diff(old: str, new: str, context: int | None = None) -> tuple[Text, Text]:
+    """`old` with its removed words struck through in red, `new` with its added words green;
+    unchanged runs cut to `context` words around each change (None: whole text)."""
+    before, after = _WORDS.findall(old), _WORDS.findall(new)
+    left, right = Text(), Text()
+    matcher = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    codes = matcher.get_opcodes()
+    for position, (op, a0, a1, b0, b1) in enumerate(codes):
+        if op == "equal":
+            ends = {"first": position == 0, "last": position == len(codes) - 1}
+            append_unchanged(left, before[a0:a1], context, **ends)
+            append_unchanged(right, after[b0:b1], context, **ends)
+            continue
+        if op in ("delete", "replace"):
+            left.append("".join(before[a0:a1]), style="strike red")
+        if op in ("insert", "replace"):
+            right.append("".join(after[b0:b1]), style="bold green")
+    return left, right

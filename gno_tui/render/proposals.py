@@ -1,56 +1,15 @@
-"""How the Review screen shows a proposal: the queue as loaded, its row in the queue, and its
-text beside each candidate as a word diff with the similarity, tier and the threshold in
-force."""
+"""How the Review screen shows a proposal: its row in the queue, and its text beside each
+candidate as a word diff with the similarity, tier and the threshold in force."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from rich.text import Text
-from textual.message import Message
 
-from engine.contract.normalize import collapse_text, parse_iso
-from engine.curation import review
-from engine.curation.calibration import ThresholdCheck, check_threshold, judged_pairs
-from engine.memory import browse
-from engine.retrieval.matching import matching_block
-from gno_tui.widgets.word_diff import word_diff
-
-
-@dataclass
-class ProposalsLoaded(Message):
-    proposals: list[dict[str, Any]]
-    predecessors: dict[str, dict[str, Any]]  # uri -> the fact an agent meant to supersede
-    calibration: ThresholdCheck | None  # the threshold in force against the person's verdicts
-
-
-def load_queue(store: Any) -> ProposalsLoaded:
-    """The pending proposals, the facts their agents meant to supersede, and the threshold in
-    force checked against the person's verdicts (blocking: call it from a worker)."""
-    proposals = review.list_proposals(store)
-    predecessors = {}
-    for proposal in proposals:
-        uri = proposal.get("predecessor")
-        if uri and uri not in predecessors:
-            try:
-                row = browse.fact_row(store, uri)
-            except Exception:  # noqa: BLE001 - an unknown predecessor is shown as such
-                continue
-            predecessors[uri] = {
-                "uri": row.uri,
-                "docid": row.docid,
-                "text": row.text,
-                "similarity": None,
-                "match": "intended",
-            }
-    status = store.embedder_status
-    matching = matching_block(status.embedder, status.unavailable_reason)
-    calibration = check_threshold(
-        judged_pairs(store), mode=matching["mode"], threshold=matching["threshold"]
-    )
-    return ProposalsLoaded(proposals, predecessors, calibration)
+from engine.facade import ThresholdCheck, collapse_text, parse_iso
+from gno_tui.render.diff import word_diff
 
 
 def age(created: str, now: datetime) -> str:
@@ -119,7 +78,7 @@ def proposal_detail(proposal: dict[str, Any], targets: list[dict[str, Any]], cho
 
 
 def calibration_line(check: ThresholdCheck | None) -> str:
-    """The threshold in force against the person's own verdicts (engine/calibration.py)."""
+    """The threshold in force against the person's own verdicts (the curation threshold check)."""
     if check is None:
         return ""
     # The mode is in the detail pane (method ...); the line must fit the queue's width.

@@ -1,4 +1,5 @@
-"""How the Recall screen renders a result: table cells, the budget cut line, the status."""
+"""How the Recall screen renders a result: table cells (with what each score is made of and
+the person's label), the budget cut line, the status, the labels and the schema verdict."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from typing import Any
 
 from rich.text import Text
 
-from gno_tui.widgets.badges import clip, egress_badge, short_hash
+from engine.facade import LabelSummary, ScoreParts
+from gno_tui.render.badges import clip, egress_badge, short_hash
 
 
 def use_policy(workbench: dict[str, Any]) -> str:
@@ -27,7 +29,7 @@ def label_cell(label: str) -> Text:
     return Text(mark, style=style)
 
 
-def labels_text(labels: dict[str, str], summary: Any | None) -> Text:
+def labels_text(labels: dict[str, str], summary: LabelSummary | None) -> Text:
     """The person's labels on this recall (missing facts named), and across every recall."""
     out = Text()
     if labels:
@@ -50,9 +52,9 @@ def labels_text(labels: dict[str, str], summary: Any | None) -> Text:
 
 
 def fact_cells(
-    rank: int, fact: dict[str, Any], use: str, parts: Any | None, label: str
-) -> list[Any]:
-    """COLUMNS: rank, score and what it is made of (engine.recall.ScoreParts: BM25 over its
+    rank: int, fact: dict[str, Any], use: str, parts: ScoreParts | None, label: str
+) -> list[str | Text]:
+    """COLUMNS: rank, score and what it is made of (ScoreParts: BM25 over its
     ceiling, cosine, word alignment; "—" where the mode has no such part), spanHash, egress
     badge, use policy, the person's label, text."""
     policy = fact["egressLineage"]["effectivePolicy"]
@@ -97,3 +99,13 @@ def status_text(result: dict[str, Any] | None, output_format: str, egress: str) 
     else:
         out.append("— (no fact returned)", style="dim")
     return out
+
+
+def schema_verdict(errors: list[str], label: str) -> Text:
+    """Whether the raw document is valid against its schema (the first errors if not)."""
+    if errors:
+        return Text(
+            f"✗ {len(errors)} error(s) against {label}:\n" + "\n".join(errors[:10]),
+            style="bold red",
+        )
+    return Text(f"✓ valid against {label}", style="bold green")

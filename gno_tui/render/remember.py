@@ -1,6 +1,6 @@
 """What the Remember screen shows as text: the matching line over the candidates, the word
-diff of a candidate against the draft, and the outcome of a write as it is (outcome, uri,
-docid, contentHash, sync), so a person sees exactly what an agent would get."""
+diff of a candidate against the draft, the fence preview, and the outcome of a write as it is
+(outcome, uri, docid, contentHash, sync), so a person sees exactly what an agent would get."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 
 from rich.text import Text
 
-from gno_tui.widgets.word_diff import word_diff
+from engine.facade import FenceExposure
+from gno_tui.render.diff import word_diff
 
 
 def outcome_text(result: dict[str, Any]) -> Text:
@@ -53,3 +54,13 @@ def candidate_diff(candidate: dict[str, Any], draft_text: str) -> Text:
     body.append(f"similarity {candidate['similarity']:.3f} · {candidate['match']}\n", style="dim")
     body.append_text(word_diff(candidate["text"], draft_text))
     return body
+
+
+def fence_text(fence: FenceExposure) -> str:
+    """The fence preview: recall receipts already returned this exact text, so an agent
+    presenting one cannot write it back (a replay); a person may still add it."""
+    return (
+        f"fence: {fence.receipts} recall receipt(s) returned this exact text (latest to "
+        f"{fence.latest_caller} at {fence.latest_at}); an agent presenting one gets "
+        "MEMORY_FENCED_REPLAY."
+    )

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
+
 from rich.text import Text
+
+from engine.facade import iso_utc
 
 # Egress policies, strictest first, with the colour of their badge.
 POLICY_STYLES = {"local_only": "bold green", "lan": "bold yellow", "remote": "bold red"}
@@ -27,7 +32,7 @@ def check_mark(ok: bool, yes: str = "yes", no: str = "no") -> Text:
     return Text(f"✓ {yes}", style="bold green") if ok else Text(f"✗ {no}", style="bold red")
 
 
-def field_lines(fields: list[tuple[str, str | Text]], width: int = 10) -> Text:
+def field_lines(fields: Sequence[tuple[str, str | Text]], width: int = 10) -> Text:
     """`name  value` lines with the names right-aligned and coloured, as in detail panes."""
     out = Text()
     for name, value in fields:
@@ -35,3 +40,8 @@ def field_lines(fields: list[tuple[str, str | Text]], width: int = 10) -> Text:
         out.append(value if isinstance(value, Text) else str(value))
         out.append("\n")
     return out
+
+
+def stamp(moment: datetime | None) -> str:
+    """A stored time as ISO 8601 UTC (a fact's required times are never None; "—" if one is)."""
+    return "—" if moment is None else iso_utc(moment)

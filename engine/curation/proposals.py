@@ -1,0 +1,65 @@
+"""Queueing a write for a person: the review queue's one way in (an agent's write on a
+propose-only surface, a likely duplicate met by import)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from engine.storage import tables
+from engine.storage.database import bump_generation
+
+if TYPE_CHECKING:
+    from engine.storage.store import MemoryEngine
+
+
+def queue_proposal(
+    engine: MemoryEngine,
+    request: Any,
+    text: str,
+    scopes: list[str],
+    collection: str,
+    decision: str,
+    result: dict[str, Any],
+    *,
+    origin: str,
+) -> int:
+    """Queue a write for a person; an agent repeating the same write while it still waits
+    gets the same pending proposal, not a second one."""
+    with Session(engine.db, expire_on_commit=False) as session:
+        waiting = session.scalars(
+            select(tables.ProposalRow)
+            .where(tables.ProposalRow.state == "pending")  # type: ignore[arg-type]
+            .where(tables.ProposalRow.text == text)  # type: ignore[arg-type]
+            .where(tables.ProposalRow.caller == request.caller.strip())
+            .where(tables.ProposalRow.collection == collection)  # type: ignore[arg-type]
+        ).all()
+        for row in waiting:
+            if (row.scopes, row.decision, row.predecessor) == (
+                scopes,
+                decision,
+                request.predecessor,
+            ) and row.id is not None:
+                return row.id
+        proposal = tables.ProposalRow(
+            created_at=engine.now(),
+            origin=origin,
+            text=text,
+            scopes=scopes,
+            collection=collection,
+            caller=request.caller.strip(),
+            session=request.session.strip(),
+            source=request.source,
+            decision=decision,
+            predecessor=request.predecessor,
+            predecessor_hash=request.predecessor_hash,
+            candidates=result["candidates"],
+            matching=result["matching"],
+        )
+        session.add(proposal)
+        bump_generation(session)
+        session.commit()
+        assert proposal.id is not None
+        return proposal.id

@@ -1,0 +1,163 @@
+"""The façade's curation verbs: a person's decisions on facts, proposals and duplicate pairs,
+undo and redo, recall labels and the threshold check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from engine.contract.errors import MemoryFailure
+from engine.curation import duplicates, labels, review
+from engine.curation.calibration import ThresholdCheck, check_threshold, judged_pairs
+from engine.curation.review import Decision
+from engine.curation.review_queue import ReviewQueue, review_queue
+from engine.curation.undo import Redone, Undone, redo_last, undo_last
+from engine.retrieval.matching import matching_block
+
+if TYPE_CHECKING:
+    from engine.storage.store import MemoryEngine
+
+
+class CurationAction(StrEnum):
+    """What a person can do to one fact. The value is the action's name in the decision log."""
+
+    CONFIRM = "confirm"
+    MARK_STALE = "mark-stale"
+    RETIRE = "retire"
+    RESTORE = "restore"
+    USE_POLICY = "use-policy"
+    CONFIDENCE = "confidence"
+
+    @classmethod
+    def parse(cls, value: str) -> CurationAction:
+        """A name as typed or bound (`stale` is mark-stale); an unknown one is refused."""
+        value = {"stale": "mark-stale"}.get(value, value)
+        try:
+            return cls(value)
+        except ValueError:
+            names = ", ".join(action.value for action in cls)
+            raise MemoryFailure(
+                "MEMORY_DECISION_INVALID", f"Unknown curation action {value!r}; use one of {names}."
+            ) from None
+
+
+@dataclass(frozen=True)
+class Curation:
+    """One curation decision on the fact `ref` (#docid, record id or uri)."""
+
+    action: CurationAction
+    ref: str
+    actor: str
+    reason: str = ""  # RETIRE: why, kept in the fact's history
+    instruction: bool | None = None  # USE_POLICY: may it be used as an instruction?
+    confidence: float | None = None  # CONFIDENCE: 0 to 1
+
+
+class CurationApi:
+    def __init__(self, engine: MemoryEngine) -> None:
+        self._engine = engine
+
+    def curate(self, curation: Curation) -> None:
+        engine, ref, actor = self._engine, curation.ref, curation.actor
+        match curation.action:
+            case CurationAction.CONFIRM:
+                review.confirm(engine, ref=ref, actor=actor)
+            case CurationAction.MARK_STALE:
+                review.mark_stale(engine, ref=ref, actor=actor)
+            case CurationAction.RETIRE:
+                review.retire(engine, ref=ref, actor=actor, reason=curation.reason)
+            case CurationAction.RESTORE:
+                review.restore(engine, ref=ref, actor=actor)
+            case CurationAction.USE_POLICY:
+                if curation.instruction is None:
+                    raise MemoryFailure(
+                        "MEMORY_DECISION_INVALID",
+                        "A use-policy change says whether the fact may be used as an instruction.",
+                    )
+                policy = {"canUseAsInstruction": curation.instruction, "canUseAsEvidence": True}
+                review.set_curation(
+                    engine, ref=ref, actor=actor, action="use-policy", changes={"usePolicy": policy}
+                )
+            case CurationAction.CONFIDENCE:
+                value = curation.confidence
+                if value is None or not 0.0 <= value <= 1.0:
+                    raise MemoryFailure(
+                        "MEMORY_DECISION_INVALID", "Confidence is a number from 0 to 1, e.g. 0.8."
+                    )
+                review.set_curation(
+                    engine,
+                    ref=ref,
+                    actor=actor,
+                    action="confidence",
+                    changes={"provenance": {"confidence": value}},
+                )
+
+    # -- the review queue -------------------------------------------------------------------
+
+    def proposals(self, *, state: str | None = "pending") -> list[dict[str, Any]]:
+        return review.list_proposals(self._engine, state=state)
+
+    def queue(self) -> ReviewQueue:
+        return review_queue(self._engine)
+
+    def decide(self, decision: Decision) -> dict[str, Any]:
+        """A person's decision on a proposal; the remember result (a rejection: the proposal)."""
+        return review.decide(self._engine, decision)
+
+    def keep_both(
+        self,
+        *,
+        left: str,
+        right: str,
+        actor: str,
+        similarity: float | None = None,
+        method: str | None = None,
+    ) -> None:
+        duplicates.keep_both(
+            self._engine, left=left, right=right, actor=actor, similarity=similarity, method=method
+        )
+
+    def retire_duplicate(
+        self,
+        *,
+        gone: str,
+        kept: str,
+        actor: str,
+        similarity: float | None = None,
+        method: str | None = None,
+    ) -> None:
+        duplicates.retire_duplicate(
+            self._engine, gone=gone, kept=kept, actor=actor, similarity=similarity, method=method
+        )
+
+    def threshold_check(self) -> ThresholdCheck:
+        status = self._engine.embedder_status
+        matching = matching_block(status.embedder, status.unavailable_reason)
+        return check_threshold(
+            judged_pairs(self._engine), mode=matching["mode"], threshold=matching["threshold"]
+        )
+
+    # -- the decision log -------------------------------------------------------------------
+
+    def decision_log(self, *, limit: int = 200) -> list[dict[str, Any]]:
+        return review.decision_log(self._engine, limit=limit)
+
+    def undo(self, *, actor: str) -> Undone:
+        return undo_last(self._engine, actor=actor)
+
+    def redo(self, *, actor: str) -> Redone:
+        return redo_last(self._engine, actor=actor)
+
+    # -- recall labels ----------------------------------------------------------------------
+
+    def label(self, *, digest: str, ref: str, label: str, actor: str) -> str:
+        return labels.label_recall_item(
+            self._engine, digest=digest, ref=ref, label=label, actor=actor
+        )
+
+    def labels_of(self, *, digest: str, actor: str) -> dict[str, str]:
+        return labels.labels_of(self._engine, digest=digest, actor=actor)
+
+    def label_summary(self, *, actor: str) -> labels.LabelSummary:
+        return labels.label_summary(self._engine, actor=actor)

@@ -1,0 +1,104 @@
+"""The façade's read side: facts as the workbench browses them (pages, search, chains,
+duplicate pairs), the Library's page, why a recall left facts out, and fact resources."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from engine.memory import browse, library, resources
+from engine.memory.browse import DuplicatePair, FactPage
+from engine.memory.library import LibraryFilter, LibraryPage
+from engine.memory.recall import RecallRequest
+from engine.memory.why_not import WhyNot, why_not
+from engine.storage import tables
+
+if TYPE_CHECKING:
+    from engine.storage.store import MemoryEngine
+
+
+class FactsApi:
+    def __init__(self, engine: MemoryEngine) -> None:
+        self._engine = engine
+
+    def page(
+        self,
+        *,
+        status: str | None = None,
+        scope: str | None = None,
+        collection: str | None = None,
+        text: str | None = None,
+        invert: bool = False,
+        offset: int = 0,
+        limit: int = 200,
+        as_of: datetime | None = None,
+    ) -> FactPage:
+        return browse.list_facts(
+            self._engine,
+            status=status,
+            scope=scope,
+            collection=collection,
+            text=text,
+            invert=invert,
+            offset=offset,
+            limit=limit,
+            as_of=as_of,
+        )
+
+    def search(
+        self,
+        *,
+        text: str,
+        status: str | None = None,
+        scope: str | None = None,
+        collection: str | None = None,
+        limit: int = 200,
+        as_of: datetime | None = None,
+    ) -> FactPage:
+        return browse.search_facts(
+            self._engine,
+            text=text,
+            status=status,
+            scope=scope,
+            collection=collection,
+            limit=limit,
+            as_of=as_of,
+        )
+
+    def needs_attention(self, *, offset: int = 0, limit: int = 200) -> FactPage:
+        return browse.needs_attention(self._engine, offset=offset, limit=limit)
+
+    def status_counts(self, *, as_of: datetime | None = None) -> dict[str, int]:
+        return browse.status_counts(self._engine, as_of=as_of)
+
+    def library_page(
+        self, wanted: LibraryFilter, *, tab: str, offset: int, limit: int
+    ) -> LibraryPage:
+        """One page of the Library for its filter and status tab, with every tab's count."""
+        return library.library_page(self._engine, wanted, tab, offset, limit)
+
+    def known_scopes(self) -> list[str]:
+        return browse.known_scopes(self._engine)
+
+    def get(self, ref: str) -> tables.FactRow:
+        """A fact by #docid, record id or uri (MEMORY_NOT_FOUND when there is none)."""
+        return browse.fact_row(self._engine, ref)
+
+    def chain(self, ref: str) -> list[tables.FactRow]:
+        """The supersession chain through `ref`, oldest first."""
+        return browse.chain(self._engine, ref)
+
+    def effective_policy(self, collections: Sequence[str]) -> dict[str, Any]:
+        return browse.effective_policy(self._engine, collections)
+
+    def duplicate_pairs(self, *, scope: str, limit: int = 200) -> list[DuplicatePair]:
+        return browse.duplicate_pairs(self._engine, scope=scope, limit=limit)
+
+    def why_not(self, request: RecallRequest, result: dict[str, Any]) -> WhyNot:
+        """What the recall `result` of `request` left out, and why."""
+        return why_not(self._engine, request, result)
+
+    def read_resource(self, uri: str) -> tuple[str, str]:
+        """A fact (`.md` file or `.json` shape) or the proposals list by uri: (text, MIME)."""
+        return resources.read_resource(self._engine, uri)

@@ -1,0 +1,46 @@
+"""The façade's receipts: recent ones, verification, the fence preview and exposure, recall
+usage, and retention (export, delete, purge)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.memory import receipts
+from engine.memory.receipts import FenceExposure, ReceiptCheck
+
+if TYPE_CHECKING:
+    from engine.storage.store import MemoryEngine
+
+
+class ReceiptsApi:
+    def __init__(self, engine: MemoryEngine) -> None:
+        self._engine = engine
+
+    def recent(self, *, limit: int = 200) -> list[dict[str, Any]]:
+        return receipts.recent_receipts(self._engine, limit=limit)
+
+    def verify(self, receipt: dict[str, Any]) -> ReceiptCheck:
+        return receipts.verify_receipt(self._engine, receipt)
+
+    def exposure(self, text: str) -> FenceExposure:
+        """The stored receipts that already returned this exact text (it would be fenced)."""
+        return receipts.fence_exposure(self._engine, text)
+
+    def usage(self, record_id: str) -> tuple[int, str | None]:
+        """How often a fact was recalled, and by whom last."""
+        return receipts.recall_usage(self._engine, record_id)
+
+    def export(self, *, digests: Sequence[str] | None = None) -> Path:
+        return receipts.export_receipts(self._engine, digests=digests)
+
+    def issued_before(self, moment: datetime) -> int:
+        return receipts.receipts_issued_before(self._engine, moment)
+
+    def delete(self, *, digests: Sequence[str], actor: str) -> int:
+        return receipts.delete_receipts(self._engine, digests=digests, actor=actor)
+
+    def purge(self, *, before: datetime, actor: str) -> int:
+        return receipts.purge_receipts(self._engine, before=before, actor=actor)

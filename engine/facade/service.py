@@ -1,0 +1,155 @@
+"""MemoryService: the one typed façade every surface (CLI, MCP server, workbench) uses.
+
+It owns a home's MemoryEngine (storage) and offers the contract's verbs (remember, recall,
+reindex, collections) directly, and the rest by domain: `facts` (browsing), `curation`,
+`receipts`, `keyed`, `interop`. Surfaces import engine.facade and nothing else of the engine
+(a test scans their imports), so a verb added for one surface is added here, once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Unpack
+
+from engine.facade.curation import CurationApi
+from engine.facade.factory import EngineOptions, open_engine
+from engine.facade.facts import FactsApi
+from engine.facade.interop import InteropApi
+from engine.facade.keyed import KeyedApi
+from engine.facade.receipts import ReceiptsApi
+from engine.interop.ob1 import ob1_memory, ob1_response
+from engine.interop.ob1_recall import recall_ob1
+from engine.memory.recall import RecallRequest, ScoreParts, recall_explained
+from engine.memory.remember import RememberRequest, remember
+from engine.retrieval.embeddings import EmbedderStatus
+from engine.retrieval.matching import matching_block
+from engine.storage import tables
+from engine.storage.reindex import reindex
+from engine.storage.store import MemoryEngine
+
+
+@dataclass(frozen=True)
+class ExplainedRecall:
+    """A recall result (seed 001, exactly) and, per returned recordId, its score's parts."""
+
+    result: dict[str, Any]
+    parts: dict[str, ScoreParts]
+
+
+class MemoryService:
+    def __init__(self, engine: MemoryEngine) -> None:
+        # The storage beneath, for engine-internal callers (tests, benchmarks, the demo
+        # seeder's bulk path); surfaces use the verbs.
+        self.engine = engine
+        self.facts = FactsApi(engine)
+        self.curation = CurationApi(engine)
+        self.receipts = ReceiptsApi(engine)
+        self.keyed = KeyedApi(engine)
+        self.interop = InteropApi(engine)
+
+    # -- the store --------------------------------------------------------------------------
+
+    @property
+    def home(self) -> Path:
+        return self.engine.home
+
+    def now(self) -> datetime:
+        """The injected clock's time (every timestamp the store writes comes from it)."""
+        return self.engine.now()
+
+    def generation(self) -> int:
+        """A counter every write moves: a cheap way to see that another process wrote."""
+        return self.engine.generation()
+
+    @property
+    def embedder_status(self) -> EmbedderStatus:
+        return self.engine.embedder_status
+
+    def matching(self) -> dict[str, Any]:
+        """The dedup matching in force: mode, threshold, and why semantic is unavailable."""
+        status = self.engine.embedder_status
+        return matching_block(status.embedder, status.unavailable_reason)
+
+    def close(self) -> None:
+        self.engine.db.dispose()
+
+    # -- the contract's verbs ---------------------------------------------------------------
+
+    def remember(
+        self, request: RememberRequest, *, hold_writes: bool = False, origin: str = "cli"
+    ) -> dict[str, Any]:
+        """A memory-remember@1.0 result. `hold_writes` (a propose-only surface) queues an add
+        or supersede for a person instead of writing it."""
+        return remember(self.engine, request, hold_writes=hold_writes, origin=origin)
+
+    def recall(self, request: RecallRequest) -> dict[str, Any]:
+        """A memory-recall@1.0 result; its receipt is stored."""
+        return recall_explained(self.engine, request)[0]
+
+    def recall_explained(self, request: RecallRequest) -> ExplainedRecall:
+        result, parts = recall_explained(self.engine, request)
+        return ExplainedRecall(result, parts)
+
+    def recall_ob1(self, request: RecallRequest) -> dict[str, Any]:
+        """The same recall shaped as an OB1 recall response."""
+        return recall_ob1(self.engine, request)
+
+    def recall_as_ob1(self, result: dict[str, Any]) -> dict[str, Any]:
+        """A recall result already issued (its receipt stored: no second recall) shaped as an
+        OB1 recall response, not validated (the workbench shows it beside its schema check)."""
+        memories = []
+        for fact in result["facts"]:
+            row = self.facts.get(fact["recordId"])
+            memories.append(ob1_memory(fact, collection=row.collection, workbench=row.workbench))
+        return ob1_response(result["receipt"]["digest"], memories)
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Make the index agree with the fact files; `progress(done, total)` per file."""
+        return reindex(self.engine, progress)
+
+    # -- collections ------------------------------------------------------------------------
+
+    def collections(self) -> list[tables.CollectionRow]:
+        return sorted(self.engine.collections_by_name().values(), key=lambda row: row.name)
+
+    def collection_root(self, name: str) -> Path:
+        return self.engine.collection_root(name)
+
+    def add_collection(
+        self, name: str, *, path: str | Path | None = None, policy: str = "local_only"
+    ) -> tables.CollectionRow:
+        return self.engine.add_collection(name, path=path, policy=policy)
+
+    def set_policy(self, name: str, policy: str, *, actor: str) -> tables.CollectionRow:
+        return self.engine.set_policy(name, policy, actor=actor)
+
+    def collection(self, name: str) -> tables.CollectionRow:
+        """The collection `name`, or MEMORY_COLLECTION_NOT_FOUND (saying how to create one)."""
+        return self.engine.require_collection(name)
+
+    @contextmanager
+    def clock_override(
+        self, clock: Callable[[], datetime], *, ids: Callable[[], str] | None = None
+    ) -> Iterator[None]:
+        """Within the block, times come from `clock` and new record ids from `ids` (when
+        given) instead of what the service was opened with: the demo seeder dates its facts
+        in the past and numbers them, so that a fixed clock gives the same store every run."""
+        engine = self.engine
+        saved = engine._clock, engine._ids
+        engine._clock = clock
+        if ids is not None:
+            engine._ids = ids
+        try:
+            yield
+        finally:
+            engine._clock, engine._ids = saved
+
+
+def open_service(**options: Unpack[EngineOptions]) -> MemoryService:
+    """The façade over a home: --home, else $GNO_TUI_HOME, else the user data folder; --db,
+    else $GNO_TUI_DB, else SQLite in the home; the model folder, else the bundled model.
+    `clock` and `ids` (the record-id generator) are injectable for tests and pictures."""
+    return MemoryService(open_engine(**options))

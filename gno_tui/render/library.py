@@ -1,0 +1,107 @@
+"""What the Library shows of a fact: its row in the table and every field in the detail
+pane."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.text import Text
+
+from engine.facade import FactRecord, collapse_text, is_stale, iso_utc, status_at, status_of
+from gno_tui.render.badges import stamp
+
+# The table's columns and fixed widths (fact_cells fills them).
+COLUMNS = (
+    ("summary", 36),
+    ("scopes", 18),
+    ("collection", 10),
+    ("status", 10),
+    ("provenance", 20),
+    ("use policy", 13),
+    ("conf.", 5),
+    ("created", 16),
+    ("caller", 16),
+)
+# The status tabs: (key, label); "attention" is agent facts awaiting confirmation + stale.
+TABS = (
+    ("all", "All"),
+    ("current", "Current"),
+    ("attention", "Needs attention"),
+    ("superseded", "Superseded"),
+    ("retired", "Retired"),
+    ("expired", "Expired"),
+)
+
+
+def fact_cells(
+    row: FactRecord, now: datetime, marked: bool = False, as_of: datetime | None = None
+) -> list[Text]:
+    """The row's cells; a marked fact's summary starts with ●. As of a past time the status
+    is the one it had then."""
+    status = status_of(row, now) if as_of is None else status_at(row, as_of)
+    if status == "current" and is_stale(row, as_of or now):
+        status = "stale"
+    style = "" if status == "current" else "dim"
+    provenance = row.workbench.get("provenance", {})
+    policy = row.workbench.get("usePolicy", {})
+    use = ("instr" if policy.get("canUseAsInstruction") else "evid") + (
+        "·confirm?" if policy.get("requiresUserConfirmation") else ""
+    )
+    cells = [
+        # Short cells so that every column fits beside the detail pane; the pane has it all.
+        ("● " if marked else "") + collapse_text(row.text)[: 34 if marked else 36],
+        ",".join(row.scopes)[:18],
+        row.collection,
+        status,
+        f"{provenance.get('status', '?')}/{provenance.get('createdBy', '?')}",
+        use,
+        f"{float(provenance.get('confidence', 0)):.2f}",
+        stamp(row.created_at)[:16].replace("T", " "),
+        row.caller,
+    ]
+    return [Text(str(cell), style=style) for cell in cells]
+
+
+def detail_text(
+    row: FactRecord, now: datetime, path: str, recalled: int, last_by: str | None
+) -> Text:
+    """Every field of the fact, with where its file is and how often it was recalled."""
+    status = status_of(row, now)
+    lines = Text()
+    lines.append(f"{row.docid}  {status}\n", style="bold")
+    lines.append(f"{row.text}\n\n")
+    fields = [
+        ("uri", row.uri),
+        ("scopes", ", ".join(row.scopes)),
+        ("collection", row.collection),
+        ("caller", row.caller),
+        ("session", row.session),
+        ("created", stamp(row.created_at)),
+        ("contentHash", row.content_hash),
+        ("source", row.source or "—"),
+        ("file", path),
+        ("supersedes", ", ".join(row.supersedes) or "—"),
+        ("superseded by", row.superseded_by or "—"),
+    ]
+    if row.retired_at:
+        fields.append(
+            ("retired", f"{iso_utc(row.retired_at)} by {row.retired_by}: {row.retired_reason}")
+        )
+    keyed = row.workbench.get("keyed")
+    if isinstance(keyed, dict) and keyed.get("key"):
+        fields += [
+            ("key", f"{keyed['key']} (namespace {keyed.get('namespace', 'default')})"),
+            ("revision", str(keyed.get("revision", 1))),
+            ("topic", str(keyed.get("topic") or "—")),
+            ("tags", ", ".join(keyed.get("tags") or []) or "—"),
+        ]
+    if row.expires_at:
+        fields.append(("expires", iso_utc(row.expires_at)))
+    for key in ("provenance", "usePolicy", "freshness"):
+        for name, value in row.workbench.get(key, {}).items():
+            fields.append((f"{key}.{name}", str(value)))
+    fields.append(("recalled", f"{recalled}×" + (f", last by {last_by}" if last_by else "")))
+    for name, value in fields:
+        lines.append(f"{name:>16} ", style="bold cyan")
+        lines.append(f"{value}\n")
+    return lines

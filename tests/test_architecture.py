@@ -1,0 +1,79 @@
+"""The layers as the code draws them: the surfaces (gno_tui/, screens/) reach the engine only
+through engine.facade, and the engine never reaches up into a surface."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SURFACES = ("gno_tui", "screens")
+UI_PACKAGES = ("gno_tui", "screens", "textual", "rich")
+
+
+def imported_modules(path: Path) -> Iterator[tuple[int, str]]:
+    """Every module a file imports, at the top or inside a function (TYPE_CHECKING included:
+    a type is a dependency too)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield node.lineno, node.module
+            for alias in node.names:
+                yield node.lineno, f"{node.module}.{alias.name}"
+
+
+def python_files(*packages: str) -> list[Path]:
+    files = [path for package in packages for path in sorted((ROOT / package).rglob("*.py"))]
+    assert files, f"no Python files under {packages}"
+    return files
+
+
+def test_surfaces_import_only_the_facade_of_the_engine() -> None:
+    offending = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in python_files(*SURFACES)
+        for line, module in imported_modules(path)
+        if module.split(".")[0] == "engine"
+        and module != "engine"
+        and not module.startswith("engine.facade")
+    ]
+    bare = [
+        f"{path.relative_to(ROOT)}:{line} imports the engine package itself"
+        for path in python_files(*SURFACES)
+        for line, module in imported_modules(path)
+        if module == "engine"
+    ]
+    assert not offending + bare, "\n".join(offending + bare)
+
+
+def test_surfaces_use_only_the_facades_public_names() -> None:
+    import engine.facade as facade
+
+    public = set(facade.__all__)
+    unknown = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in python_files(*SURFACES)
+        for line, module in imported_modules(path)
+        if module.startswith("engine.facade.")
+        and module.removeprefix("engine.facade.") not in public
+    ]
+    assert not unknown, "\n".join(unknown)
+
+
+def test_the_engine_never_imports_a_surface_or_the_ui_toolkit() -> None:
+    offending = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in python_files("engine")
+        for line, module in imported_modules(path)
+        if module.split(".")[0] in UI_PACKAGES
+    ]
+    assert not offending, "\n".join(offending)
+
+
+def test_the_scan_sees_imports_inside_functions(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("def f():\n    from engine.storage import tables\n", encoding="utf-8")
+    assert (2, "engine.storage") in set(imported_modules(sample))
