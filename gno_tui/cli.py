@@ -6,14 +6,12 @@ them, so `gno-tui --version` and `--help` answer at once."""
 from __future__ import annotations
 
 import argparse
-import getpass
-import json
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from gno_tui import __version__
+from gno_tui.cli_io import emit_json
 
 POLICIES = ("local_only", "lan", "remote")
 
@@ -331,28 +329,6 @@ def _common(
             help="session (default $GNO_TUI_SESSION or ppid:<parent pid>)",
         )
     sub.add_argument("--json", action="store_true", help="machine-readable output")
-
-
-def default_caller(given: str | None) -> str:
-    if given is not None:
-        return given
-    if os.environ.get("GNO_TUI_CALLER"):
-        return os.environ["GNO_TUI_CALLER"]
-    try:
-        user = getpass.getuser()
-    except Exception:  # noqa: BLE001 - no user name in some containers
-        user = str(os.getuid()) if hasattr(os, "getuid") else "unknown"
-    return f"cli:{user}"
-
-
-def default_session(given: str | None) -> str:
-    if given is not None:
-        return given
-    return os.environ.get("GNO_TUI_SESSION") or f"ppid:{os.getppid()}"
-
-
-def emit_json(document: Any) -> None:
-    sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.facade import (
+    ImportRequest,
     MemoryFailure,
     MemoryService,
     RecallRequest,
@@ -20,7 +21,7 @@ from engine.facade import (
     open_service,
     parse_keyed_request,
 )
-from gno_tui.cli import default_caller, default_session, emit_json
+from gno_tui.cli_io import default_caller, default_session, emit_json
 
 
 def open_store(args: argparse.Namespace) -> MemoryService:
@@ -216,15 +217,15 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     store = open_store(args)
     with progress_reporter(enabled=not args.json, label="Importing") as progress:
-        report = store.interop.import_file(
+        request = ImportRequest(
             Path(args.path),
             fmt=args.format,
             scopes=args.scopes,
             collection=args.collection,
             dry_run=args.dry_run,
             caller=f"import:{default_caller(None)}",
-            progress=progress,
         )
+        report = store.interop.import_file(request, progress=progress)
     if args.json:
         emit_json(report.to_json())
     else:

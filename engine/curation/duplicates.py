@@ -10,18 +10,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from engine.curation import review
+from engine.memory.browse import KEEP_BOTH
 from engine.storage import tables
 from engine.storage.database import bump_generation
 from engine.storage.records import get_fact
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
-
-KEEP_BOTH = "keep-both"
 
 
 def keep_both(
@@ -74,12 +72,3 @@ def retire_duplicate(
     if similarity is not None:
         extra["similarity"], extra["method"] = similarity, method
     review.retire(engine, ref=gone, actor=actor, reason=f"duplicate of {kept}", extra=extra)
-
-
-def kept_pairs(engine: MemoryEngine) -> set[frozenset[str]]:
-    """The uri pairs a person chose to keep both of."""
-    with Session(engine.db) as session:
-        rows = session.scalars(
-            select(tables.DecisionRow).where(tables.DecisionRow.action == KEEP_BOTH)
-        )
-        return {frozenset(row.target.split("|", 1)) for row in rows}

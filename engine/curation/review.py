@@ -19,46 +19,13 @@ from engine.memory.remember import RememberRequest, remember
 from engine.storage import tables
 from engine.storage.database import bump_generation
 from engine.storage.factfiles import parse_fact_file, write_atomically
+from engine.storage.proposals import public_proposal
 from engine.storage.records import get_fact
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
 
 ACTIONS = ("add", "supersede", "reject", "edit", "merge")
-
-
-def public_proposal(row: tables.ProposalRow) -> dict[str, Any]:
-    assert row.created_at is not None
-    shaped: dict[str, Any] = {
-        "id": row.id,
-        "state": row.state,
-        "origin": row.origin,
-        "createdAt": iso_utc(row.created_at),
-        "text": row.text,
-        "scopes": list(row.scopes),
-        "collection": row.collection,
-        "caller": row.caller,
-        "session": row.session,
-        "source": row.source,
-        "decision": row.decision,
-        "predecessor": row.predecessor,
-        "predecessorHash": row.predecessor_hash,
-        "candidates": list(row.candidates),
-        "matching": dict(row.matching),
-    }
-    if row.state != "pending":
-        shaped["decidedAt"] = iso_utc(row.decided_at) if row.decided_at else None
-        shaped["decidedBy"] = row.decided_by
-        shaped["resolution"] = row.resolution
-    return shaped
-
-
-def list_proposals(engine: MemoryEngine, *, state: str | None = "pending") -> list[dict[str, Any]]:
-    with Session(engine.db, expire_on_commit=False) as session:
-        query = select(tables.ProposalRow).order_by(tables.ProposalRow.id)
-        if state is not None:
-            query = query.where(tables.ProposalRow.state == state)
-        return [public_proposal(row) for row in session.scalars(query)]
 
 
 @dataclass

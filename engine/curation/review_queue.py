@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.contract.errors import MemoryFailure
-from engine.curation import review
 from engine.curation.calibration import ThresholdCheck, check_threshold, judged_pairs
 from engine.memory import browse
 from engine.retrieval.matching import matching_block
+from engine.storage.proposals import list_proposals
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -24,7 +24,7 @@ class ReviewQueue:
 
 
 def review_queue(engine: MemoryEngine) -> ReviewQueue:
-    proposals = review.list_proposals(engine)
+    proposals = list_proposals(engine)
     predecessors: dict[str, dict[str, Any]] = {}
     for proposal in proposals:
         uri = proposal.get("predecessor")

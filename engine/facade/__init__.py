@@ -23,8 +23,10 @@ from engine.curation.merge import merged_text
 from engine.curation.review import Decision
 from engine.curation.review_queue import ReviewQueue
 from engine.curation.undo import Redone, Undone
-from engine.facade.curation import Curation, CurationAction
+from engine.facade.curation import Curation, CurationAction, DuplicateVerdict
 from engine.facade.factory import resolve_home
+from engine.facade.facts import FactQuery
+from engine.facade.interop import ImportRequest
 from engine.facade.service import ExplainedRecall, MemoryService, open_service
 from engine.interop.transfer import EXPORT_FORMATS, ImportReport
 from engine.keyed.cursor import dumps as keyed_json
@@ -75,12 +77,15 @@ __all__ = [
     "CurationAction",
     "Decision",
     "DuplicatePair",
+    "DuplicateVerdict",
     "EmbedderStatus",
     "ExplainedRecall",
     "FactPage",
+    "FactQuery",
     "FactRecord",
     "FenceExposure",
     "ImportReport",
+    "ImportRequest",
     "LabelSummary",
     "LeftOut",
     "LibraryFilter",

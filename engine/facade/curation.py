@@ -13,10 +13,12 @@ from engine.curation.calibration import ThresholdCheck, check_threshold, judged_
 from engine.curation.review import Decision
 from engine.curation.review_queue import ReviewQueue, review_queue
 from engine.curation.undo import Redone, Undone, redo_last, undo_last
+from engine.facade.namespace import Namespace
 from engine.retrieval.matching import matching_block
+from engine.storage.proposals import list_proposals
 
 if TYPE_CHECKING:
-    from engine.storage.store import MemoryEngine
+    pass
 
 
 class CurationAction(StrEnum):
@@ -54,10 +56,22 @@ class Curation:
     confidence: float | None = None  # CONFIDENCE: 0 to 1
 
 
-class CurationApi:
-    def __init__(self, engine: MemoryEngine) -> None:
-        self._engine = engine
+@dataclass(frozen=True)
+class DuplicateVerdict:
+    """A person's verdict on a near-duplicate pair (uris); the similarity and its method go
+    into the log, where the threshold check counts them."""
 
+    kept: str
+    other: str
+    actor: str
+    similarity: float | None = None
+    method: str | None = None
+
+    def evidence(self) -> dict[str, Any]:
+        return {"actor": self.actor, "similarity": self.similarity, "method": self.method}
+
+
+class CurationApi(Namespace):
     def curate(self, curation: Curation) -> None:
         engine, ref, actor = self._engine, curation.ref, curation.actor
         match curation.action:
@@ -96,7 +110,7 @@ class CurationApi:
     # -- the review queue -------------------------------------------------------------------
 
     def proposals(self, *, state: str | None = "pending") -> list[dict[str, Any]]:
-        return review.list_proposals(self._engine, state=state)
+        return list_proposals(self._engine, state=state)
 
     def queue(self) -> ReviewQueue:
         return review_queue(self._engine)
@@ -105,31 +119,15 @@ class CurationApi:
         """A person's decision on a proposal; the remember result (a rejection: the proposal)."""
         return review.decide(self._engine, decision)
 
-    def keep_both(
-        self,
-        *,
-        left: str,
-        right: str,
-        actor: str,
-        similarity: float | None = None,
-        method: str | None = None,
-    ) -> None:
-        duplicates.keep_both(
-            self._engine, left=left, right=right, actor=actor, similarity=similarity, method=method
-        )
+    def keep_both(self, verdict: DuplicateVerdict) -> None:
+        """The pair is not one fact: logged, so it is not offered again."""
+        duplicates.keep_both(self._engine, left=verdict.kept, right=verdict.other,
+                             **verdict.evidence())  # fmt: skip
 
-    def retire_duplicate(
-        self,
-        *,
-        gone: str,
-        kept: str,
-        actor: str,
-        similarity: float | None = None,
-        method: str | None = None,
-    ) -> None:
-        duplicates.retire_duplicate(
-            self._engine, gone=gone, kept=kept, actor=actor, similarity=similarity, method=method
-        )
+    def retire_duplicate(self, verdict: DuplicateVerdict) -> None:
+        """`other` says what `kept` says: it is retired, citing `kept`."""
+        duplicates.retire_duplicate(self._engine, gone=verdict.other, kept=verdict.kept,
+                                    **verdict.evidence())  # fmt: skip
 
     def threshold_check(self) -> ThresholdCheck:
         status = self._engine.embedder_status

@@ -4,9 +4,11 @@ duplicate pairs), the Library's page, why a recall left facts out, and fact reso
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from engine.facade.namespace import Namespace
 from engine.memory import browse, library, resources
 from engine.memory.browse import DuplicatePair, FactPage
 from engine.memory.library import LibraryFilter, LibraryPage
@@ -15,59 +17,29 @@ from engine.memory.why_not import WhyNot, why_not
 from engine.storage import tables
 
 if TYPE_CHECKING:
-    from engine.storage.store import MemoryEngine
+    pass
 
 
-class FactsApi:
-    def __init__(self, engine: MemoryEngine) -> None:
-        self._engine = engine
+@dataclass(frozen=True)
+class FactQuery:
+    """Which facts: a status (current, superseded, retired, expired), a scope, a collection,
+    words every fact contains (`invert`: does not), a window, and a moment to see the store
+    as it was then."""
 
-    def page(
-        self,
-        *,
-        status: str | None = None,
-        scope: str | None = None,
-        collection: str | None = None,
-        text: str | None = None,
-        invert: bool = False,
-        offset: int = 0,
-        limit: int = 200,
-        as_of: datetime | None = None,
-    ) -> FactPage:
-        return browse.list_facts(
-            self._engine,
-            status=status,
-            scope=scope,
-            collection=collection,
-            text=text,
-            invert=invert,
-            offset=offset,
-            limit=limit,
-            as_of=as_of,
-        )
+    status: str | None = None
+    scope: str | None = None
+    collection: str | None = None
+    text: str | None = None
+    invert: bool = False
+    offset: int = 0
+    limit: int = 200
+    as_of: datetime | None = None
 
-    def search(
-        self,
-        *,
-        text: str,
-        status: str | None = None,
-        scope: str | None = None,
-        collection: str | None = None,
-        limit: int = 200,
-        as_of: datetime | None = None,
-    ) -> FactPage:
-        return browse.search_facts(
-            self._engine,
-            text=text,
-            status=status,
-            scope=scope,
-            collection=collection,
-            limit=limit,
-            as_of=as_of,
-        )
 
-    def needs_attention(self, *, offset: int = 0, limit: int = 200) -> FactPage:
-        return browse.needs_attention(self._engine, offset=offset, limit=limit)
+class FactsApi(Namespace):
+    def page(self, query: FactQuery) -> FactPage:
+        """One page of facts for a query, newest first, with the total of every match."""
+        return browse.list_facts(self._engine, **asdict(query))
 
     def status_counts(self, *, as_of: datetime | None = None) -> dict[str, int]:
         return browse.status_counts(self._engine, as_of=as_of)

@@ -3,41 +3,38 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.facade.namespace import Namespace
 from engine.interop import transfer
 from engine.interop.transfer import ImportReport
 
 if TYPE_CHECKING:
-    from engine.storage.store import MemoryEngine
+    pass
 
 
-class InteropApi:
-    def __init__(self, engine: MemoryEngine) -> None:
-        self._engine = engine
+@dataclass(frozen=True)
+class ImportRequest:
+    """A file to import: its format (detected when None), the scopes and collection its items
+    get when they carry none, whether to only say what would happen, and who imports."""
 
+    path: Path
+    fmt: str | None = None
+    scopes: list[str] | None = None
+    collection: str | None = None
+    dry_run: bool = False
+    caller: str = "import"
+
+
+class InteropApi(Namespace):
     def import_file(
-        self,
-        path: Path,
-        *,
-        fmt: str | None = None,
-        scopes: list[str] | None = None,
-        collection: str | None = None,
-        dry_run: bool = False,
-        caller: str = "import",
-        progress: Callable[[int, int], None] | None = None,
+        self, request: ImportRequest, *, progress: Callable[[int, int], None] | None = None
     ) -> ImportReport:
-        return transfer.run_import(
-            self._engine,
-            path,
-            fmt=fmt,
-            scopes=scopes,
-            collection=collection,
-            dry_run=dry_run,
-            caller=caller,
-            progress=progress,
-        )
+        """All or nothing: the whole file is checked before anything is written."""
+        fields = asdict(request)
+        return transfer.run_import(self._engine, fields.pop("path"), progress=progress, **fields)
 
     def export_jsonl(self) -> list[dict[str, Any]]:
         return transfer.export_jsonl_items(self._engine)

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from engine.facade.namespace import Namespace
 from engine.keyed import requests, service
 
 if TYPE_CHECKING:
-    from engine.storage.store import MemoryEngine
+    pass
 
 
-class KeyedApi:
-    def __init__(self, engine: MemoryEngine) -> None:
-        self._engine = engine
-
+class KeyedApi(Namespace):
     @staticmethod
     def parse_request(text: str, *, where: str = "the request") -> Any:
         """A request as JSON text (NaN and Infinity refused), not yet validated."""

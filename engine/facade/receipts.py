@@ -8,17 +8,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.facade.namespace import Namespace
 from engine.memory import receipts
 from engine.memory.receipts import FenceExposure, ReceiptCheck
 
 if TYPE_CHECKING:
-    from engine.storage.store import MemoryEngine
+    pass
 
 
-class ReceiptsApi:
-    def __init__(self, engine: MemoryEngine) -> None:
-        self._engine = engine
-
+class ReceiptsApi(Namespace):
     def recent(self, *, limit: int = 200) -> list[dict[str, Any]]:
         return receipts.recent_receipts(self._engine, limit=limit)
 

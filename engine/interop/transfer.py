@@ -26,13 +26,13 @@ from engine.contract.normalize import (
     parse_iso,
 )
 from engine.contract.validation import ensure_valid
-from engine.curation.proposals import queue_proposal
 from engine.interop.formats import Incoming, detect_format, read_incoming
 from engine.interop.ob1 import ob1_memory, ob1_response
 from engine.memory.remember import RememberRequest
 from engine.retrieval.matching import find_candidates, matching_block
 from engine.storage import tables
 from engine.storage.bulk import BulkFact, add_many
+from engine.storage.proposals import queue_proposal
 from engine.storage.records import public_fact
 
 if TYPE_CHECKING:

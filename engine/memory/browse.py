@@ -23,6 +23,8 @@ from engine.storage.records import get_fact
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
 
+# The decision-log action of a keep-both verdict (engine/curation/duplicates.py).
+KEEP_BOTH = "keep-both"
 STATUSES = ("current", "superseded", "retired", "expired")
 
 
@@ -354,8 +356,6 @@ class DuplicatePair:
 def duplicate_pairs(engine: MemoryEngine, *, scope: str, limit: int = 200) -> list[DuplicatePair]:
     """Near-duplicate pairs among the current facts of a scope, with the remember tiers.
     Pairs a person decided to keep both of (`duplicates.keep_both`) are left out."""
-    from engine.curation.duplicates import kept_pairs
-
     kept = kept_pairs(engine)
     snapshot = engine.snapshot()
     mask = snapshot.visible(scopes=[scope], collections=None, now=engine.now())
@@ -394,3 +394,12 @@ def duplicate_pairs(engine: MemoryEngine, *, scope: str, limit: int = 200) -> li
     pairs = [p for p in pairs if frozenset((p.left.uri, p.right.uri)) not in kept]
     pairs.sort(key=lambda p: -p.similarity)
     return pairs[:limit]
+
+
+def kept_pairs(engine: MemoryEngine) -> set[frozenset[str]]:
+    """The uri pairs a person chose to keep both of."""
+    with Session(engine.db) as session:
+        rows = session.scalars(
+            select(tables.DecisionRow).where(tables.DecisionRow.action == KEEP_BOTH)
+        )
+        return {frozenset(row.target.split("|", 1)) for row in rows}

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
+from engine.contract.curation_fields import curation_defaults
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import (
     MAX_TEXT_BYTES,
@@ -24,12 +25,11 @@ from engine.contract.normalize import (
     normalize_scopes,
 )
 from engine.contract.validation import ensure_valid
-from engine.curation.proposals import queue_proposal
-from engine.interop.ob1 import curation_defaults
 from engine.memory.receipts import verify_presented
 from engine.retrieval.matching import ScoredCandidate, find_candidates, matching_block
 from engine.storage import tables
 from engine.storage.factfiles import FactFile, write_atomically
+from engine.storage.proposals import queue_proposal
 from engine.storage.records import (
     allocate_docid,
     current_duplicate,

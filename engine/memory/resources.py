@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
-from engine.curation.review import list_proposals
 from engine.storage.factfiles import parse_fact_file
+from engine.storage.proposals import list_proposals
 from engine.storage.records import get_fact, public_fact, row_from_file
 
 if TYPE_CHECKING:

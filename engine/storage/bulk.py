@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
+from engine.contract.curation_fields import curation_defaults
 from engine.contract.normalize import (
     check_identity,
     clean_text,
@@ -20,7 +21,6 @@ from engine.contract.normalize import (
     iso_utc,
     normalize_scopes,
 )
-from engine.interop.ob1 import curation_defaults
 from engine.retrieval.embeddings import embed_facts
 from engine.retrieval.snapshot import IndexedFact, store_vectors
 from engine.storage import tables

@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Select, Static
 from textual.worker import Worker, get_current_worker
 
-from engine.facade import DuplicatePair, MemoryService
+from engine.facade import DuplicatePair, DuplicateVerdict, MemoryService
 from gno_tui.messages import forward_failure
 from gno_tui.render.duplicates import ordered, pair_cells, pair_text
 from gno_tui.widgets.fact_table import FactTable
@@ -149,9 +149,7 @@ class DuplicatesPane(Vertical):
     @work(thread=True, exclusive=False, exit_on_error=False, group="dup-curate")
     def retire_duplicate(self, gone: str, kept: str, actor: str, pair: DuplicatePair) -> None:
         try:
-            self.service.curation.retire_duplicate(gone=gone, kept=kept, actor=actor,
-                                                   similarity=pair.similarity,
-                                                   method=pair.method)  # fmt: skip
+            self.service.curation.retire_duplicate(verdict(kept, gone, actor, pair))
             self.app.call_from_thread(self.notify, f"retired {gone}", title="Decided")
         finally:
             self.app.call_from_thread(self.reload)
@@ -159,11 +157,14 @@ class DuplicatesPane(Vertical):
     @work(thread=True, exclusive=False, exit_on_error=False, group="dup-curate")
     def keep_pair(self, left: str, right: str, actor: str, pair: DuplicatePair) -> None:
         try:
-            self.service.curation.keep_both(left=left, right=right, actor=actor,
-                                            similarity=pair.similarity,
-                                            method=pair.method)  # fmt: skip
+            self.service.curation.keep_both(verdict(left, right, actor, pair))
             self.app.call_from_thread(
                 self.notify, "kept both; the pair is not offered again", title="Decided"
             )
         finally:
             self.app.call_from_thread(self.reload)
+
+
+def verdict(kept: str, other: str, actor: str, pair: DuplicatePair) -> DuplicateVerdict:
+    """The verdict on `pair`, with the similarity the person saw (for the threshold check)."""
+    return DuplicateVerdict(kept, other, actor, similarity=pair.similarity, method=pair.method)

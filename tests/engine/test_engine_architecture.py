@@ -18,10 +18,11 @@ ENGINE_DIR = ROOT / "engine"
 UI_ROOTS = ("textual", "rich", "screens", "gno_tui")
 
 
-def engine_modules() -> dict[str, Path]:
-    """Every module and package of engine/, by dotted name."""
+def engine_modules(*packages: str) -> dict[str, Path]:
+    """Every module and package of engine/ (or of the given top-level packages), by name."""
     modules = {}
-    for path in sorted(ENGINE_DIR.rglob("*.py")):
+    folders = [ROOT / package for package in packages] or [ENGINE_DIR]
+    for path in sorted(p for folder in folders for p in folder.rglob("*.py")):
         parts = path.relative_to(ROOT).with_suffix("").parts
         if parts[-1] == "__init__":
             parts = parts[:-1]
@@ -70,8 +71,8 @@ def _imported(module: str, is_package: bool, tree: ast.Module, known: set[str]) 
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    modules = engine_modules()
+def import_graph(*packages: str) -> dict[str, set[str]]:
+    modules = engine_modules(*packages)
     known = set(modules)
     return {
         name: _imported(name, path.name == "__init__.py", ast.parse(path.read_text()), known)
@@ -127,6 +128,15 @@ def test_the_graph_reader_sees_what_it_must() -> None:
 def test_engine_modules_import_one_another_without_cycles() -> None:
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle among engine modules: " + " -> ".join(cycle or [])
+
+
+def test_the_surfaces_and_the_engine_import_without_cycles() -> None:
+    """The same over the whole program: the CLI, the MCP server, the workbench's screens and
+    widgets, and the engine beneath them."""
+    graph = import_graph("gno_tui", "screens", "engine")
+    assert "gno_tui.commands" in graph and "screens.library" in graph
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
 PROBE = """

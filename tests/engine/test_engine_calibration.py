@@ -7,8 +7,9 @@ import pytest
 
 from engine.curation import duplicates, review
 from engine.curation.calibration import JudgedPair, check_threshold, judged_pairs
-from engine.curation.review import Decision, decide, list_proposals
+from engine.curation.review import Decision, decide
 from engine.curation.undo import undo_last
+from engine.storage.proposals import list_proposals
 
 PERSON = "tui:alice"
 

@@ -21,7 +21,7 @@ def test_keep_both_logs_the_pair_and_duplicate_pairs_skips_it(engine: Any, clien
     after = browse.duplicate_pairs(engine, scope="user:alice")
     assert len(after) == 2
     assert all({p.left.uri, p.right.uri} != {a["uri"], b["uri"]} for p in after)
-    assert duplicates.kept_pairs(engine) == {frozenset((a["uri"], b["uri"]))}
+    assert browse.kept_pairs(engine) == {frozenset((a["uri"], b["uri"]))}
     entry = review.decision_log(engine)[0]
     assert entry["action"] == "keep-both" and entry["actor"] == "tui:tester"
     assert entry["target"] == f"{b['uri']}|{a['uri']}"
@@ -37,4 +37,4 @@ def test_keep_both_needs_two_current_facts(engine: Any, client: Any) -> None:
     with pytest.raises(MemoryFailure) as failure:
         duplicates.keep_both(engine, left=a["uri"], right=b["uri"], actor="tui:tester")
     assert failure.value.code == "MEMORY_SUPERSEDE_CONFLICT"
-    assert duplicates.kept_pairs(engine) == set()
+    assert browse.kept_pairs(engine) == set()

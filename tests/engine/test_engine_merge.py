@@ -7,8 +7,9 @@ import pytest
 
 from engine.contract.errors import MemoryFailure
 from engine.curation.merge import merged_text
-from engine.curation.review import Decision, decide, decision_log, list_proposals
+from engine.curation.review import Decision, decide, decision_log
 from engine.memory import browse
+from engine.storage.proposals import list_proposals
 
 PERSON = "tui:alice"
 

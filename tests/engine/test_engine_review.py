@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine.contract.errors import MemoryFailure
-from engine.curation.review import Decision, decide, decision_log, list_proposals
+from engine.curation.review import Decision, decide, decision_log
+from engine.storage.proposals import list_proposals
 
 
 def test_held_add_becomes_a_proposal_and_a_decision_adds_it(client, engine, probe, valid):

@@ -14,6 +14,7 @@ from engine.facade.factory import open_engine
 from engine.facade.service import MemoryService
 from engine.interop import transfer as interop
 from engine.retrieval.embeddings import EmbedderStatus
+from engine.storage import proposals
 
 
 def fresh(tmp_path: Path, name: str):
@@ -102,9 +103,9 @@ def test_mem0_import_dedups_into_the_review_queue(client, tmp_path):
     path.write_text(json.dumps(mem0), encoding="utf-8")
     dry = interop.run_import(client.engine, path, dry_run=True)
     assert [a["action"] for a in dry.actions] == ["skip", "propose", "add"]
-    assert review.list_proposals(client.engine) == []
+    assert proposals.list_proposals(client.engine) == []
     interop.run_import(client.engine, path)
-    pending = review.list_proposals(client.engine)
+    pending = proposals.list_proposals(client.engine)
     assert [p["text"] for p in pending] == ["Alice prefers green tea in the mornings"]
     assert pending[0]["origin"] == "import"
     found = client.recall("vinyl records", ["user:alice"])

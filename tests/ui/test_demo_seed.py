@@ -10,12 +10,12 @@ import pytest
 from pilot_helpers import settle
 from textual.widgets import DataTable, Input
 
-from engine.curation import review
 from engine.facade.factory import open_engine
 from engine.facade.service import MemoryService
 from engine.memory import browse
 from engine.memory.receipts import recent_receipts, verify_receipt
 from engine.retrieval.embeddings import EmbedderStatus
+from engine.storage import proposals
 from engine.storage.store import MemoryEngine
 from gno_tui.app import create_app
 from gno_tui.cli import build_parser
@@ -48,8 +48,11 @@ def test_the_demo_has_something_for_every_screen(demo: tuple[MemoryEngine, dict[
         "memory": "local_only",
         "team": "lan",
     }
-    assert len(review.list_proposals(store)) == 4
-    assert {p["caller"] for p in review.list_proposals(store)} <= {"mcp:claude-code", "mcp:cursor"}
+    assert len(proposals.list_proposals(store)) == 4
+    assert {p["caller"] for p in proposals.list_proposals(store)} <= {
+        "mcp:claude-code",
+        "mcp:cursor",
+    }
     receipts = recent_receipts(store)
     assert len(receipts) == 3
     assert any(verify_receipt(store, r).drifted for r in receipts)

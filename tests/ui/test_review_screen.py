@@ -10,10 +10,11 @@ from typing import Any
 from pilot_helpers import settle
 from textual.widgets import DataTable, Static, TabbedContent, TextArea
 
-from engine.curation import duplicates, review
+from engine.curation import review
 from engine.curation.calibration import judged_pairs
 from engine.facade.service import MemoryService
 from engine.memory import browse
+from engine.storage import proposals
 from gno_tui.app import create_app
 from gno_tui.widgets.duplicates_pane import DuplicatesPane
 from screens.batch_prompt import BatchPrompt
@@ -37,11 +38,11 @@ def propose(client: Any, text: str, *scopes: str, **fields: Any) -> int:
         origin="mcp",
         **fields,
     )
-    return int(review.list_proposals(client.engine)[-1]["id"])
+    return int(proposals.list_proposals(client.engine)[-1]["id"])
 
 
 def states(engine: Any) -> dict[int, str]:
-    return {p["id"]: p["state"] for p in review.list_proposals(engine, state=None)}
+    return {p["id"]: p["state"] for p in proposals.list_proposals(engine, state=None)}
 
 
 async def open_review(pilot: Any) -> ReviewScreen:
@@ -75,7 +76,7 @@ async def test_add_then_auto_advance_then_reject_with_a_reason(engine: Any, clie
         assert isinstance(app.screen, ReasonPrompt)
         await pilot.press(*keys("not about alice, says x"), "enter")  # letters do not act
         await settle(pilot)
-        proposal = review.list_proposals(engine, state=None)[1]
+        proposal = proposals.list_proposals(engine, state=None)[1]
         assert proposal["state"] == "rejected"
         assert proposal["resolution"] == "not about alice, says x"
         assert proposal["decidedBy"] == app.actor
@@ -92,7 +93,7 @@ async def test_supersede_the_candidate_chosen_with_j(engine: Any, client: Any) -
     green = client.add("Alice prefers green tea in the morning", "user:alice")["record"]
     greens = client.add("Alice prefers green tea in the mornings", "user:alice")["record"]
     pid = propose(client, "Alice prefers black tea in the morning")
-    candidates = review.list_proposals(engine)[0]["candidates"]
+    candidates = proposals.list_proposals(engine)[0]["candidates"]
     assert [c["uri"] for c in candidates] == [green["uri"], greens["uri"]]
     app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
     async with app.run_test(size=(140, 40)) as pilot:
@@ -327,7 +328,7 @@ async def test_duplicates_keep_both_then_retire(engine: Any, client: Any) -> Non
         await pilot.press("b")
         await settle(pilot)
         assert len(pane.pairs) == 1
-        assert {frozenset(kept)} == duplicates.kept_pairs(engine)
+        assert {frozenset(kept)} == browse.kept_pairs(engine)
         assert review.decision_log(engine)[0]["action"] == "keep-both"
         assert all(
             {p.left.uri, p.right.uri} != kept

@@ -1,5 +1,6 @@
-"""Queueing a write for a person: the review queue's one way in (an agent's write on a
-propose-only surface, a likely duplicate met by import)."""
+"""The review queue's rows: queueing a write for a person (an agent's write on a
+propose-only surface, a likely duplicate met by import) and reading proposals in their public
+shape. Deciding them is engine/curation/review.py."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from sqlmodel import col
 
+from engine.contract.normalize import iso_utc
 from engine.storage import tables
 from engine.storage.database import bump_generation
 
@@ -63,3 +66,37 @@ def queue_proposal(
         session.commit()
         assert proposal.id is not None
         return proposal.id
+
+
+def public_proposal(row: tables.ProposalRow) -> dict[str, Any]:
+    assert row.created_at is not None
+    shaped: dict[str, Any] = {
+        "id": row.id,
+        "state": row.state,
+        "origin": row.origin,
+        "createdAt": iso_utc(row.created_at),
+        "text": row.text,
+        "scopes": list(row.scopes),
+        "collection": row.collection,
+        "caller": row.caller,
+        "session": row.session,
+        "source": row.source,
+        "decision": row.decision,
+        "predecessor": row.predecessor,
+        "predecessorHash": row.predecessor_hash,
+        "candidates": list(row.candidates),
+        "matching": dict(row.matching),
+    }
+    if row.state != "pending":
+        shaped["decidedAt"] = iso_utc(row.decided_at) if row.decided_at else None
+        shaped["decidedBy"] = row.decided_by
+        shaped["resolution"] = row.resolution
+    return shaped
+
+
+def list_proposals(engine: MemoryEngine, *, state: str | None = "pending") -> list[dict[str, Any]]:
+    with Session(engine.db, expire_on_commit=False) as session:
+        query = select(tables.ProposalRow).order_by(col(tables.ProposalRow.id))
+        if state is not None:
+            query = query.where(col(tables.ProposalRow.state) == state)
+        return [public_proposal(row) for row in session.scalars(query)]
