@@ -17,6 +17,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from engine.retrieval.static_model import StaticModel
+
 BUNDLED_MODEL_DIR = Path(__file__).parent / "model"
 
 
@@ -38,7 +40,8 @@ class EmbedderStatus:
 
 
 class StaticModelEmbedder:
-    """A model2vec StaticModel, vectors normalised so that a dot product is the cosine."""
+    """A static model (engine/retrieval/static_model.py, or model2vec's own: anything with
+    `encode` and `dim`), vectors normalised so that a dot product is the cosine."""
 
     def __init__(self, model: Any, model_id: str) -> None:
         self._model = model
@@ -74,12 +77,8 @@ def load_embedder(model_path: str | Path | None = None) -> EmbedderStatus:
         return EmbedderStatus(None, f"no model folder at {folder} (set --model or $GNO_TUI_MODEL)")
     if not (folder / "model.safetensors").is_file():
         return EmbedderStatus(None, f"{folder} holds no model.safetensors (not a model2vec model)")
-    # Belt and braces: even a folder that exists must never send the loader to a hub.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
-        from model2vec import StaticModel
-
-        model = StaticModel.from_pretrained(str(folder))
+        model = StaticModel(folder)
     except Exception as exc:  # noqa: BLE001 - a corrupt file, a wrong format: fall back, say why
         return EmbedderStatus(
             None, f"model at {folder} failed to load: {type(exc).__name__}: {exc}"
