@@ -55,7 +55,7 @@ def test_an_empty_batch_gives_no_rows() -> None:
 
 def test_a_folder_without_a_tokenizer_is_refused_with_its_name(tmp_path: Path) -> None:
     (tmp_path / "model.safetensors").write_bytes(b"")
-    with pytest.raises(ModelFolderError, match="tokenizer.json"):
+    with pytest.raises(ModelFolderError, match=r"tokenizer\.json"):
         StaticModel(tmp_path)
     status = load_embedder(tmp_path)
     assert status.embedder is None and "tokenizer.json" in (status.unavailable_reason or "")
