@@ -25,9 +25,9 @@ from gno_tui.messages import (
     forward_failure,
 )
 from gno_tui.theme import WORKBENCH_THEME
-from gno_tui.workbench_commands import GLOBAL_COMMANDS, WorkbenchCommand, bindings
+from gno_tui.workbench_commands import GLOBAL_COMMANDS, WorkbenchCommand, bindings, writes
 from screens import SCREENS_BY_MODE
-from screens.base import Workbench, WorkbenchScreen
+from screens.base import UsesWorkbench, Workbench, WorkbenchScreen
 from screens.decision_log import DecisionLogScreen
 from screens.library import LibraryScreen
 from screens.reason_prompt import ReasonPrompt
@@ -50,7 +50,7 @@ def failure_notice(worker: Worker[Any]) -> tuple[str, str]:
     return "Error", f"{type(error).__name__}: {error}"
 
 
-class GnoApp(App[None]):
+class GnoApp(UsesWorkbench, App[None]):
     TITLE = "gno-tui"
     CSS_PATH = "app.tcss"
     BINDINGS = bindings(GLOBAL_COMMANDS)
@@ -81,32 +81,7 @@ class GnoApp(App[None]):
         for mode in SCREENS_BY_MODE:
             self.add_mode(mode, self._screen_builder(mode))
 
-    # -- what the screens are given -----------------------------------------------------------
-
-    @property
-    def service(self) -> MemoryService:
-        return self.workbench.service
-
-    @property
-    def actor(self) -> str:
-        return self.workbench.actor
-
-    @actor.setter
-    def actor(self, actor: str) -> None:
-        self.workbench.actor = actor
-
-    @property
-    def session_id(self) -> str:
-        """The session the workbench's own recalls and writes carry."""
-        return self.workbench.session
-
-    @session_id.setter
-    def session_id(self, session: str) -> None:
-        self.workbench.session = session
-
-    @property
-    def read_only(self) -> bool:
-        return self.workbench.read_only
+    # -- what the screens are given: the workbench (service and actor: UsesWorkbench) --------
 
     def _screen_builder(self, mode: str) -> Callable[[], Screen[Any]]:
         def build() -> Screen[Any]:
@@ -189,34 +164,23 @@ class GnoApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Global write commands (undo, redo) are disabled in a read-only workbench, as the
         screens' own are."""
-        if self.read_only and any(
-            command.writes and command.action.removeprefix("app.") == action
-            for command in GLOBAL_COMMANDS
-        ):
-            return None
-        return True
+        return None if self.workbench.read_only and writes(GLOBAL_COMMANDS, action) else True
 
     def action_undo(self) -> None:
-        self.undo_latest()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="app-undo")
-    def undo_latest(self) -> None:
-        # A refusal (nothing to undo, a review decision) is a MemoryFailure: the worker
-        # failure handler shows it with its code.
-        undone = self.service.curation.undo(actor=self.actor)
-        self.call_from_thread(self.notify, f"undone: {undone.action} on {undone.target}")
-        self._refresh_screen()
+        self.step_back_or_forth(undo=True)
 
     def action_redo(self) -> None:
-        self.redo_latest()
+        self.step_back_or_forth(undo=False)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="app-undo")
-    def redo_latest(self) -> None:
-        redone = self.service.curation.redo(actor=self.actor)
-        self.call_from_thread(self.notify, f"redone: {redone.action} on {redone.target}")
-        self._refresh_screen()
-
-    def _refresh_screen(self) -> None:
+    def step_back_or_forth(self, *, undo: bool) -> None:
+        """Take back the person's latest decision (undo), or do again what their latest undo
+        took back (redo). A refusal (nothing to undo, a review decision) is a MemoryFailure:
+        the worker failure handler shows it with its code."""
+        curation = self.service.curation
+        step = curation.undo(actor=self.actor) if undo else curation.redo(actor=self.actor)
+        done = "undone" if undo else "redone"
+        self.call_from_thread(self.notify, f"{done}: {step.action} on {step.target}")
         screen = self.screen
         if isinstance(screen, WorkbenchScreen):
             self.call_from_thread(screen.refresh_from_store)

@@ -229,12 +229,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve the memory to agents over MCP (stdio)",
         description="An MCP server over stdio. By default it is propose-only: an agent's add or "
         "supersede waits in the review queue for a person; --enable-write lets writes through.",
-        epilog="examples:\n  gno-tui --home ~/agent-memory mcp\n  gno-tui mcp --enable-write",
+        epilog="examples:\n  gno-tui --home ~/agent-memory mcp --allow-scope user:alice\n"
+        "  gno-tui mcp --enable-write",
     )
     mcp.add_argument(
         "--enable-write",
         action="store_true",
         help="apply agents' add/supersede directly instead of queueing them",
+    )
+    mcp.add_argument(
+        "--allow-scope",
+        action="append",
+        dest="allow_scopes",
+        metavar="S",
+        help="bind the server to this scope (repeat for more): calls naming another scope "
+        "are refused and resources show only these scopes; without it every scope is served",
     )
     _add_memory(commands)
     return parser
@@ -352,6 +361,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _fail(code: str, message: str, exit_code: int, wants_json: bool) -> int:
+    # A message may quote what the user typed, bytes that are not UTF-8 included: shown
+    # escaped, never a second failure while reporting the first.
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
     if wants_json:
         emit_json({"error": {"code": code, "message": message}})
     else:

@@ -30,3 +30,32 @@ def default_session(given: str | None) -> str:
 
 def emit_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+
+
+def read_stdin_bytes() -> bytes:
+    """stdin as bytes, so that the caller decodes it strictly (the text layer may replace
+    undecodable bytes with surrogate escapes or raise, depending on the locale)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # stdin replaced by a text stream (tests, embedding)
+        return sys.stdin.read().encode("utf-8", "surrogateescape")
+    data: bytes = buffer.read()
+    return data
+
+
+def hide_password(url: str) -> str:
+    """A database URL with its password (if any) replaced by ***, for messages."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return url
+    if not password:
+        return url
+    user = parts.username or ""
+    netloc = parts.netloc.replace(f"{user}:{password}@", f"{user}:***@", 1)
+    if netloc == parts.netloc:  # an encoded form: rebuild it
+        host = parts.netloc.rsplit("@", 1)[-1]
+        netloc = f"{user}:***@{host}"
+    return parts._replace(netloc=netloc).geturl()

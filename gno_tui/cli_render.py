@@ -1,4 +1,10 @@
-"""Output for people (the CLI without --json): rich tables and a progress bar on a terminal."""
+"""Output for people (the CLI without --json): rich tables and a progress bar on a terminal.
+
+Everything printed here that came from the store or the command line (fact texts, scopes,
+callers, sources, uris, paths, reasons) is data, never Rich markup: it goes into `Text`
+objects (markup and emoji codes are not parsed in them), and control characters and bidi
+overrides are shown as escapes so that a fact cannot colour, hide, reorder or rewrite the
+terminal. Only the literal strings of this module carry styles."""
 
 from __future__ import annotations
 
@@ -9,16 +15,63 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:
-    from engine.facade import CollectionRecord
+    from engine.facade import CollectionRecord, ImportReport
 
-console = Console(highlight=False)
+console = Console(highlight=False, emoji=False)
+
+# Bidi embeddings, overrides and isolates reorder what follows them on the screen.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _visible(value: object) -> str:
+    """`value` as text with control characters (ESC, NUL, CR, ...) and bidi controls written
+    as escapes (`\\x1b`, `\\u202e`); tabs and newlines are kept."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in "\n\t" or (ch.isprintable() and ch not in _BIDI_CONTROLS):
+            out.append(ch)
+        elif code < 0x20 or 0x7F <= code < 0xA0 or ch in _BIDI_CONTROLS:
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)  # other non-printables (spaces, format characters) are harmless
+    return "".join(out)
+
+
+def plain(value: object, style: str = "") -> Text:
+    """Data as a Text: never parsed as markup, controls escaped."""
+    return Text(_visible(value), style=style)
+
+
+def line(*parts: str | Text | tuple[str, str]) -> Text:
+    """A line of literal pieces (this module's own words) and data (`Text`, or `(data, style)`);
+    plain `str` parts are this module's own text and are not parsed as markup either."""
+    assembled = Text()
+    for part in parts:
+        if isinstance(part, tuple):
+            assembled.append(plain(*part))
+        else:
+            assembled.append(part)
+    return assembled
+
+
+def say(*parts: str | Text | tuple[str, str]) -> None:
+    console.print(line(*parts))
 
 
 def _short(text: str, width: int = 70) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(str(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _cell(value: object, width: int | None = None) -> Text:
+    return plain(_short(str(value), width) if width else value)
 
 
 def render_remember(result: dict[str, Any]) -> None:
@@ -29,29 +82,33 @@ def render_remember(result: dict[str, Any]) -> None:
         method += f" ({matching['semanticUnavailable']})"
     if outcome in ("added", "superseded", "existing"):
         record = result["record"]
-        console.print(f"[bold]{outcome}[/] {record['docid']} {record['uri']}")
-        console.print(f"  {_short(record['text'], 100)}")
+        say((outcome, "bold"), " ", plain(record["docid"]), " ", plain(record["uri"]))
+        say("  ", plain(_short(record["text"], 100)))
         if outcome != "existing":
-            console.print(f"  file: {result['absPath']}")
+            say("  file: ", plain(result["absPath"]))
             sync = result["sync"]
             if sync["status"] == "failed":
-                console.print(f"  [red]index sync failed:[/] {sync.get('error', '')}")
+                say("  ", ("index sync failed:", "red"), " ", plain(sync.get("error", "")))
         return
     candidates = result["candidates"]
-    console.print(
-        f"[bold]candidates[/]: {len(candidates)} (matching {method}, likely ≥ "
-        f"{matching['threshold']}); nothing was written."
+    say(
+        ("candidates", "bold"),
+        f": {len(candidates)} (matching ",
+        plain(method),
+        f", likely ≥ {matching['threshold']}); nothing was written.",
     )
     if candidates:
         table = Table("tier", "similarity", "docid", "text", "uri")
         for c in candidates:
             table.add_row(
-                c["match"], f"{c['similarity']:.3f}", c["docid"], _short(c["text"], 50), c["uri"]
+                _cell(c["match"]),
+                f"{c['similarity']:.3f}",
+                _cell(c["docid"]),
+                _cell(c["text"], 50),
+                _cell(c["uri"]),
             )
         console.print(table)
-    console.print(
-        "Write it with --add, or replace one with --supersede URI --predecessor-hash HASH."
-    )
+    say("Write it with --add, or replace one with --supersede URI --predecessor-hash HASH.")
 
 
 def render_recall(result: dict[str, Any], fmt: str) -> None:
@@ -59,36 +116,39 @@ def render_recall(result: dict[str, Any], fmt: str) -> None:
         table = Table("memory_id", "status", "summary")
         for memory in result["memories"]:
             table.add_row(
-                memory["memory_id"], memory["provenance"]["status"], _short(memory["summary"], 70)
+                _cell(memory["memory_id"]),
+                _cell(memory["provenance"]["status"]),
+                _cell(memory["summary"], 70),
             )
         console.print(table)
-        console.print(f"request_id (receipt digest): {result['request_id']}")
+        say("request_id (receipt digest): ", plain(result["request_id"]))
         return
     budget, retrieval = result["budget"], result["retrieval"]
     mode = retrieval["mode"]
     if retrieval.get("semanticUnavailable"):
         mode += f" ({retrieval['semanticUnavailable']})"
     if not result["facts"]:
-        console.print(result.get("hint", "No facts."))
+        say(plain(result.get("hint", "No facts.")))
     else:
         table = Table("#", "score", "docid", "text", "egress")
         for rank, fact in enumerate(result["facts"], start=1):
             table.add_row(
                 str(rank),
                 f"{fact['score']:.3f}",
-                fact["docid"],
-                _short(fact["text"], 60),
-                fact["egressLineage"]["effectivePolicy"],
+                _cell(fact["docid"]),
+                _cell(fact["text"], 60),
+                _cell(fact["egressLineage"]["effectivePolicy"]),
             )
         console.print(table)
-    console.print(
-        f"retrieval {mode}; tokens {budget['usedTokens']}/{budget['maxTokens']}, "
-        f"{len(result['facts'])}/{budget['maxFacts']} facts, {budget['omitted']} "
-        "omitted"
+    say(
+        "retrieval ",
+        plain(mode),
+        f"; tokens {budget['usedTokens']}/{budget['maxTokens']}, "
+        f"{len(result['facts'])}/{budget['maxFacts']} facts, {budget['omitted']} omitted",
     )
     if "egressLineage" in result:
-        console.print(f"lineage: {result['egressLineage']['effectivePolicy']}")
-    console.print(f"receipt {result['receipt']['digest']}")
+        say("lineage: ", plain(result["egressLineage"]["effectivePolicy"]))
+    say("receipt ", plain(result["receipt"]["digest"]))
 
 
 def collection_json(row: CollectionRecord) -> dict[str, Any]:
@@ -104,26 +164,107 @@ def collection_json(row: CollectionRecord) -> dict[str, Any]:
 def render_collections(rows: list[CollectionRecord]) -> None:
     table = Table("name", "policy", "source", "revision", "root")
     for row in rows:
-        table.add_row(row.name, row.policy, row.policy_source, str(row.policy_revision), row.root)
+        table.add_row(
+            _cell(row.name),
+            _cell(row.policy),
+            _cell(row.policy_source),
+            str(row.policy_revision),
+            _cell(row.root),
+        )
     console.print(table)
 
 
 def render_proposals(proposals: list[dict[str, Any]]) -> None:
     if not proposals:
-        console.print("The review queue is empty.")
+        say("The review queue is empty.")
         return
     table = Table("id", "state", "decision", "caller", "scopes", "text", "candidates")
     for p in proposals:
         table.add_row(
-            str(p["id"]),
-            p["state"],
-            p["decision"],
-            p["caller"],
-            ", ".join(p["scopes"]),
-            _short(p["text"], 50),
+            _cell(p["id"]),
+            _cell(p["state"]),
+            _cell(p["decision"]),
+            _cell(p["caller"]),
+            _cell(", ".join(str(scope) for scope in p["scopes"])),
+            _cell(p["text"], 50),
             str(len(p["candidates"])),
         )
     console.print(table)
+
+
+def render_reindex(report: dict[str, Any]) -> None:
+    say(
+        f"{report['indexed']} facts indexed from {report['files']} files: "
+        f"{report['added']} added, {report['changed']} changed, {report['removed']} removed."
+    )
+    for problem in report["problems"]:
+        say("  skipped: ", plain(problem))
+    # Forks and duplicate record ids stay on disk until a person removes the extra files, so
+    # every reindex names them (docs/decisions.md, "Crash and corruption"). Their lines are
+    # not wrapped by Rich (the terminal wraps them), so a path or uri can be copied whole.
+    for fork in report.get("forks", []):
+        if "predecessor" in fork:
+            what = line("two or more facts supersede ", plain(fork["predecessor"]))
+        else:
+            what = line(
+                "two or more facts hold revision ",
+                plain(fork.get("revision")),
+                " of key ",
+                plain(fork.get("key")),
+            )
+        _say_unwrapped(
+            ("  fork: ", "bold yellow"),
+            what,
+            ": kept ",
+            plain(fork.get("kept")),
+            ", not indexed ",
+            plain(", ".join(str(uri) for uri in fork.get("notKept", []))),
+            " (",
+            plain(fork.get("reason")),
+            ")",
+        )
+    for duplicate in report.get("duplicates", []):
+        _say_unwrapped(
+            ("  duplicate record id ", "bold yellow"),
+            plain(duplicate.get("recordId")),
+            ": indexed ",
+            plain(duplicate.get("kept")),
+            ", ignored ",
+            plain(", ".join(str(path) for path in duplicate.get("ignored", []))),
+        )
+    if report.get("forks") or report.get("duplicates"):
+        say(
+            "  The files not indexed stay on disk, untouched: remove (or move out of the "
+            "collection) the ones that should not be there, then run `gno-tui reindex` again."
+        )
+    for note in report.get("notes", []):
+        _say_unwrapped("  note: ", plain(note))
+
+
+def _say_unwrapped(*parts: str | Text | tuple[str, str]) -> None:
+    console.print(line(*parts), soft_wrap=True)
+
+
+def render_import(report: ImportReport, *, dry_run: bool) -> None:
+    verb = "would be" if dry_run else "were"
+    say(
+        f"{len(report.actions)} items: {report.count('add')} {verb} added, "
+        f"{report.count('skip')} skipped, {report.count('propose')} {verb} queued for review."
+    )
+    for action in report.actions:
+        if action["action"] != "add":
+            say(
+                "  ",
+                plain(action["action"]),
+                ": ",
+                plain(action["where"]),
+                ": ",
+                plain(action["reason"]),
+            )
+
+
+def render_export(count: int, output: str) -> None:
+    say(f"{count} fact files written to ", plain(output))
 
 
 @contextmanager

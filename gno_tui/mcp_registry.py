@@ -1,5 +1,6 @@
-"""The MCP server's tools, in one table: `TOOLS`. The tools listing, the call dispatch and the
-propose-only gate all read it, so adding a tool is adding one `Tool` entry here.
+"""The MCP server's tools, in one table: `TOOLS`. The tools listing, the call dispatch, the
+propose-only gate and the scope binding all read it, so adding a tool is adding one `Tool`
+entry here.
 
 The gno_* tools' schemas, descriptions and argument checks are in gno_tui/mcp_tools.py; the
 memory_* (keyed, seed 003) tools take the seed's requests unchanged, which the engine validates
@@ -14,7 +15,7 @@ from typing import Any
 
 import mcp_types as types
 
-from engine.facade import MemoryService, load_schema
+from engine.facade import KEYED_HELD_SCHEMA, MemoryFailure, MemoryService, load_schema
 from gno_tui.mcp_tools import (
     RECALL_DESCRIPTION,
     RECALL_INPUT,
@@ -36,7 +37,10 @@ class ToolCall:
     arguments: dict[str, Any]
     caller: str  # "mcp:" + the client's name, from the connection, never from arguments
     session: str  # the server instance's id
-    hold_writes: bool  # a gated tool on a propose-only server: queue add/supersede for review
+    hold_writes: bool  # a gated tool on a propose-only server: queue its writes for review
+    # The scopes the server is bound to (--allow-scope), normalised; None: every scope. The
+    # server has already refused a call naming another scope (Tool.named_scopes).
+    allowed_scopes: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -48,12 +52,19 @@ class Tool:
     # The text, or the text for a server that is (True) or is not (False) write-enabled.
     description: str | Callable[[bool], str]
     input_schema: dict[str, Any]
-    output_schema: dict[str, Any]  # the seed result schema, verbatim
+    # The result schema (the seed's, verbatim), or the schema for a server that is (True) or
+    # is not (False) write-enabled.
+    output_schema: dict[str, Any] | Callable[[bool], dict[str, Any]]
     handler: Callable[[ToolCall], dict[str, Any]]
+    # The scopes a call names (before normalisation): on a server bound with --allow-scope,
+    # a call naming any other scope is refused before the handler runs.
+    named_scopes: Callable[[MemoryService, dict[str, Any]], list[Any]]
     writes: bool = False  # may change the store (else it is declared read-only)
-    # The propose-only gate: the tool takes a `decision`, and on a server without
-    # --enable-write an add or supersede is held as a proposal for a person.
+    # The propose-only gate: on a server without --enable-write the tool's writes are held as
+    # proposals for a person (the handler sees ToolCall.hold_writes).
     gated: bool = False
+    # The tool takes a `decision` and only its add and supersede write (gno_remember).
+    decides: bool = False
     # The arguments are checked against input_schema before the engine sees them, and a
     # violation becomes the contract code for that argument (mcp_tools.check_arguments).
     checked: bool = False
@@ -73,6 +84,10 @@ class Tool:
             else self.description(enable_write)
         )
 
+    def output(self, enable_write: bool) -> dict[str, Any]:
+        schema = self.output_schema
+        return schema if isinstance(schema, dict) else schema(enable_write)
+
     def listing(self, *, enable_write: bool) -> types.Tool:
         """The tool as tools/list declares it (schemas copied: the table's must not change)."""
         return types.Tool(
@@ -80,23 +95,21 @@ class Tool:
             title=self.title,
             description=self.describe(enable_write),
             input_schema=copy.deepcopy(self.input_schema),
-            output_schema=copy.deepcopy(self.output_schema),
+            output_schema=copy.deepcopy(self.output(enable_write)),
             annotations=self.annotations
             or types.ToolAnnotations(read_only_hint=not self.writes, open_world_hint=False),
         )
 
     def holds_writes(self, *, enable_write: bool) -> bool:
-        """Whether this tool's add and supersede wait for a person's review."""
+        """Whether this tool's writes wait for a person's review."""
         return self.gated and not enable_write
 
     def writes_now(self, arguments: dict[str, Any], *, enable_write: bool) -> bool:
         """Whether this call changes the store: then it runs on the server's one writer
         thread (a held proposal or a propose does not)."""
-        if not self.writes:
+        if not self.writes or self.holds_writes(enable_write=enable_write):
             return False
-        if not self.gated:
-            return True
-        return enable_write and arguments.get("decision") in WRITE_DECISIONS
+        return not self.decides or arguments.get("decision") in WRITE_DECISIONS
 
 
 # -- handlers (blocking: they run in a worker thread) ----------------------------------------
@@ -104,7 +117,25 @@ class Tool:
 
 def _gno_remember(call: ToolCall) -> dict[str, Any]:
     request = remember_request(call.arguments, caller=call.caller, session=call.session)
+    if call.allowed_scopes is not None and request.predecessor:
+        _require_visible_predecessor(call.service, request.predecessor, call.allowed_scopes)
     return call.service.remember(request, hold_writes=call.hold_writes, origin="mcp")
+
+
+def _require_visible_predecessor(service: MemoryService, uri: str, allowed: frozenset[str]) -> None:
+    """On a bound server a supersede may only replace a fact of the allowed scopes; any other
+    is refused as if it did not exist (the answer must not tell an agent that it does)."""
+    try:
+        row = service.facts.get(uri)
+    except MemoryFailure:
+        row = None
+    if row is None or not allowed & set(row.scopes):
+        raise MemoryFailure(
+            "MEMORY_PREDECESSOR_NOT_FOUND",
+            "The predecessor is not a fact of this server's scopes "
+            f"({', '.join(sorted(allowed))}). Recall in those scopes and pass the uri and "
+            "contentHash of a fact it returned.",
+        )
 
 
 def _gno_recall(call: ToolCall) -> dict[str, Any]:
@@ -113,6 +144,10 @@ def _gno_recall(call: ToolCall) -> dict[str, Any]:
 
 
 def _memory_remember(call: ToolCall) -> dict[str, Any]:
+    if call.hold_writes:  # a propose-only server: queued for a person, nothing written
+        return call.service.keyed.propose(
+            call.arguments, caller=call.caller, session=call.session, origin="mcp"
+        )
     return call.service.keyed.remember(call.arguments, caller=call.caller, session=call.session)
 
 
@@ -124,11 +159,81 @@ def _memory_search(call: ToolCall) -> dict[str, Any]:
     return call.service.keyed.search(call.arguments)
 
 
+def _argument_scopes(service: MemoryService, arguments: dict[str, Any]) -> list[Any]:
+    scopes = arguments.get("scopes")
+    return list(scopes) if isinstance(scopes, list) else []
+
+
+def _keyed_scopes(service: MemoryService, arguments: dict[str, Any]) -> list[Any]:
+    return [service.keyed.scope()]  # kv:default: MCP has no namespace argument
+
+
 _KEYED_REQUESTS = load_schema("keyed_requests")
 
-# Keyed writes apply directly even on a propose-only server (not gated): a key's revisions
-# are compare-and-swap updates an agent retries on, which cannot wait for a person (the facts
-# still show in the workbench for curation).
+
+def one_of(title: str, *schemas: dict[str, Any]) -> dict[str, Any]:
+    """One object schema that a document meets by meeting exactly one of `schemas`, their
+    `$defs` lifted to the top so that each one's local `#/$defs/...` references resolve."""
+    branches: list[dict[str, Any]] = []
+    defs: dict[str, Any] = {}
+    for schema in schemas:
+        branch = copy.deepcopy(schema)
+        branch.pop("$schema", None)
+        for name, definition in branch.pop("$defs", {}).items():
+            if name in defs and defs[name] != definition:
+                raise ValueError(f"{title}: two schemas define $defs/{name} differently")
+            defs[name] = definition
+        branches.append(branch)
+    combined: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": title,
+        "type": "object",
+        "oneOf": branches,
+    }
+    if defs:
+        combined["$defs"] = defs
+    return combined
+
+
+_KEYED_REMEMBER_HELD = one_of(
+    "KeyedMemoryRememberOrHeld",
+    load_schema("keyed_hit"),
+    load_schema(KEYED_HELD_SCHEMA),
+)
+
+
+def _keyed_remember_output(enable_write: bool) -> dict[str, Any]:
+    """A write-enabled server answers the hit; a propose-only one the held result (or the
+    stored hit, when a create is retried after its write)."""
+    return load_schema("keyed_hit") if enable_write else _KEYED_REMEMBER_HELD
+
+
+_KEYED_REMEMBER = (
+    "Save a memory under a stable key (RememberRequest). Omit `key` for a new UUID key. "
+    "Without `if_revision` the save is create-only: retrying the same save returns the "
+    "stored revision, while different content under an existing key is a conflict that "
+    "names the current revision. With `if_revision` it updates the head only if that is "
+    "still the head's revision (history is kept: every revision stays readable). "
+    "`ttl_seconds` makes it expire. Content at most 16 KiB, up to 8 tags, topic at most "
+    "64 bytes, metadata at most 8 KiB. "
+)
+_KEYED_WRITE_ENABLED = "This server is WRITE-ENABLED: the save is applied at once."
+_KEYED_PROPOSE_ONLY = (
+    "This server is PROPOSE-ONLY: the save is not written but held for a person's review, "
+    'and the result is {"status": "held", "proposal_id", "key", "if_revision", "message"}. '
+    "The key and revision checks run now (a conflict is an error at once, as on a "
+    "write-enabled server) and again when the person accepts it, which writes exactly the "
+    "request you sent under `key`; a rejection drops it. Until then recall and search do "
+    "not return it. Sending the same request again returns the same proposal; do not retry."
+)
+
+
+def _keyed_remember_description(enable_write: bool) -> str:
+    return _KEYED_REMEMBER + (_KEYED_WRITE_ENABLED if enable_write else _KEYED_PROPOSE_ONLY)
+
+
+# Keyed writes on a propose-only server are held for a person too (gated), whole: accepting
+# the proposal in review applies the request under the key's compare-and-swap.
 TOOLS: tuple[Tool, ...] = (
     Tool(
         name="gno_remember",
@@ -137,8 +242,10 @@ TOOLS: tuple[Tool, ...] = (
         input_schema=REMEMBER_INPUT,
         output_schema=load_schema("remember"),
         handler=_gno_remember,
+        named_scopes=_argument_scopes,
         writes=True,
         gated=True,
+        decides=True,
         checked=True,
         annotations=types.ToolAnnotations(
             title="Remember a fact",
@@ -155,6 +262,7 @@ TOOLS: tuple[Tool, ...] = (
         input_schema=RECALL_INPUT,
         output_schema=load_schema("recall"),
         handler=_gno_recall,
+        named_scopes=_argument_scopes,
         checked=True,
         annotations=types.ToolAnnotations(
             title="Recall facts", read_only_hint=True, open_world_hint=False
@@ -163,19 +271,13 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         name="memory_remember",
         title="memory remember",
-        description=(
-            "Save a memory under a stable key (RememberRequest). Omit `key` for a new UUID key. "
-            "Without `if_revision` the save is create-only: retrying the same save returns the "
-            "stored revision, while different content under an existing key is a conflict that "
-            "names the current revision. With `if_revision` it updates the head only if that is "
-            "still the head's revision (history is kept: every revision stays readable). "
-            "`ttl_seconds` makes it expire. Content at most 16 KiB, up to 8 tags, topic at most "
-            "64 bytes, metadata at most 8 KiB. Applied directly, not held for review."
-        ),
+        description=_keyed_remember_description,
         input_schema=_KEYED_REQUESTS["remember"],
-        output_schema=load_schema("keyed_hit"),
+        output_schema=_keyed_remember_output,
         handler=_memory_remember,
+        named_scopes=_keyed_scopes,
         writes=True,
+        gated=True,
     ),
     Tool(
         name="memory_recall",
@@ -190,6 +292,7 @@ TOOLS: tuple[Tool, ...] = (
         input_schema=_KEYED_REQUESTS["recall"],
         output_schema=load_schema("keyed_recall"),
         handler=_memory_recall,
+        named_scopes=_keyed_scopes,
     ),
     Tool(
         name="memory_search",
@@ -203,6 +306,7 @@ TOOLS: tuple[Tool, ...] = (
         input_schema=_KEYED_REQUESTS["search"],
         output_schema=load_schema("keyed_search"),
         handler=_memory_search,
+        named_scopes=_keyed_scopes,
     ),
 )
 

@@ -1,16 +1,26 @@
 """`gno-tui mcp`: the memory served to agents over MCP on stdio (docs/contract.md sections 7
-and 11b).
+and 11b, docs/mcp.md).
 
 Built on the official SDK's low-level server so that the tools declare exactly the schemas we
 mean: hand-written input schemas and, as output schemas, the seed result schemas verbatim.
 
-- Identity never comes from tool arguments: the caller is "mcp:" + the client's name from the
-  initialize handshake (clientInfo.name; "mcp:unknown" without one) and the session is this
-  server instance's id, generated at start.
+- Identity never comes from tool arguments: the caller is "mcp:" + the client's name, fixed
+  per connection when the connection names its client (the initialize handshake's
+  clientInfo.name; on the 2026-07-28 protocol, the first request's envelope) and never changed
+  by a later request's `_meta`. The name is cleaned (escape sequences and control characters
+  removed, at most 64 characters; "mcp:unknown" without one). The session is this server
+  instance's id, generated at start.
 - Propose-only by default: an agent's add or supersede becomes a pending proposal in the review
-  queue (the result is `candidates`); `--enable-write` applies GNO semantics.
+  queue (the result is `candidates`), and so does a keyed remember (the result is `held`);
+  `--enable-write` applies them at once.
+- Scopes: `--allow-scope S ...` binds the server to those scopes. A tool call naming any other
+  is refused (MEMORY_SCOPE_FORBIDDEN; the keyed tools name kv:default), and resources show only
+  what a recall in those scopes would. Without it the server serves every scope, and says so in
+  its instructions and on stderr at start.
 - Errors are tool errors whose structured content is exactly {"error": {"code", "message"}};
-  anything unexpected becomes MEMORY_INTERNAL the same way, never a traceback.
+  anything unexpected becomes MEMORY_INTERNAL the same way, never a traceback. A string that
+  is not Unicode text (a lone surrogate from a JSON \\u escape) is MEMORY_TEXT_INVALID, logged,
+  rather than a request dropped unanswered.
 - Engine calls block (SQLite, files, the write lock), so they run in worker threads and the
   event loop stays free to answer pings and other requests.
 
@@ -22,19 +32,33 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
+import re
+import unicodedata
 import uuid
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import anyio
+import anyio.abc
 import anyio.to_thread
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
-from engine.facade import FACT_TEMPLATE, PROPOSALS_URI, MemoryFailure, MemoryService
+from engine.facade import (
+    FACT_TEMPLATE,
+    PROPOSALS_URI,
+    MemoryFailure,
+    MemoryService,
+    normalize_scopes,
+)
 from gno_tui import __version__
 from gno_tui.mcp_registry import TOOLS, TOOLS_BY_NAME, ToolCall, tool_names
 from gno_tui.mcp_tools import check_arguments
@@ -48,9 +72,15 @@ CLIENT_INFO_META_KEY = types.CLIENT_INFO_META_KEY
 INSTRUCTIONS = """\
 gno-tui holds a person's long-term memory for agents. Recall before you answer
 (gno_recall, with explicit scopes), and remember only what is new (gno_remember, passing the
-last recall's receipt). {mode} Facts are readable as resources by their gno:// uri
-({template}; .md for the fact file, .json for the fact object); {proposals} lists the
-proposals waiting for a person."""
+last recall's receipt). {mode} {scopes} Facts are readable as resources by their gno:// uri
+({template}; .md for the fact file, .json for the fact object) while they are current;
+{proposals} lists the proposals waiting for a person."""
+
+UNKNOWN_CLIENT = "mcp:unknown"
+MAX_CLIENT_NAME = 64  # characters of the client's name kept in the caller
+# ANSI/VT escape sequences: CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), and the
+# two-character ones (ESC + one of @ to _).
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-_])")
 
 
 def new_session_id() -> str:
@@ -58,20 +88,97 @@ def new_session_id() -> str:
     return "mcp-" + uuid.uuid4().hex[:12]
 
 
-def caller_from(ctx: ServerRequestContext[Any, Any]) -> str:
-    """The caller: "mcp:" + the client name from the handshake (or the 2026 request envelope)."""
-    name: Any = None
+def clean_client_name(name: Any) -> str:
+    """A client's name as a caller may carry it: escape sequences and every control, format,
+    surrogate, private-use or unassigned character removed, whitespace collapsed, NFC, at most
+    MAX_CLIENT_NAME characters ("" when nothing is left)."""
+    if not isinstance(name, str):
+        return ""
+    text = _ESCAPES.sub("", name[: MAX_CLIENT_NAME * 64])  # bound the work before cleaning
+    kept = "".join(
+        " " if ch.isspace() else ch
+        for ch in text
+        if ch.isspace() or not unicodedata.category(ch).startswith("C")
+    )
+    return " ".join(unicodedata.normalize("NFC", kept).split())[:MAX_CLIENT_NAME].rstrip()
+
+
+def caller_for_name(name: Any) -> str:
+    cleaned = clean_client_name(name)
+    return f"mcp:{cleaned}" if cleaned else UNKNOWN_CLIENT
+
+
+def _handshake_name(params: Any) -> Any:
+    """clientInfo.name of an initialize request's raw params."""
+    info = params.get("clientInfo") if isinstance(params, dict) else None
+    return info.get("name") if isinstance(info, dict) else None
+
+
+def _session_client_name(ctx: ServerRequestContext[Any, Any]) -> Any:
+    """The client's name as the request's connection holds it (the handshake's, or on the
+    2026 protocol the one built from the request's envelope)."""
     try:
         params = ctx.session.client_params
-        if params is not None and params.client_info is not None:
-            name = params.client_info.name
-    except Exception:  # noqa: BLE001 - no session on some transports: fall back below
-        name = None
-    if not name and ctx.meta is not None:
-        info = dict(ctx.meta).get(CLIENT_INFO_META_KEY)
-        name = info.get("name") if isinstance(info, dict) else None
-    name = name.strip() if isinstance(name, str) else ""
-    return f"mcp:{name}" if name else "mcp:unknown"
+    except Exception:  # noqa: BLE001 - no session on some transports
+        return None
+    return params.client_info.name if params is not None and params.client_info else None
+
+
+def _envelope_name(ctx: ServerRequestContext[Any, Any]) -> Any:
+    """The client's name of a 2026-07-28 request: its connection's, else the envelope's
+    clientInfo itself (client info without capabilities builds no client_params)."""
+    name = _session_client_name(ctx)
+    if name:
+        return name
+    info = dict(ctx.meta).get(CLIENT_INFO_META_KEY) if ctx.meta is not None else None
+    return info.get("name") if isinstance(info, dict) else None
+
+
+def bind_scopes(scopes: Iterable[str] | None) -> frozenset[str] | None:
+    """The normalised scopes of --allow-scope (any number, each in the scope grammar, else
+    MEMORY_SCOPES_INVALID); None when none were given: every scope is served."""
+    given = list(scopes or [])
+    if not given:
+        return None
+    bound: set[str] = set()
+    for scope in given:
+        bound.update(normalize_scopes([scope]))
+    return frozenset(bound)
+
+
+def first_invalid_text(value: Any, where: str = "arguments") -> str | None:
+    """Where in `value` (a JSON document) a string is not Unicode text (a lone surrogate,
+    which a JSON \\u escape can carry), or None. Keys count as strings too."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return path
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                stack.append((key, f"{path} (a key)"))
+                stack.append((child, f"{path}/{_printable(key)}"))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, f"{path}/{index}") for index, child in enumerate(item))
+    return None
+
+
+def _printable(value: Any) -> str:
+    """A short form of `value` that is safe to log or send back."""
+    text = str(value)[:40]
+    return text.encode("utf-8", "replace").decode("utf-8") if text else "?"
+
+
+def text_invalid(where: str) -> MemoryFailure:
+    return MemoryFailure(
+        "MEMORY_TEXT_INVALID",
+        f"`{where}` is not valid Unicode text: it holds a lone surrogate (half of a UTF-16 "
+        "pair, e.g. a JSON \\ud800 escape without its partner). Send UTF-8 text; in JSON, "
+        "escape whole characters, never half a surrogate pair.",
+    )
 
 
 def _summary(exc: BaseException) -> str:
@@ -107,28 +214,53 @@ class GnoMcp:
         *,
         enable_write: bool = False,
         session_id: str | None = None,
+        allowed_scopes: Iterable[str] | None = None,
     ) -> None:
         self.service = service
         self.enable_write = enable_write
         self.session_id = session_id or new_session_id()
+        self.allowed_scopes = bind_scopes(allowed_scopes)
         self._writer: anyio.CapacityLimiter | None = None
+        # The caller of each handshake connection, fixed at its initialize. On the 2026
+        # protocol every request builds its own connection object, so the first request's
+        # envelope fixes the caller of this server's stream (stdio: one per process).
+        self._callers: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self._stream_caller: str | None = None
         mode = (
             "This server is WRITE-ENABLED: add and supersede apply at once."
             if enable_write
-            else "This server is PROPOSE-ONLY: add and supersede wait for a person's review."
+            else "This server is PROPOSE-ONLY: add and supersede, and keyed saves "
+            "(memory_remember), wait for a person's review."
         )
         self.server: Server[Any] = Server(
             "gno-tui",
             version=__version__,
             title="gno-tui memory",
             instructions=INSTRUCTIONS.format(
-                mode=mode, template=FACT_TEMPLATE, proposals=PROPOSALS_URI
+                mode=mode,
+                scopes=self.scope_sentence(),
+                template=FACT_TEMPLATE,
+                proposals=PROPOSALS_URI,
             ),
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
             on_list_resources=self.list_resources,
             on_list_resource_templates=self.list_resource_templates,
             on_read_resource=self.read_resource,
+        )
+        self.server.middleware.append(self._fix_identity)
+
+    def scope_sentence(self) -> str:
+        if self.allowed_scopes is None:
+            return (
+                "This server serves EVERY scope of its store (it was started without "
+                "--allow-scope)."
+            )
+        return (
+            f"This server is bound to the scopes {', '.join(sorted(self.allowed_scopes))}: a "
+            "call naming any other scope is refused (MEMORY_SCOPE_FORBIDDEN), and resources "
+            "show only the facts and proposals of these scopes. The keyed memory_* tools work "
+            "in the scope kv:default."
         )
 
     async def _blocking(
@@ -144,6 +276,52 @@ class GnoMcp:
             limiter = self._writer
         call = functools.partial(func, *args, **kwargs)
         return await anyio.to_thread.run_sync(call, limiter=limiter)
+
+    # -- identity ---------------------------------------------------------------------------
+
+    async def _fix_identity(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Middleware: an initialize request fixes its connection's caller; a second
+        initialize on the same connection does not change it."""
+        if ctx.method == "initialize":
+            connection = getattr(ctx.session, "_connection", None)
+            if connection is not None and connection not in self._callers:
+                self._callers[connection] = caller_for_name(_handshake_name(ctx.params))
+        return await call_next(ctx)
+
+    def caller_for(self, ctx: ServerRequestContext[Any, Any]) -> str:
+        """The caller of the request's connection, fixed once; a request's `_meta` never
+        chooses it on a handshake connection."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            if self._stream_caller is None:
+                self._stream_caller = caller_for_name(_envelope_name(ctx))
+            return self._stream_caller
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is None:  # nothing to key on: this server's one stream
+            if self._stream_caller is None:
+                self._stream_caller = caller_for_name(_session_client_name(ctx))
+            return self._stream_caller
+        caller = self._callers.get(connection)
+        if caller is None:  # a connection whose initialize the middleware did not see
+            caller = self._callers[connection] = caller_for_name(_session_client_name(ctx))
+        return caller
+
+    # -- scopes -----------------------------------------------------------------------------
+
+    def check_scopes(self, tool: str, named: list[Any]) -> None:
+        """Refuse a call naming a scope outside the bound ones (normalised as the engine
+        does; a malformed scope gets the engine's own code)."""
+        if self.allowed_scopes is None:
+            return
+        outside = [scope for scope in normalize_scopes(named) if scope not in self.allowed_scopes]
+        if outside:
+            raise MemoryFailure(
+                "MEMORY_SCOPE_FORBIDDEN",
+                f"{tool} names the scope(s) {', '.join(outside)}, outside the scopes this "
+                f"server is bound to ({', '.join(sorted(self.allowed_scopes))}). Name only "
+                "those; the person running gno-tui chooses them with `mcp --allow-scope`.",
+            )
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -164,17 +342,27 @@ class GnoMcp:
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool {params.name!r}; this server has {tool_names()}.",
             )
-        caller = caller_from(ctx)
+        caller = self.caller_for(ctx)
         try:
             arguments = params.arguments or {}
+            if (where := first_invalid_text(arguments)) is not None:
+                log.warning(
+                    "%s request %s refused: %s holds a lone surrogate (MEMORY_TEXT_INVALID)",
+                    tool.name,
+                    _printable(ctx.request_id),
+                    where,
+                )
+                raise text_invalid(where)
             if tool.checked:
                 arguments = check_arguments(tool.name, tool.input_schema, arguments)
+            self.check_scopes(tool.name, tool.named_scopes(self.service, arguments))
             call = ToolCall(
                 service=self.service,
                 arguments=arguments,
                 caller=caller,
                 session=self.session_id,
                 hold_writes=tool.holds_writes(enable_write=self.enable_write),
+                allowed_scopes=self.allowed_scopes,
             )
             result = await self._blocking(
                 tool.handler,
@@ -207,7 +395,9 @@ class GnoMcp:
                     name="review-proposals",
                     title="Pending proposals",
                     description="The writes waiting for a person's review, as JSON "
-                    '({"proposals": [...]}, the same as `gno-tui review --list --json`).',
+                    '({"proposals": [...]}, shaped as `gno-tui review --list --json` prints '
+                    "them), limited to this server's scopes and to candidates a recall in "
+                    "them would return.",
                     mime_type="application/json",
                 )
             ]
@@ -222,9 +412,11 @@ class GnoMcp:
                     uri_template=FACT_TEMPLATE,
                     name="fact",
                     title="A stored fact",
-                    description="A fact by its gno:// uri, as recall and remember report it: "
-                    "mem-<16 hex>.md is the fact file (Markdown with YAML front matter); "
-                    "the same name ending .json is the fact object of the remember result schema.",
+                    description="A current fact by its gno:// uri, exactly as recall and "
+                    "remember report it: mem-<16 hex>.md is the fact file (Markdown with YAML "
+                    "front matter); the same name ending .json is the fact object of the "
+                    "remember result schema. Superseded, retired and expired facts are not "
+                    "served, nor facts outside this server's scopes.",
                 )
             ]
         )
@@ -233,45 +425,196 @@ class GnoMcp:
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
+        if first_invalid_text(uri, "uri") is not None:
+            log.warning(
+                "resources/read request %s refused: the uri holds a lone surrogate "
+                "(MEMORY_TEXT_INVALID)",
+                _printable(ctx.request_id),
+            )
+            failure = text_invalid("uri")
+            raise MCPError(  # the uri is not echoed: it cannot be encoded
+                code=types.INVALID_PARAMS, message=failure.message, data=failure.to_json()
+            )
+        shown = uri if len(uri) <= 300 else uri[:300] + "..."
         try:
             text, mime = await self._blocking(self.read_uri, uri)
         except MemoryFailure as failure:
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=failure.message,
-                data={"uri": uri, **failure.to_json()},
+                data={"uri": shown, **failure.to_json()},
             ) from None
         except Exception as exc:
-            log.exception("reading %s failed unexpectedly", uri)
+            log.exception("reading %s failed unexpectedly", shown)
             raise MCPError(
                 code=types.INTERNAL_ERROR,
-                message=f"Reading {uri} failed inside gno-tui ({type(exc).__name__}).",
-                data={"uri": uri},
+                message=f"Reading a resource failed inside gno-tui ({type(exc).__name__}).",
+                data={"uri": shown},
             ) from None
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, text=text, mime_type=mime)]
         )
 
     def read_uri(self, uri: str) -> tuple[str, str]:
-        """The text and MIME type of a resource (blocking: runs in a worker thread)."""
-        return self.service.facts.read_resource(uri)
+        """The text and MIME type of a resource as a recall in the bound scopes would see it
+        (blocking: runs in a worker thread)."""
+        return self.service.facts.read_resource(uri, scopes=self.allowed_scopes)
 
     # -- running ----------------------------------------------------------------------------
 
     async def run_stdio(self) -> None:
         async with stdio_server() as (read_stream, write_stream):
-            await self.server.run(
-                read_stream, write_stream, self.server.create_initialization_options()
+            send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+            async with anyio.create_task_group() as group:
+                group.start_soon(relay, read_stream, send)
+                await self.server.run(
+                    receive, write_stream, self.server.create_initialization_options()
+                )
+                group.cancel_scope.cancel()
+
+
+async def relay(source: Any, sink: anyio.abc.ObjectSendStream[SessionMessage | Exception]) -> None:
+    """Pass the transport's messages on, re-reading a line the SDK could not parse: its JSON
+    parser refuses a lone surrogate escape (\\ud800), and the SDK drops such a request
+    without an answer or a log line; Python's parser keeps it, so the tool or resource
+    handler can answer MEMORY_TEXT_INVALID."""
+    async with sink:
+        async for item in source:
+            await sink.send(reread(item) if isinstance(item, Exception) else item)
+
+
+def reread(error: Exception) -> SessionMessage | Exception:
+    """The message of a JSON line the SDK's parser refused but Python's reads: one holding a
+    lone surrogate, or one nested deeper than the SDK parses (about 200 levels), so that
+    the handler answers it with a coded error; else `error` itself, logged (the SDK drops it
+    without a word)."""
+    line = _unparsed_line(error)
+    document: Any = None
+    if line is not None:
+        try:
+            document = json.loads(line, parse_constant=_refuse_constant, parse_int=_bounded_int)
+        except (ValueError, RecursionError):
+            document = None
+    if isinstance(document, dict):
+        if first_invalid_text(document.get("id"), "id") is not None:
+            # An id that cannot be encoded cannot be answered (the reply would carry it).
+            log.warning(
+                "a %s request was dropped: its id holds a lone surrogate, so no answer can name it",
+                _printable(document.get("method")),
             )
+            return error
+        try:
+            message = types.jsonrpc_message_adapter.validate_python(
+                _scrubbed(document), by_name=False
+            )
+        except (ValidationError, RecursionError):
+            pass
+        else:
+            params = document.get("params")
+            data = (
+                {k: params[k] for k in _DATA_PARAMS if k in params}
+                if isinstance(params, dict)
+                else {}
+            )
+            if first_invalid_text(document, "message") is None:
+                log.warning(
+                    "a %s request (id %s) was read with Python's JSON parser (the SDK's "
+                    "refused it: nested too deep, or a number too long)",
+                    _printable(document.get("method")),
+                    _printable(document.get("id")),
+                )
+            else:
+                log.warning(
+                    "a %s request (id %s) holds a lone surrogate: %s",
+                    _printable(document.get("method")),
+                    _printable(document.get("id")),
+                    "it is answered MEMORY_TEXT_INVALID"
+                    if first_invalid_text(data) is not None
+                    else "replaced by U+FFFD where it only routes the request",
+                )
+            return SessionMessage(message)
+    log.warning("an unreadable message was dropped: %s", _summary(error))
+    return error
 
 
-def serve(service: MemoryService, *, enable_write: bool = False) -> None:
+# The parts of a request that reach a handler as data, which refuses a lone surrogate in them
+# (MEMORY_TEXT_INVALID). Anywhere else (method, _meta, a tool's name, a cursor) one is
+# replaced by U+FFFD: those parts only route the request, and some are echoed in the answer,
+# which could not be written with a lone surrogate in it.
+_DATA_PARAMS = ("arguments", "uri")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _scrubbed(document: dict[str, Any]) -> dict[str, Any]:
+    params = document.get("params")
+    kept = {}
+    if isinstance(params, dict):
+        kept = {name: params[name] for name in _DATA_PARAMS if name in params}
+        params = {**_replace_surrogates(
+            {name: value for name, value in params.items() if name not in kept}
+        ), **kept}  # fmt: skip
+    scrubbed = _replace_surrogates({k: v for k, v in document.items() if k != "params"})
+    if "params" in document:
+        scrubbed["params"] = params
+    return dict(scrubbed)
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):  # json.loads joins a proper pair: a surrogate left is lone
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_replace_surrogates(key): _replace_surrogates(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_replace_surrogates(item) for item in value]
+    return value
+
+
+def _unparsed_line(error: Exception) -> str | None:
+    if not isinstance(error, ValidationError):
+        return None
+    for detail in error.errors():
+        if detail.get("type") == "json_invalid" and isinstance(detail.get("input"), str):
+            return str(detail["input"])
+    return None
+
+
+def _bounded_int(digits: str) -> int | float:
+    """A JSON integer; one too long for int() (Python refuses thousands of digits) becomes an
+    infinity, which every argument check refuses with the argument's own code."""
+    if len(digits) <= 4000:
+        return int(digits)
+    return -math.inf if digits.startswith("-") else math.inf
+
+
+def _refuse_constant(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def serve(
+    service: MemoryService,
+    *,
+    enable_write: bool = False,
+    allowed_scopes: Iterable[str] | None = None,
+) -> None:
     """Serve until the client closes stdin. Logs go to stderr; stdout is the protocol."""
     logging.basicConfig(level=logging.WARNING, format="gno-tui mcp: %(levelname)s %(message)s")
-    app = GnoMcp(service, enable_write=enable_write)
-    log.info(
-        "serving session %s (%s)",
-        app.session_id,
-        "write-enabled" if enable_write else "propose-only",
-    )
+    log.setLevel(logging.INFO)  # our start line and refusals; the SDK's logs stay at WARNING
+    app = GnoMcp(service, enable_write=enable_write, allowed_scopes=allowed_scopes)
+    mode = "write-enabled" if enable_write else "propose-only"
+    if app.allowed_scopes is None:
+        log.warning(
+            "serving session %s (%s) for EVERY scope of %s: no --allow-scope was given, so "
+            "any agent on this server reads and writes every scope. Bind it with "
+            "`gno-tui mcp --allow-scope SCOPE ...`.",
+            app.session_id,
+            mode,
+            service.home,
+        )
+    else:
+        log.info(
+            "serving session %s (%s), bound to the scopes %s",
+            app.session_id,
+            mode,
+            ", ".join(sorted(app.allowed_scopes)),
+        )
     anyio.run(app.run_stdio)

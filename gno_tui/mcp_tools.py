@@ -9,6 +9,7 @@ and a violation becomes the contract error an agent can act on (MEMORY_SCOPES_RE
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -17,9 +18,11 @@ from jsonschema.exceptions import ValidationError
 from engine.facade import (
     MAX_FACTS_LIMIT,
     MAX_TOKENS_LIMIT,
+    UINT64_MAX,
     MemoryFailure,
     RecallRequest,
     RememberRequest,
+    check_json_depth,
 )
 
 _SHA256 = {"type": "string", "pattern": "^[a-f0-9]{64}$"}
@@ -271,6 +274,7 @@ def check_arguments(tool: str, schema: dict[str, Any], arguments: Any) -> dict[s
     """The arguments, if they fit the tool's input `schema`; else the matching MemoryFailure."""
     if not isinstance(arguments, dict):
         raise MemoryFailure("MEMORY_USAGE_INVALID", f"{tool} takes an object of arguments.")
+    _check_bounds(tool, arguments)
     validator = _VALIDATORS.get(tool)
     if validator is None:
         validator = _VALIDATORS[tool] = Draft202012Validator(schema)
@@ -293,6 +297,63 @@ def check_arguments(tool: str, schema: dict[str, Any], arguments: Any) -> dict[s
         code = "MEMORY_USAGE_INVALID"  # a wrong type is a malformed call, not a missing value
     hint = f" Fix: {_hint(name)}" if _hint(name) else ""
     raise MemoryFailure(code, f"{tool}: {_describe(error)}.{hint}")
+
+
+def _check_bounds(tool: str, arguments: dict[str, Any]) -> None:
+    """What the schema check cannot be trusted with, refused first with the argument's code:
+    jsonschema recurses into a value and repeats it in its messages, so an argument nested
+    thousands of levels deep, or a number of thousands of digits, would fail inside it
+    (RecursionError, Python's digit limit) instead of being answered. As the keyed requests
+    do, every argument may nest at most 32 levels (check_json_depth) and its numbers must be
+    finite and within the keyed requests' uint64 bound, ±(2**64 - 1)."""
+    order = {"text": 1, "query": 1, "scopes": 2}
+    for name in sorted(arguments, key=lambda key: (order.get(key, 3), key)):
+        value = arguments[name]
+        code = _bound_code(name)
+        shown = f"{tool}: `{_short(name)}`"
+        check_json_depth(value, what=shown, code=code)
+        where = _first_unbounded_number(value, _short(name))
+        if where is not None:
+            raise MemoryFailure(
+                code,
+                f"{tool}: `{where}` is a number that is not finite or lies outside "
+                f"±{UINT64_MAX} (2**64 - 1); no argument takes one.{_fix(name)}",
+            )
+
+
+def _bound_code(name: str) -> str:
+    if name in ("text", "query", "collection"):
+        return "MEMORY_USAGE_INVALID"  # a structure or number there is a malformed call
+    return _ARGUMENT_CODES.get(name, "MEMORY_USAGE_INVALID")
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= 40 else name[:40] + "…"
+
+
+def _fix(name: str) -> str:
+    return f" Fix: {_hint(name)}" if _hint(name) else ""
+
+
+def _first_unbounded_number(value: Any, where: str) -> str | None:
+    """The path of the first number in `value` that is not finite or lies outside
+    ±UINT64_MAX, or None; without recursion (`value` nests at most 32 levels by now)."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int):
+            if not -UINT64_MAX <= item <= UINT64_MAX:
+                return path
+        elif isinstance(item, float):
+            if not math.isfinite(item) or abs(item) > UINT64_MAX:
+                return path
+        elif isinstance(item, dict):
+            stack.extend((child, f"{path}/{_short(str(key))}") for key, child in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((child, f"{path}/{index}") for index, child in enumerate(item))
+    return None
 
 
 def _priority(error: ValidationError) -> tuple[int, str]:

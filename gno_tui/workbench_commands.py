@@ -26,6 +26,12 @@ def bindings(commands: Iterable[WorkbenchCommand]) -> list[BindingType]:
     ]
 
 
+def writes(commands: Iterable[WorkbenchCommand], action: str) -> bool:
+    """Whether `action`, as Textual checks it (without the `app.` namespace or arguments), is
+    one of the write commands among `commands`: refused in a read-only workbench."""
+    return any(c.writes and c.action.removeprefix("app.").split("(")[0] == action for c in commands)
+
+
 GLOBAL_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
         "app.library",

@@ -1,11 +1,11 @@
 """What every workbench screen shares: its dependencies (given by the app when it builds the
-screen), the command list, a refresh when the store changes, failed workers passed on to the
-app, and the one path by which a screen curates a fact."""
+screen), the command list (its key bindings too), a refresh when the store changes, failed
+workers passed on to the app, and the one path by which a screen curates a fact."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import work
 from textual.message import Message
@@ -15,15 +15,16 @@ from textual.worker import Worker, get_current_worker
 
 from engine.facade import Curation, CurationAction, FactRecord, MemoryService
 from gno_tui.messages import StoreChanged, forward_failure
-from gno_tui.workbench_commands import WorkbenchCommand
+from gno_tui.workbench_commands import WorkbenchCommand, bindings, writes
+from screens.modal import ask
 from screens.reason_prompt import ReasonPrompt
 
 
 @dataclass
 class Workbench:
     """What the app gives every screen: the engine's façade, who acts and in which session,
-    and whether writes are refused. One object, shared: the app's `actor` and `session_id`
-    write through to it."""
+    and whether writes are refused. One object, shared by the app and its screens (create_app
+    sets who acts and the session)."""
 
     service: MemoryService
     actor: str
@@ -31,12 +32,10 @@ class Workbench:
     read_only: bool = False
 
 
-class WorkbenchScreen(Screen[None]):
-    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = ()
+class UsesWorkbench:
+    """The parts of the workbench every screen (and the app) uses most, by name."""
 
-    def __init__(self, workbench: Workbench) -> None:
-        super().__init__()
-        self.workbench = workbench
+    workbench: Workbench
 
     @property
     def service(self) -> MemoryService:
@@ -46,13 +45,24 @@ class WorkbenchScreen(Screen[None]):
     def actor(self) -> str:
         return self.workbench.actor
 
+
+class WorkbenchScreen(UsesWorkbench, Screen[None]):
+    """A screen declares its COMMANDS_LIST; its key bindings are made from it."""
+
+    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = ()
+
+    def __init_subclass__(cls, **options: Any) -> None:
+        if "COMMANDS_LIST" in cls.__dict__:  # before Textual merges the class's BINDINGS
+            cls.BINDINGS = bindings(cls.COMMANDS_LIST)
+        super().__init_subclass__(**options)
+
+    def __init__(self, workbench: Workbench) -> None:
+        super().__init__()
+        self.workbench = workbench
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Write commands are disabled (greyed out) in a read-only workbench."""
-        if self.workbench.read_only:
-            for command in self.COMMANDS_LIST:
-                if command.writes and command.action.split("(")[0] == action:
-                    return None
-        return True
+        return None if self.workbench.read_only and writes(self.COMMANDS_LIST, action) else True
 
     def remeasure_tab_underline(self, tabs: Tabs) -> None:
         """Call after changing tab labels (counts). Tabs moves its underline when a label
@@ -96,21 +106,47 @@ class WorkbenchScreen(Screen[None]):
     def curated(self) -> None:
         """After a curation was written (UI thread); a screen that lists facts reloads."""
 
-    def toggle_instruction(self, row: FactRecord) -> None:
+    # -- the fact keys (c, S, E, %), on the fact the screen has in hand ---------------------
+
+    STALE_LABEL: ClassVar[str | None] = "stale"  # how marking stale is named when it is done
+
+    def fact_in_hand(self) -> str | None:
+        """The record id of the fact the fact keys act on (the highlighted one, say); None,
+        having said why, when there is none. A screen that shows facts says which it is."""
+        return None
+
+    def record_in_hand(self) -> FactRecord | None:
+        """The fact in hand with its fields, for the keys that read them (E, %)."""
+        ref = self.fact_in_hand()
+        return None if ref is None else self.service.facts.get(ref)
+
+    def curate_in_hand(self, action: CurationAction, label: str | None = None) -> None:
+        if (ref := self.fact_in_hand()) is not None:
+            self.curate(Curation(action, ref, self.actor), label)
+
+    def action_confirm(self) -> None:
+        self.curate_in_hand(CurationAction.CONFIRM)
+
+    def action_mark_stale(self) -> None:
+        self.curate_in_hand(CurationAction.MARK_STALE, self.STALE_LABEL)
+
+    def action_toggle_instruction(self) -> None:
         """Flip the fact's use policy between evidence-only and usable as an instruction."""
+        if (row := self.record_in_hand()) is None:
+            return
         policy = row.workbench.get("usePolicy", {})
         flipped = not policy.get("canUseAsInstruction", False)
         self.curate(
             Curation(CurationAction.USE_POLICY, row.record_id, self.actor, instruction=flipped)
         )
 
-    def ask_confidence(self, row: FactRecord) -> None:
+    def action_set_confidence(self) -> None:
         """Ask a confidence from 0 to 1 and set it (the engine refuses anything else)."""
+        if (row := self.record_in_hand()) is None:
+            return
         current = row.workbench.get("provenance", {}).get("confidence", 0.7)
 
-        def apply(answer: str | None) -> None:
-            if answer is None:
-                return
+        def apply(answer: str) -> None:
             try:
                 value: float | None = float(answer)
             except ValueError:
@@ -119,6 +155,4 @@ class WorkbenchScreen(Screen[None]):
                 Curation(CurationAction.CONFIDENCE, row.record_id, self.actor, confidence=value)
             )
 
-        self.app.push_screen(
-            ReasonPrompt(f"Confidence of {row.docid} (0 to 1)", initial=str(current)), apply
-        )
+        ask(self, ReasonPrompt(f"Confidence of {row.docid} (0 to 1)", initial=str(current)), apply)

@@ -7,17 +7,20 @@ there, never taken for another)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
-from textual.screen import ModalScreen
+from textual.screen import Screen
 from textual.widgets import Static
 
+from screens.modal import Modal, ask
 from screens.reason_prompt import ReasonPrompt
+
+_Id = TypeVar("_Id", str, int)
 
 
 @dataclass(frozen=True)
@@ -26,39 +29,74 @@ class BatchChoice:
     reason: str | None = None
 
 
-class BatchPrompt(ModalScreen[BatchChoice | None]):
-    """The shared behaviour; a subclass names its items, choices and their key bindings."""
+@dataclass(frozen=True)
+class Choice:
+    """A decision the prompt offers: its key binding (key, title, id, tooltip), what the count
+    summary calls it, and whether it needs a reason."""
+
+    key: str
+    title: str
+    id: str
+    tooltip: str
+    summary: str
+    needs_reason: bool = False
+
+
+class BatchPrompt(Modal[BatchChoice | None]):
+    """The shared behaviour; a subclass names its items and its choices (each one a key)."""
 
     CSS = """
     BatchPrompt {
-        align: center middle;
-        #batch-box { width: 70; height: auto; border: round $warning; padding: 1 2;
-                     background: $surface; }
+        #batch-box { width: 70; border: round $warning; }
     }
     """
+    BOX_ID = "batch-box"
     NOUN: ClassVar[str] = "item(s)"
-    # action -> (what the summary calls it, whether it needs a reason)
-    CHOICES: ClassVar[dict[str, tuple[str, bool]]] = {}
+    MARK_FIRST: ClassVar[str] = "Mark items first."  # what `y` says when nothing is marked
+    CHOICES: ClassVar[dict[str, Choice]] = {}  # by action
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "confirm", "Apply", id="batch.confirm", tooltip="Apply the summary"),
-        Binding("n,escape", "cancel", "Cancel", id="batch.cancel", tooltip="Apply nothing"),
+        Binding("n,escape", "close", "Cancel", id="batch.cancel", tooltip="Apply nothing"),
     ]
+
+    def __init_subclass__(cls, **options: Any) -> None:
+        if "CHOICES" in cls.__dict__:  # the choices' bindings, before Textual merges them
+            cls.BINDINGS = [
+                *(
+                    Binding(c.key, f"choose({action!r})", c.title, id=c.id, tooltip=c.tooltip)
+                    for action, c in cls.CHOICES.items()
+                ),
+                *BatchPrompt.BINDINGS,
+            ]
+        super().__init_subclass__(**options)
 
     def __init__(self, count: int) -> None:
         super().__init__()
         self.count = count
         self.choice: BatchChoice | None = None
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="batch-box"):
-            yield Static(self._question(), id="batch-summary")
+    @classmethod
+    def ask(
+        cls,
+        screen: Screen[Any],
+        marked: Collection[_Id],
+        apply: Callable[[BatchChoice, list[_Id]], object],
+    ) -> None:
+        """`y` on a screen: ask for one decision for the marked items, then apply it to them
+        (sorted); nothing when the prompt is cancelled. With nothing marked, say how to mark."""
+        if not marked:
+            screen.notify(cls.MARK_FIRST, severity="warning")
+            return
+        ids = sorted(marked)
+        ask(screen, cls(len(ids)), lambda choice: apply(choice, ids))
+
+    def box_content(self) -> ComposeResult:
+        yield Static(self._question(), id="batch-summary")
 
     def _keys(self) -> str:
-        keys = {b.action: b.key for b in self.BINDINGS if isinstance(b, Binding)}
         return " · ".join(
-            f"{keys.get(f'choose({action!r})', '?')} {label}"
-            + (" (one reason)" if needs_reason else "")
-            for action, (label, needs_reason) in self.CHOICES.items()
+            f"{choice.key} {choice.summary}" + (" (one reason)" if choice.needs_reason else "")
+            for choice in self.CHOICES.values()
         )
 
     def _question(self) -> Text:
@@ -74,19 +112,16 @@ class BatchPrompt(ModalScreen[BatchChoice | None]):
         return text
 
     def action_choose(self, action: str) -> None:
-        if not self.CHOICES[action][1]:  # no reason needed
+        if not self.CHOICES[action].needs_reason:
             self.choice = BatchChoice(action)
             self.query_one("#batch-summary", Static).update(self._question())
             return
 
-        def with_reason(reason: str | None) -> None:
-            if reason:
-                self.choice = BatchChoice(action, reason)
-                self.query_one("#batch-summary", Static).update(self._question())
+        def with_reason(reason: str) -> None:
+            self.choice = BatchChoice(action, reason)
+            self.query_one("#batch-summary", Static).update(self._question())
 
-        self.app.push_screen(
-            ReasonPrompt(f"Why {action} these {self.count} {self.NOUN}?"), with_reason
-        )
+        ask(self, ReasonPrompt(f"Why {action} these {self.count} {self.NOUN}?"), with_reason)
 
     def action_confirm(self) -> None:
         if self.choice is None:
@@ -94,63 +129,48 @@ class BatchPrompt(ModalScreen[BatchChoice | None]):
             return
         self.dismiss(self.choice)
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
 
 class ProposalBatchPrompt(BatchPrompt):
     NOUN = "proposal(s)"
-    CHOICES: ClassVar[dict[str, tuple[str, bool]]] = {
-        "add": ("add all", False),
-        "reject": ("reject all", True),
-    }
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "a", "choose('add')", "Add all", id="batch.add", tooltip="Add every marked proposal"
-        ),
-        Binding(
+    MARK_FIRST = "Mark proposals with space first."
+    CHOICES: ClassVar[dict[str, Choice]] = {
+        "add": Choice("a", "Add all", "batch.add", "Add every marked proposal", "add all"),
+        "reject": Choice(
             "x",
-            "choose('reject')",
             "Reject all",
-            id="batch.reject",
-            tooltip="Reject every marked proposal, with one reason",
+            "batch.reject",
+            "Reject every marked proposal, with one reason",
+            "reject all",
+            needs_reason=True,
         ),
-        *BatchPrompt.BINDINGS,
-    ]
+    }
 
 
 class FactBatchPrompt(BatchPrompt):
     NOUN = "fact(s)"
-    CHOICES: ClassVar[dict[str, tuple[str, bool]]] = {
-        "confirm": ("confirm all", False),
-        "stale": ("mark all stale", False),
-        "evidence-only": ("make all evidence-only", False),
-        "retire": ("retire all", True),
-    }
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
+    MARK_FIRST = "Mark facts with space (or ctrl+a) first."
+    CHOICES: ClassVar[dict[str, Choice]] = {
+        "confirm": Choice(
             "c",
-            "choose('confirm')",
             "Confirm all",
-            id="bulk.confirm",
-            tooltip="Vouch for every marked fact (user_confirmed, freshness reset)",
+            "bulk.confirm",
+            "Vouch for every marked fact (user_confirmed, freshness reset)",
+            "confirm all",
         ),
-        Binding(
-            "S", "choose('stale')", "Stale all", id="bulk.stale", tooltip="Mark every one stale"
-        ),
-        Binding(
+        "stale": Choice("S", "Stale all", "bulk.stale", "Mark every one stale", "mark all stale"),
+        "evidence-only": Choice(
             "E",
-            "choose('evidence-only')",
             "Evidence-only",
-            id="bulk.evidence",
-            tooltip="Every marked fact: evidence only, never an instruction",
+            "bulk.evidence",
+            "Every marked fact: evidence only, never an instruction",
+            "make all evidence-only",
         ),
-        Binding(
+        "retire": Choice(
             "X",
-            "choose('retire')",
             "Retire all",
-            id="bulk.retire",
-            tooltip="Retire every marked fact, with one reason (files stay)",
+            "bulk.retire",
+            "Retire every marked fact, with one reason (files stay)",
+            "retire all",
+            needs_reason=True,
         ),
-        *BatchPrompt.BINDINGS,
-    ]
+    }

@@ -7,26 +7,24 @@ from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
 from gno_tui.render.decision_log import LOG_COLUMNS, log_cells, log_detail
 from gno_tui.widgets.fact_table import FactTable
+from screens.modal import Modal
 
 
-class DecisionLogScreen(ModalScreen[None]):
+class DecisionLogScreen(Modal[None]):
     """Every curation decision, newest first: who, when, what, and before/after."""
 
     CSS = """
     DecisionLogScreen {
-        align: center middle;
-        #log-box { width: 95%; height: 85%; border: round $accent; background: $surface;
-                   padding: 0 1; }
+        #log-box { width: 95%; height: 85%; padding: 0 1; }
         #log-table { height: 1fr; }
         #log-detail { height: auto; max-height: 8; border-top: solid $panel; }
     }
     """
+    BOX_ID = "log-box"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,at", "close", "Close", id="log.close", tooltip="Back to the review queue")
     ]
@@ -35,13 +33,12 @@ class DecisionLogScreen(ModalScreen[None]):
         super().__init__()
         self.entries = entries
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="log-box"):
-            yield Label(
-                f"Decision log · {len(self.entries)} entries, newest first", classes="pane-title"
-            )
-            yield FactTable(id="log-table")
-            yield Static("", id="log-detail")
+    def box_content(self) -> ComposeResult:
+        yield Label(
+            f"Decision log · {len(self.entries)} entries, newest first", classes="pane-title"
+        )
+        yield FactTable(id="log-table")
+        yield Static("", id="log-detail")
 
     def on_mount(self) -> None:
         table = self.query_one(FactTable)
@@ -59,6 +56,3 @@ class DecisionLogScreen(ModalScreen[None]):
         if not 0 <= index < len(self.entries):
             return
         self.query_one("#log-detail", Static).update(log_detail(self.entries[index]))
-
-    def action_close(self) -> None:
-        self.dismiss(None)

@@ -12,9 +12,9 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, TextArea
+
+from screens.modal import TextPrompt
 
 
 def prompt_bindings(save_title: str, save_tooltip: str) -> list[BindingType]:
@@ -28,49 +28,40 @@ def prompt_bindings(save_title: str, save_tooltip: str) -> list[BindingType]:
             id="edit.external",
             tooltip="Edit the text in $VISUAL / $EDITOR; saving and quitting brings it back",
         ),
-        Binding("escape", "cancel", "Cancel", id="edit.cancel", tooltip="Close without deciding"),
+        Binding("escape", "close", "Cancel", id="edit.cancel", tooltip="Close without deciding"),
     ]
 
 
-class EditPrompt(ModalScreen[str | None]):
+class EditPrompt(TextPrompt):
     """The proposal's text, editable; ctrl+s adds the edited text, escape cancels."""
 
     CSS = """
     EditPrompt {
-        align: center middle;
-        #edit-box { width: 90; height: auto; border: round $accent; padding: 1 2;
-                    background: $surface; }
+        #edit-box { width: 90; }
         #edit-text { height: 10; }
     }
     """
+    BOX_ID = "edit-box"
+    EMPTY = "The text is empty (escape cancels)."
     BINDINGS: ClassVar[list[BindingType]] = prompt_bindings(
         "Add edited", "Add the edited text as a new fact"
     )
     HINT = "ctrl+s adds the edited text · ctrl+o opens $EDITOR · escape cancels"
 
     def __init__(self, question: str, text: str) -> None:
-        super().__init__()
-        self.question = question
+        super().__init__(question)
         self.text = text
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="edit-box"):
-            yield Label(self.question)
-            yield TextArea(self.text, id="edit-text", soft_wrap=True)
-            yield Label(self.HINT, classes="muted")
+    def box_content(self) -> ComposeResult:
+        yield Label(self.question)
+        yield TextArea(self.text, id="edit-text", soft_wrap=True)
+        yield Label(self.HINT, classes="muted")
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()
 
     def action_save(self) -> None:
-        text = self.query_one(TextArea).text.strip()
-        if not text:
-            self.notify("The text is empty (escape cancels).", severity="warning")
-            return
-        self.dismiss(text)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.answer(self.query_one(TextArea).text)
 
     def action_external_editor(self) -> None:
         command = os.environ.get("VISUAL") or os.environ.get("EDITOR")

@@ -9,22 +9,22 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
+from textual.containers import VerticalScroll
 from textual.widgets import Label, Static
 
+from screens.modal import Modal
 
-class JsonModal(ModalScreen[None]):
+
+class JsonModal(Modal[None]):
     CSS = """
     JsonModal {
-        align: center middle;
-        #json-box { width: 90%; height: 90%; border: round $accent; background: $surface;
-                    padding: 0 1; }
+        #json-box { width: 90%; height: 90%; padding: 0 1; }
         #json-title { text-style: bold; color: $primary; }
         #json-verdict { height: auto; margin-bottom: 1; }
         #json-scroll { height: 1fr; }
     }
     """
+    BOX_ID = "json-box"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,o", "close", "Close", id="json.close", tooltip="Close the raw JSON"),
     ]
@@ -35,23 +35,19 @@ class JsonModal(ModalScreen[None]):
         self.document = document
         self.verdict = verdict
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="json-box"):
-            yield Label(self.title_text, id="json-title")
-            yield Static(self.verdict, id="json-verdict")
-            with VerticalScroll(id="json-scroll"):
-                yield Static(
-                    Syntax(
-                        json.dumps(self.document, indent=2, ensure_ascii=False),
-                        "json",
-                        word_wrap=True,
-                        theme="ansi_dark",
-                    ),
-                    id="json-body",
-                )
+    def box_content(self) -> ComposeResult:
+        yield Label(self.title_text, id="json-title")
+        yield Static(self.verdict, id="json-verdict")
+        with VerticalScroll(id="json-scroll"):
+            yield Static(
+                Syntax(
+                    json.dumps(self.document, indent=2, ensure_ascii=False),
+                    "json",
+                    word_wrap=True,
+                    theme="ansi_dark",
+                ),
+                id="json-body",
+            )
 
     def on_mount(self) -> None:
         self.query_one("#json-scroll").focus()
-
-    def action_close(self) -> None:
-        self.dismiss(None)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -26,10 +25,10 @@ from engine.facade import (
 from gno_tui.messages import OpenChain
 from gno_tui.render.library import COLUMNS, TABS, detail_text, fact_cells
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import Workbench, WorkbenchScreen
 from screens.batch_prompt import BatchChoice, FactBatchPrompt
 from screens.commands.library import LIBRARY_COMMANDS
+from screens.modal import ask
 from screens.reason_prompt import ReasonPrompt
 
 PAGE_SIZE = 200
@@ -91,8 +90,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     }
     """
 
-    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = LIBRARY_COMMANDS
-    BINDINGS = bindings(COMMANDS_LIST)
+    COMMANDS_LIST = LIBRARY_COMMANDS
 
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)
@@ -262,43 +260,28 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     # -- curation -----------------------------------------------------------------------
 
     def _selected(self) -> FactRecord | None:
-        table = self.query_one(FactTable)
-        if not self.rows or table.cursor_row >= len(self.rows):
+        row = self.query_one(FactTable).at_cursor(self.rows)
+        if row is None:
             self.notify("No fact selected.", severity="warning")
-            return None
-        return self.rows[table.cursor_row]
+        return row
 
-    def _curate_selected(self, action: CurationAction, label: str | None = None) -> None:
-        if (row := self._selected()) is not None:
-            self.curate(Curation(action, row.record_id, self.actor), label)
+    def fact_in_hand(self) -> str | None:
+        return row.record_id if (row := self._selected()) is not None else None
 
-    def action_confirm(self) -> None:
-        self._curate_selected(CurationAction.CONFIRM)
-
-    def action_mark_stale(self) -> None:
-        self._curate_selected(CurationAction.MARK_STALE, "stale")
-
-    def action_toggle_instruction(self) -> None:
-        if (row := self._selected()) is not None:
-            self.toggle_instruction(row)
-
-    def action_set_confidence(self) -> None:
-        if (row := self._selected()) is not None:
-            self.ask_confidence(row)
+    def record_in_hand(self) -> FactRecord | None:
+        return self._selected()  # the row as listed
 
     def action_restore(self) -> None:
-        self._curate_selected(CurationAction.RESTORE)
+        self.curate_in_hand(CurationAction.RESTORE)
 
     def action_retire(self) -> None:
-        row = self._selected()
-        if row is None:
+        if (row := self._selected()) is None:
             return
 
-        def retire_with(reason: str | None) -> None:
-            if reason:
-                self.curate(Curation(CurationAction.RETIRE, row.record_id, self.actor, reason))
+        def retire(reason: str) -> None:
+            self.curate(Curation(CurationAction.RETIRE, row.record_id, self.actor, reason))
 
-        self.app.push_screen(ReasonPrompt(f"Why retire {row.docid}?"), retire_with)
+        ask(self, ReasonPrompt(f"Why retire {row.docid}?"), retire)
 
     def curated_note(self, label: str, ref: str) -> str:
         return f"{label}: done"
@@ -350,16 +333,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         self._summary()
 
     def action_batch(self) -> None:
-        if not self.marked:
-            self.notify("Mark facts with space (or ctrl+a) first.", severity="warning")
-            return
-        ids = sorted(self.marked)
-
-        def apply(choice: BatchChoice | None) -> None:
-            if choice is not None:
-                self.decide_all(choice, ids)
-
-        self.app.push_screen(FactBatchPrompt(len(ids)), apply)
+        FactBatchPrompt.ask(self, self.marked, self.decide_all)
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="library-curate")
     def decide_all(self, choice: BatchChoice, record_ids: list[str]) -> None:

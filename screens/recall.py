@@ -4,7 +4,7 @@ the receipt; verify the receipt and look at the raw JSON."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -16,8 +16,6 @@ from engine.facade import (
     ALIGNMENT_WEIGHT,
     POLICIES,
     SEMANTIC_WEIGHT,
-    Curation,
-    CurationAction,
     LabelSummary,
     RecallRequest,
     ReceiptCheck,
@@ -36,7 +34,6 @@ from gno_tui.render.recall import (
 )
 from gno_tui.render.why_not import why_not_text
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import Workbench
 from screens.commands.recall import RECALL_COMMANDS
 from screens.json_modal import JsonModal
@@ -117,8 +114,7 @@ Recall the facts an agent would get for a query, under a budget.
     }
     """
 
-    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = RECALL_COMMANDS
-    BINDINGS = bindings(COMMANDS_LIST)
+    COMMANDS_LIST = RECALL_COMMANDS
 
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)
@@ -252,14 +248,15 @@ Recall the facts an agent would get for a query, under a budget.
 
     def action_cycle_format(self) -> None:
         self.format = FORMATS[(FORMATS.index(self.format) + 1) % len(FORMATS)]
-        self.query_one("#recall-status", Static).update(
-            status_text(self.result, self.format, self.egress)
-        )
-        if self.result is not None and self.query_one("#recall-query", Input).value.strip():
-            self.action_run_recall()
+        self._setting_changed()
 
     def action_cycle_egress(self) -> None:
         self.egress = POLICIES[(POLICIES.index(self.egress) + 1) % len(POLICIES)]
+        self._setting_changed()
+
+    def _setting_changed(self) -> None:
+        """The output format or the egress ceiling changed: show it, and run the recall again
+        if one was run."""
         self.query_one("#recall-status", Static).update(
             status_text(self.result, self.format, self.egress)
         )
@@ -321,23 +318,8 @@ Recall the facts an agent would get for a query, under a budget.
         verdict = schema_verdict(self.errors, SCHEMA_LABELS[self.schema])
         self.app.push_screen(JsonModal(f"Raw {self.format} recall result", self.document, verdict))
 
-    def _curate_highlighted(self, action: CurationAction, label: str | None = None) -> None:
-        if (fact := self._selected_fact()) is not None:
-            self.curate(Curation(action, fact["recordId"], self.actor), label)
-
-    def action_confirm(self) -> None:
-        self._curate_highlighted(CurationAction.CONFIRM)
-
-    def action_mark_stale(self) -> None:
-        self._curate_highlighted(CurationAction.MARK_STALE, "stale")
-
-    def action_toggle_instruction(self) -> None:
-        if (fact := self._selected_fact()) is not None:
-            self.toggle_instruction(self.service.facts.get(fact["recordId"]))
-
-    def action_set_confidence(self) -> None:
-        if (fact := self._selected_fact()) is not None:
-            self.ask_confidence(self.service.facts.get(fact["recordId"]))
+    def fact_in_hand(self) -> str | None:
+        return fact["recordId"] if (fact := self._selected_fact()) is not None else None
 
     @on(DataTable.RowSelected, "#recall-table")
     def open_chain(self, event: DataTable.RowSelected) -> None:

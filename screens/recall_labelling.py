@@ -22,6 +22,7 @@ from gno_tui.render.recall import COLUMNS, label_cell, labels_text
 from gno_tui.render.receipts import receipt_text
 from gno_tui.widgets.fact_table import FactTable
 from screens.base import WorkbenchScreen
+from screens.modal import ask
 from screens.reason_prompt import ReasonPrompt
 
 
@@ -42,12 +43,10 @@ class RecallLabelling(WorkbenchScreen):
     check: ReceiptCheck | None
 
     def _selected_fact(self) -> dict[str, Any] | None:
-        table = self.query_one("#recall-table", FactTable)
-        facts = self.result["facts"] if self.result else []
-        if not facts or table.cursor_row >= len(facts):
+        facts: list[dict[str, Any]] = self.result["facts"] if self.result else []
+        fact = self.query_one("#recall-table", FactTable).at_cursor(facts)
+        if fact is None:
             self.notify("No fact highlighted.", severity="warning")
-            return None
-        fact: dict[str, Any] = facts[table.cursor_row]
         return fact
 
     def _receipt_text(self) -> Text:
@@ -94,13 +93,10 @@ class RecallLabelling(WorkbenchScreen):
             return
         digest = self.result["receipt"]["digest"]
 
-        def chosen(ref: str | None) -> None:
-            if ref and ref.strip():
-                self.set_label(digest, ref.strip(), "missing")
-
-        self.app.push_screen(
+        ask(
+            self,
             ReasonPrompt("Which fact should this recall have returned? (#docid or gno:// uri)"),
-            chosen,
+            lambda ref: self.set_label(digest, ref, "missing"),  # stripped, never blank
         )
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="recall-labels")

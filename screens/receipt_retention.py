@@ -14,6 +14,7 @@ from textual import work
 from engine.facade import iso_utc, parse_iso
 from gno_tui.widgets.fact_table import FactTable
 from screens.base import WorkbenchScreen
+from screens.modal import ask
 from screens.reason_prompt import ReasonPrompt
 from screens.yes_no import YesNoPrompt
 
@@ -28,10 +29,7 @@ class ReceiptRetention(WorkbenchScreen):
     receipts: list[dict[str, Any]]  # as listed, newest first
 
     def selected_receipt(self) -> dict[str, Any] | None:
-        table = self.query_one("#receipts-table", FactTable)
-        if not self.receipts or table.cursor_row >= len(self.receipts):
-            return None
-        return self.receipts[table.cursor_row]
+        return self.query_one("#receipts-table", FactTable).at_cursor(self.receipts)
 
     def chosen_digests(self) -> list[str]:
         """The marked receipts, else the highlighted one."""
@@ -60,16 +58,13 @@ class ReceiptRetention(WorkbenchScreen):
             self.notify("No receipt to delete: highlight or mark one.", severity="warning")
             return
 
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.delete_chosen(digests)
-
-        self.app.push_screen(
+        ask(
+            self,
             YesNoPrompt(
                 f"Delete {len(digests)} receipt(s)? They stop fencing and cannot be presented "
                 "again; the decision log keeps their digests."
             ),
-            answered,
+            lambda _: self.delete_chosen(digests),
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-retention")

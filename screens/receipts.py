@@ -5,19 +5,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 
-from engine.facade import POLICY_STRICTNESS, CollectionRecord, ReceiptCheck, fence_preview
+from engine.facade import POLICY_STRICTNESS, CollectionRecord, ReceiptCheck
 from gno_tui.render.badges import egress_badge, short_hash
 from gno_tui.render.receipts import effective_text, fence_verdict, receipt_state, receipt_text
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import Workbench
 from screens.commands.receipts import RECEIPTS_COMMANDS
 from screens.receipt_retention import ReceiptRetention
@@ -37,6 +37,13 @@ class ReceiptsLoaded(Message):
 class ReceiptChecked(Message):
     digest: str
     check: ReceiptCheck
+
+
+@dataclass
+class FenceJudged(Message):
+    digest: str  # the receipt judged against
+    text: str  # the text judged
+    fenced: bool
 
 
 @dataclass
@@ -86,8 +93,7 @@ revision.
     }
     """
 
-    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = RECEIPTS_COMMANDS
-    BINDINGS = bindings(COMMANDS_LIST)
+    COMMANDS_LIST = RECEIPTS_COMMANDS
 
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)
@@ -152,43 +158,39 @@ revision.
 
     def on_receipts_loaded(self, message: ReceiptsLoaded) -> None:
         self.receipts, self.checks = message.receipts, message.checks
-        table = self.query_one("#receipts-table", FactTable)
-        keep = table.cursor_row
-        table.clear()
         self.marked_receipts &= {receipt["digest"] for receipt in self.receipts}
-        for receipt in self.receipts:
-            mark = "● " if receipt["digest"] in self.marked_receipts else ""
-            table.add_row(
-                mark + receipt["issuedAt"][:19].replace("T", " "),
-                receipt["caller"],
-                receipt["session"],
-                str(len(receipt["memoryIds"])),
-                short_hash(receipt["digest"], 12),
-                receipt_state(self.checks.get(receipt["digest"])),
-                key=receipt["digest"],
-            )
-        if self.receipts:
-            table.move_cursor(row=min(keep, len(self.receipts) - 1))
+        self.query_one("#receipts-table", FactTable).refill(
+            (self._receipt_cells(receipt), receipt["digest"]) for receipt in self.receipts
+        )
         self.collections = message.collections
         self.render_collections()
         self.show_detail()
 
     def render_collections(self) -> None:
-        table = self.query_one("#collections-table", FactTable)
-        keep = table.cursor_row
-        table.clear()
-        for row in self.collections:
-            table.add_row(
-                "●" if row.name in self.marked else " ",
-                row.name,
-                egress_badge(row.policy),
-                row.policy_source,
-                str(row.policy_revision),
-                self._root(row.root),
-                key=row.name,
-            )
-        if self.collections:
-            table.move_cursor(row=min(keep, len(self.collections) - 1))
+        self.query_one("#collections-table", FactTable).refill(
+            (self._collection_cells(row), row.name) for row in self.collections
+        )
+
+    def _receipt_cells(self, receipt: dict[str, Any]) -> tuple[str | Text, ...]:
+        mark = "● " if receipt["digest"] in self.marked_receipts else ""
+        return (
+            mark + receipt["issuedAt"][:19].replace("T", " "),
+            receipt["caller"],
+            receipt["session"],
+            str(len(receipt["memoryIds"])),
+            short_hash(receipt["digest"], 12),
+            receipt_state(self.checks.get(receipt["digest"])),
+        )
+
+    def _collection_cells(self, row: CollectionRecord) -> tuple[str | Text, ...]:
+        return (
+            "●" if row.name in self.marked else " ",
+            row.name,
+            egress_badge(row.policy),
+            row.policy_source,
+            str(row.policy_revision),
+            self._root(row.root),
+        )
 
     def _root(self, root: str) -> str:
         """A collection's root, relative to the store's home when it lives there."""
@@ -242,13 +244,27 @@ revision.
 
     @on(Input.Changed, "#fence-text")
     def update_fence(self) -> None:
-        verdict = self.query_one("#fence-verdict", Static)
         text = self.query_one("#fence-text", Input).value
         receipt = self.selected_receipt()
         if not text.strip() or receipt is None:
-            verdict.update("")
+            self.query_one("#fence-verdict", Static).update("")
         else:
-            verdict.update(fence_verdict(receipt["digest"], fence_preview(receipt, text)))
+            self.judge_fence(receipt, text)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-fence")
+    def judge_fence(self, receipt: dict[str, Any], text: str) -> None:
+        """The fence's own judgement (fence forms of the receipt's spans, not only their
+        hashes): what remember would answer for this text with this receipt."""
+        fenced = self.service.receipts.would_fence(receipt, text)
+        self.deliver(FenceJudged(receipt["digest"], text, fenced))
+
+    def on_fence_judged(self, message: FenceJudged) -> None:
+        receipt = self.selected_receipt()
+        text = self.query_one("#fence-text", Input).value
+        if receipt is None or receipt["digest"] != message.digest or text != message.text:
+            return  # the box or the highlighted receipt changed meanwhile
+        verdict = fence_verdict(message.digest, message.fenced)
+        self.query_one("#fence-verdict", Static).update(verdict)
 
     @on(Input.Submitted, "#fence-text")
     def fence_submitted(self) -> None:
@@ -257,11 +273,10 @@ revision.
     # -- collections --------------------------------------------------------------------
 
     def selected_collection(self) -> CollectionRecord | None:
-        table = self.query_one("#collections-table", FactTable)
-        if not self.collections or table.cursor_row >= len(self.collections):
+        row = self.query_one("#collections-table", FactTable).at_cursor(self.collections)
+        if row is None:
             self.notify("No collection selected.", severity="warning")
-            return None
-        return self.collections[table.cursor_row]
+        return row
 
     def action_mark(self) -> None:
         receipts = self.query_one("#receipts-table", FactTable)
@@ -269,10 +284,8 @@ revision.
             receipt = self.selected_receipt()
             if receipt is not None:
                 self.marked_receipts.symmetric_difference_update({receipt["digest"]})
-                issued = receipt["issuedAt"][:19].replace("T", " ")
-                mark = "● " if receipt["digest"] in self.marked_receipts else ""
-                receipts.update_cell(receipt["digest"], receipts.ordered_columns[0].key,
-                                     mark + issued)  # fmt: skip
+                marked = self._receipt_cells(receipt)[0]  # the issued time, with the mark
+                receipts.update_cell(receipt["digest"], receipts.ordered_columns[0].key, marked)
                 receipts.action_cursor_down()
             return
         row = self.selected_collection()

@@ -5,8 +5,8 @@ the engine returned it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Sta
 
 from engine.facade import (
     FenceExposure,
+    FenceNearMiss,
     MemoryFailure,
     RememberRequest,
     collapse_text,
@@ -25,13 +26,19 @@ from engine.facade import (
     merged_text,
 )
 from gno_tui.render.hidden_chars import hidden_summary
-from gno_tui.render.remember import candidate_diff, fence_text, matching_summary, outcome_text
+from gno_tui.render.remember import (
+    candidate_diff,
+    fence_text,
+    matching_summary,
+    near_misses_text,
+    outcome_text,
+)
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.scope_suggester import ScopeSuggester, split_scopes
-from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import Workbench, WorkbenchScreen
 from screens.commands.remember import REMEMBER_COMMANDS
 from screens.edit_prompt import MergePrompt
+from screens.modal import ask
 
 # How long typing must pause before the candidates are looked up again.
 DEBOUNCE_SECONDS = 0.3
@@ -53,6 +60,8 @@ class CandidatesFound(Message):
     result: dict[str, Any] | None  # the propose result, or None when the draft is invalid
     problem: str = ""  # why there is no result: "CODE: message"
     fence: FenceExposure | None = None  # receipts that returned this exact text
+    near: list[FenceNearMiss] = field(default_factory=list)  # receipted spans close to it
+    docids: dict[str, str] = field(default_factory=dict)  # record id -> docid of `near`
 
 
 @dataclass
@@ -89,7 +98,9 @@ you choose:
 
 Hidden characters (zero-width, bidi controls, non-breaking spaces) are flagged before you
 write. The fence preview says when recall receipts already returned this exact text: an
-agent presenting one of them could not write it back (a replay).
+agent presenting one of them could not write it back (a replay). When the text is not the
+same but close to a span a recall returned (a near miss), the preview lists those spans
+with their similarity: a write that only rewords a recalled memory is probably a replay.
 """
 
     CSS = """
@@ -112,8 +123,7 @@ agent presenting one of them could not write it back (a replay).
     }
     """
 
-    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = REMEMBER_COMMANDS
-    BINDINGS = bindings(COMMANDS_LIST)
+    COMMANDS_LIST = REMEMBER_COMMANDS
 
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)
@@ -225,38 +235,63 @@ agent presenting one of them could not write it back (a replay).
             return
         self.propose(draft)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="remember-propose")
-    def propose(self, draft: Draft) -> None:
-        request = RememberRequest(
+    def request(self, draft: Draft, decision: str, scopes: list[str] | None) -> RememberRequest:
+        """The draft as a request by this person, in this session."""
+        return RememberRequest(
             text=draft.text,
-            scopes=draft.scopes,
+            scopes=scopes,
             caller=self.actor,
             session=self.workbench.session,
-            decision="propose",
+            decision=decision,
             collection=draft.collection,
             source=draft.source,
             created_by="user",
         )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="remember-propose")
+    def propose(self, draft: Draft) -> None:
+        request = self.request(draft, "propose", draft.scopes)
         fence = self.service.receipts.exposure(draft.text)
+        near = [] if fence.receipts else self.service.receipts.near_misses(draft.text)
+        docids = self.docids_of(near)
         try:
             result = self.service.remember(request)
         except MemoryFailure as failure:
             problem = f"{failure.code}: {failure.message}"
-            self.deliver(CandidatesFound(draft, None, problem, fence))
+            self.deliver(CandidatesFound(draft, None, problem, fence, near, docids))
             return
-        self.deliver(CandidatesFound(draft, result, fence=fence))
+        self.deliver(CandidatesFound(draft, result, fence=fence, near=near, docids=docids))
+
+    def docids_of(self, misses: list[FenceNearMiss]) -> dict[str, str]:
+        """record id -> docid of the near misses' facts (those still found)."""
+        docids: dict[str, str] = {}
+        for miss in misses:
+            try:
+                docids[miss.record_id] = self.service.facts.get(miss.record_id).docid
+            except MemoryFailure:
+                continue  # gone meanwhile: the record id stands for it
+        return docids
 
     def on_candidates_found(self, message: CandidatesFound) -> None:
-        self.show_fence(message.fence)
+        self.show_fence(message.fence, message.near, message.docids)
         self.show_candidates(message.draft, message.result, message.problem)
 
-    def show_fence(self, fence: FenceExposure | None) -> None:
+    def show_fence(
+        self,
+        fence: FenceExposure | None,
+        near: list[FenceNearMiss] | None = None,
+        docids: dict[str, str] | None = None,
+    ) -> None:
+        """The exact fence (receipts returned this text), else the near misses, else nothing."""
         box = self.query_one("#remember-fence", Static)
-        if fence is None or not fence.receipts:
+        if fence is not None and fence.receipts:
+            box.update(fence_text(fence))
+        elif near:
+            box.update(near_misses_text(near, docids or {}))
+        else:
             box.update("")
             box.add_class("-empty")
             return
-        box.update(fence_text(fence))
         box.remove_class("-empty")
 
     def show_candidates(self, draft: Draft, result: dict[str, Any] | None, problem: str) -> None:
@@ -294,10 +329,7 @@ agent presenting one of them could not write it back (a replay).
         self.show_diff()
 
     def highlighted(self) -> dict[str, Any] | None:
-        table = self.query_one("#remember-candidates", FactTable)
-        if not self.candidates or not 0 <= table.cursor_row < len(self.candidates):
-            return None
-        return self.candidates[table.cursor_row]
+        return self.query_one("#remember-candidates", FactTable).at_cursor(self.candidates)
 
     def show_diff(self) -> None:
         diff = self.query_one("#remember-diff", Static)
@@ -338,31 +370,19 @@ agent presenting one of them could not write it back (a replay).
             return
         draft = self.draft()
 
-        def merge_with(text: str | None) -> None:
-            if text:
-                self.write(replace(draft, text=text), candidate)
-
-        self.app.push_screen(
+        ask(
+            self,
             MergePrompt(
                 f"Merge the draft into {candidate.get('docid') or candidate['uri']}: one text "
                 "for both, superseding the candidate",
                 merged_text(candidate["text"], draft.text),
             ),
-            merge_with,
+            lambda text: self.write(replace(draft, text=text), candidate),
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="remember-write")
     def write(self, draft: Draft, predecessor: dict[str, Any] | None) -> None:
-        request = RememberRequest(
-            text=draft.text,
-            scopes=draft.scopes or None,
-            caller=self.actor,
-            session=self.workbench.session,
-            decision="add",
-            collection=draft.collection,
-            source=draft.source,
-            created_by="user",
-        )
+        request = self.request(draft, "add", draft.scopes or None)
         if predecessor is not None:
             request.decision = "supersede"
             request.predecessor = predecessor["uri"]

@@ -6,7 +6,7 @@ is logged; `@` shows the log."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -27,10 +27,7 @@ from textual.widgets import (
 )
 
 from engine.facade import (
-    Curation,
-    CurationAction,
     Decision,
-    FactRecord,
     ReviewQueue,
     ThresholdCheck,
     merged_text,
@@ -38,11 +35,11 @@ from engine.facade import (
 from gno_tui.render.proposals import calibration_line, proposal_cells, proposal_detail
 from gno_tui.widgets.duplicates_pane import DuplicatesPane, PairsCounted
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import Workbench, WorkbenchScreen
 from screens.batch_prompt import BatchChoice, ProposalBatchPrompt
 from screens.commands.review import REVIEW_COMMANDS
 from screens.edit_prompt import EditPrompt, MergePrompt
+from screens.modal import ask
 from screens.reason_prompt import ReasonPrompt
 
 PROPOSAL_ACTIONS = {
@@ -104,8 +101,8 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
     }
     """
 
-    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = REVIEW_COMMANDS
-    BINDINGS = bindings(COMMANDS_LIST)
+    COMMANDS_LIST = REVIEW_COMMANDS
+    STALE_LABEL = None  # the notification names the action itself
 
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)
@@ -161,20 +158,14 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
 
     def on_queue_loaded(self, message: QueueLoaded) -> None:
         queue = message.queue
-        table = self.query_one("#review-proposals", FactTable)
-        keep = table.cursor_row
         self.proposals, self.predecessors = queue.proposals, queue.predecessors
         self.calibration = queue.calibration
         self.marked &= {p["id"] for p in self.proposals}
-        table.clear()
         now = self.service.now()
-        for proposal in self.proposals:
-            table.add_row(
-                *proposal_cells(proposal, now, proposal["id"] in self.marked),
-                key=str(proposal["id"]),
-            )
-        if self.proposals:
-            table.move_cursor(row=min(max(keep, 0), len(self.proposals) - 1))
+        self.query_one("#review-proposals", FactTable).refill(
+            (proposal_cells(proposal, now, proposal["id"] in self.marked), str(proposal["id"]))
+            for proposal in self.proposals
+        )
         self.query_one(TabbedContent).get_tab(
             "proposals"
         ).label = f"Proposals {len(self.proposals)}"
@@ -189,8 +180,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         )
 
     def current(self) -> dict[str, Any] | None:
-        row = self.query_one("#review-proposals", FactTable).cursor_row
-        return self.proposals[row] if self.proposals and 0 <= row < len(self.proposals) else None
+        return self.query_one("#review-proposals", FactTable).at_cursor(self.proposals)
 
     def targets(self, proposal: dict[str, Any]) -> list[dict[str, Any]]:
         """What `s` may supersede: the predecessor the agent named, then the candidates."""
@@ -227,73 +217,61 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
             self.chosen = (self.chosen + step) % len(self.targets(proposal))
             self.show_proposal()
 
+    def decide_one(self, proposal: dict[str, Any], action: str, **details: Any) -> None:
+        """This person's decision on `proposal` (`details`: the Decision's target, text, reason
+        or confirm)."""
+        self.decide([Decision(proposal["id"], action, self.actor, **details)])
+
     def action_add(self) -> None:
         if (proposal := self.current()) is not None:
-            self.decide([Decision(proposal["id"], "add", self.actor)])
+            self.decide_one(proposal, "add")
 
     def action_add_confirmed(self) -> None:
         if (proposal := self.current()) is not None:
-            self.decide([Decision(proposal["id"], "add", self.actor, confirm=True)])
+            self.decide_one(proposal, "add", confirm=True)
+
+    def chosen_target(self, proposal: dict[str, Any], verb: str) -> dict[str, Any] | None:
+        """The candidate `J`/`K` chose, for `verb`; None, having said so, when there is none."""
+        targets = self.targets(proposal)
+        if not targets:
+            self.notify(f"This proposal has no candidate to {verb}.", severity="warning")
+            return None
+        return targets[min(self.chosen, len(targets) - 1)]
 
     def action_supersede(self) -> None:
         proposal = self.current()
-        if proposal is None:
+        if proposal is None or (target := self.chosen_target(proposal, "supersede")) is None:
             return
-        targets = self.targets(proposal)
-        if not targets:
-            self.notify("This proposal has no candidate to supersede.", severity="warning")
-            return
-        target = targets[min(self.chosen, len(targets) - 1)]["uri"]
-        self.decide([Decision(proposal["id"], "supersede", self.actor, target=target)])
+        self.decide_one(proposal, "supersede", target=target["uri"])
 
     def action_reject(self) -> None:
-        proposal = self.current()
-        if proposal is None:
-            return
-
-        def reject_with(reason: str | None) -> None:
-            if reason:
-                self.decide([Decision(proposal["id"], "reject", self.actor, reason=reason)])
-
-        self.app.push_screen(ReasonPrompt(f"Why reject proposal #{proposal['id']}?"), reject_with)
+        if (proposal := self.current()) is not None:
+            ask(
+                self,
+                ReasonPrompt(f"Why reject proposal #{proposal['id']}?"),
+                lambda reason: self.decide_one(proposal, "reject", reason=reason),
+            )
 
     def action_edit(self) -> None:
-        proposal = self.current()
-        if proposal is None:
-            return
-
-        def add_edited(text: str | None) -> None:
-            if text:
-                self.decide([Decision(proposal["id"], "edit", self.actor, text=text)])
-
-        self.app.push_screen(
-            EditPrompt(f"Edit proposal #{proposal['id']}, then add it", proposal["text"]),
-            add_edited,
-        )
+        if (proposal := self.current()) is not None:
+            ask(
+                self,
+                EditPrompt(f"Edit proposal #{proposal['id']}, then add it", proposal["text"]),
+                lambda text: self.decide_one(proposal, "edit", text=text),
+            )
 
     def action_merge(self) -> None:
         proposal = self.current()
-        if proposal is None:
+        if proposal is None or (target := self.chosen_target(proposal, "merge with")) is None:
             return
-        targets = self.targets(proposal)
-        if not targets:
-            self.notify("This proposal has no candidate to merge with.", severity="warning")
-            return
-        target = targets[min(self.chosen, len(targets) - 1)]
-
-        def merge_with(text: str | None) -> None:
-            if text:
-                self.decide(
-                    [Decision(proposal["id"], "merge", self.actor, target=target["uri"], text=text)]
-                )
-
-        self.app.push_screen(
+        ask(
+            self,
             MergePrompt(
                 f"Merge proposal #{proposal['id']} into {target.get('docid') or target['uri']}: "
                 "one text for both, superseding the candidate",
                 merged_text(target["text"], proposal["text"]),
             ),
-            merge_with,
+            lambda text: self.decide_one(proposal, "merge", target=target["uri"], text=text),
         )
 
     def action_mark(self) -> None:
@@ -308,18 +286,12 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         self._summary()
 
     def action_batch(self) -> None:
-        if not self.marked:
-            self.notify("Mark proposals with space first.", severity="warning")
-            return
-        ids = sorted(self.marked)
+        def apply(choice: BatchChoice, ids: list[int]) -> None:
+            self.decide(
+                [Decision(pid, choice.action, self.actor, reason=choice.reason) for pid in ids]
+            )
 
-        def apply(choice: BatchChoice | None) -> None:
-            if choice is not None:
-                self.decide(
-                    [Decision(pid, choice.action, self.actor, reason=choice.reason) for pid in ids]
-                )
-
-        self.app.push_screen(ProposalBatchPrompt(len(ids)), apply)
+        ProposalBatchPrompt.ask(self, self.marked, apply)
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="review-decide")
     def decide(self, decisions: list[Decision]) -> None:
@@ -343,7 +315,8 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
     def action_retire_newer(self) -> None:
         self.query_one(DuplicatesPane).retire(newer=True, actor=self.actor)
 
-    def _newer_of_pair(self) -> FactRecord | None:
+    def fact_in_hand(self) -> str | None:
+        """The newer fact of the duplicate pair (the fact keys act on nothing else here)."""
         pair = self.query_one(DuplicatesPane).current_pair()
         if self.query_one(TabbedContent).active != "duplicates" or pair is None:
             self.notify(
@@ -352,19 +325,8 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
                 severity="warning",
             )
             return None
-        return self.service.facts.get(pair.right.record_id)
-
-    def action_toggle_instruction(self) -> None:
-        if (row := self._newer_of_pair()) is not None:
-            self.toggle_instruction(row)
-
-    def action_mark_stale(self) -> None:
-        if (row := self._newer_of_pair()) is not None:
-            self.curate(Curation(CurationAction.MARK_STALE, row.record_id, self.actor))
-
-    def action_set_confidence(self) -> None:
-        if (row := self._newer_of_pair()) is not None:
-            self.ask_confidence(row)
+        newer: str = pair.right.record_id
+        return newer
 
     def action_keep_both(self) -> None:
         self.query_one(DuplicatesPane).keep_both(actor=self.actor)

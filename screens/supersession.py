@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,9 +22,9 @@ from engine.facade import (
 )
 from gno_tui.render.chain import chain_diff, chain_row, chain_status
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.workbench_commands import WorkbenchCommand, bindings
 from screens.base import Workbench, WorkbenchScreen
 from screens.commands.supersession import SUPERSESSION_COMMANDS
+from screens.modal import ask
 from screens.reason_prompt import ReasonPrompt
 
 # Unchanged words kept around each change in the diffs (`{` / `}`); None: the whole text.
@@ -80,8 +79,7 @@ red, added words in green).
     }
     """
 
-    COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = SUPERSESSION_COMMANDS
-    BINDINGS = bindings(COMMANDS_LIST)
+    COMMANDS_LIST = SUPERSESSION_COMMANDS
 
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)
@@ -213,14 +211,9 @@ red, added words in green).
             self.notify("Open a chain first.", severity="warning")
             return
 
-        def chosen(value: str | None) -> None:
-            if value:
-                self.set_as_of(value)
-
         initial = iso_utc(self.as_of or self.now or self.service.now())
-        self.app.push_screen(
-            ReasonPrompt("As of which time? (ISO 8601, UTC if no zone)", initial=initial), chosen
-        )
+        question = "As of which time? (ISO 8601, UTC if no zone)"
+        ask(self, ReasonPrompt(question, initial=initial), self.set_as_of)
 
     def set_as_of(self, value: str) -> None:
         try:
@@ -245,14 +238,7 @@ red, added words in green).
             self.notify("Open a chain first.", severity="warning")
             return
         head = self.versions[-1]
-
-        def write(text: str | None) -> None:
-            if text:
-                self.supersede(head.uri, head.content_hash, text)
-
-        self.app.push_screen(
-            ReasonPrompt(f"Supersede {head.docid} (the head) with:", initial=head.text), write
-        )
+        self.ask_successor(f"Supersede {head.docid} (the head) with:", head.text)
 
     def action_revert(self) -> None:
         """Revert = append a successor with an older version's text: history is kept."""
@@ -260,14 +246,18 @@ red, added words in green).
         if len(self.versions) < 2 or table.cursor_row >= len(self.versions) - 1:
             self.notify("Highlight an older version (h) to revert to it.", severity="warning")
             return
-        head, older = self.versions[-1], self.versions[table.cursor_row]
-
-        def write(text: str | None) -> None:
-            if text:
-                self.supersede(head.uri, head.content_hash, text)
-
+        older = self.versions[table.cursor_row]
         prompt = f"Revert to v{table.cursor_row + 1} {older.docid}: the new head will say"
-        self.app.push_screen(ReasonPrompt(prompt, initial=older.text), write)
+        self.ask_successor(prompt, older.text)
+
+    def ask_successor(self, question: str, text: str) -> None:
+        """Ask for the head's successor (`text`, editable, first), then write it."""
+        head = self.versions[-1]
+        ask(
+            self,
+            ReasonPrompt(question, initial=text),
+            lambda written: self.supersede(head.uri, head.content_hash, written),
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chain-write")
     def supersede(self, uri: str, content_hash: str, text: str) -> None:

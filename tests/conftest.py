@@ -485,7 +485,11 @@ def client_over() -> Callable[[MemoryEngine], Client]:
 # Modules marked `slow` as a whole (pytest -m "not slow" skips them; the default run keeps
 # them): the multi-process stress and race tests. They do not import pytest themselves, so the
 # marker is added here rather than with @pytest.mark.slow in the module.
-SLOW_MODULES = ("tests/mcp/test_stress.py", "tests/cli/test_cli_race.py")
+SLOW_MODULES = (
+    "tests/mcp/test_stress.py",
+    "tests/cli/test_cli_race.py",
+    "tests/cli/test_cli_trust_import.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -6,14 +6,43 @@ messages they post to be handled, so a busy machine makes a test slower, never d
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import suppress
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager, suppress
+from typing import Any, TypeVar
 
+from textual.pilot import Pilot
 from textual.worker import WorkerError, WorkerState
+
+from engine.facade.service import MemoryService
+from engine.storage.store import MemoryEngine
+from gno_tui.app import GnoApp, create_app
+from screens.remember import DEBOUNCE_SECONDS, RememberScreen
+
+_Screen = TypeVar("_Screen")
 
 BUSY = (WorkerState.PENDING, WorkerState.RUNNING)
 ROUNDS = 100
+SIZE = (140, 40)  # the terminal the screens are driven in
+
+
+def keys(text: str) -> list[str]:
+    """The key presses that type `text` (Pilot names the space bar `space`)."""
+    return ["space" if char == " " else char for char in text]
+
+
+def shown(app: Any, kind: type[_Screen]) -> _Screen:
+    """The screen the app shows, which must be a `kind`."""
+    screen = app.screen
+    assert isinstance(screen, kind), f"{type(screen).__name__} shown, not {kind.__name__}"
+    return screen
+
+
+def pending_proposal(screen: Any) -> Any:
+    """Remember proposes candidates DEBOUNCE_SECONDS after the last change, on a timer: the
+    timer when one is pending (settle runs its proposal at once instead of waiting for it)."""
+    timer = screen._debounce if isinstance(screen, RememberScreen) else None
+    assert timer is None or timer._interval == DEBOUNCE_SECONDS, "not the proposal debounce"
+    return timer
 
 
 async def settle(pilot: Any, debounce: Callable[[Any], Any] | None = None) -> None:
@@ -72,3 +101,37 @@ async def steady(pilot: Any, debounce: Callable[[Any], Any] | None = None) -> No
             return
         previous = frame
     raise AssertionError("the screen still changes after 10 rounds of pending messages")
+
+
+@asynccontextmanager
+async def workbench(
+    engine: MemoryEngine,
+    screen: str | None = None,
+    *,
+    debounce: Callable[[Any], Any] | None = None,
+    **options: Any,
+) -> AsyncIterator[tuple[GnoApp, Pilot[None]]]:
+    """The workbench over `engine`, on `screen`, driven in a SIZE terminal once its first loads
+    are done (`settle`, with `debounce`): the app and its pilot. `options` go to create_app;
+    the app does not watch the store unless they say `watch_store=True`."""
+    options.setdefault("watch_store", False)
+    app = create_app(service=MemoryService(engine), screen=screen, **options)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, debounce)
+        yield app, pilot
+
+
+def steps(
+    *groups: list[str] | str, debounce: Callable[[Any], Any] | None = None
+) -> Callable[[Any], Awaitable[None]]:
+    """A snapshot's run_before: press each group of keys, letting the workers finish after
+    each (`settle`, with `debounce`); end on a steady frame (no toast, no blinking cursor)."""
+
+    async def run(pilot: Any) -> None:
+        await settle(pilot, debounce)
+        for group in groups:
+            await pilot.press(*([group] if isinstance(group, str) else group))
+            await settle(pilot, debounce)
+        await steady(pilot, debounce)
+
+    return run

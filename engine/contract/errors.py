@@ -63,6 +63,11 @@ ERROR_CODES = frozenset(
         "MEMORY_KEY_NOT_FOUND",
         "MEMORY_KEY_EXISTS",
         "MEMORY_REVISION_CONFLICT",
+        # Text that is not valid UTF-8 (undecodable bytes, lone surrogates): fact text, stdin,
+        # --caller, --session, --source (engine/contract/normalize.py check_utf8).
+        "MEMORY_TEXT_INVALID",
+        # A call naming a scope outside those an MCP server was bound to (`--allow-scope`).
+        "MEMORY_SCOPE_FORBIDDEN",
     }
 )
 

@@ -8,11 +8,15 @@ import secrets
 import unicodedata
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from engine.contract.errors import MemoryFailure
 
 MAX_TEXT_BYTES = 4096
+# How deeply arrays and objects may nest in any JSON a surface receives (keyed requests and
+# their metadata, receipts, import lines): deeper input is refused before anything recurses.
+MAX_JSON_DEPTH = 32
 MAX_SCOPES = 8
 MAX_SCOPE_CHARS = 64
 POLICIES = ("local_only", "lan", "remote")
@@ -49,13 +53,64 @@ def content_hash(text: str) -> str:
     return sha256_hex(collapse_text(text))
 
 
+def check_utf8(value: str, what: str) -> str:
+    """`value` if it encodes as UTF-8; else MEMORY_TEXT_INVALID naming `what` (e.g. "The fact
+    text", "--caller") and the first bad character: a byte that did not decode (Python keeps
+    it as a surrogate escape, U+DC80..U+DCFF) or a lone surrogate from a JSON \\u escape."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = ord(value[exc.start])
+        detail = (
+            f"the byte 0x{bad - 0xDC00:02X} at character {exc.start + 1} is not UTF-8"
+            if 0xDC80 <= bad <= 0xDCFF
+            else f"it holds a lone surrogate U+{bad:04X} at character {exc.start + 1}"
+        )
+        raise MemoryFailure(
+            "MEMORY_TEXT_INVALID",
+            f"{what} is not valid UTF-8 text: {detail}. Pass UTF-8 (use a UTF-8 locale, or "
+            "re-encode the input, e.g. `iconv -f latin1 -t utf-8`; in JSON, escape whole "
+            "characters, never half a surrogate pair).",
+        ) from None
+    return value
+
+
+# Characters that show nothing: zero-width and other format characters (category Cf: ZWSP,
+# ZWJ, soft hyphen, BOM, bidi marks, word joiner...), controls (Cc) and a few letters and
+# marks that render blank (Hangul fillers, the Braille blank, variation selectors, CGJ).
+_BLANK_EXTRA = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u180f\u2800\u3164\uffa0"
+    + "".join(chr(c) for c in range(0xFE00, 0xFE10))
+)
+
+
+def is_invisible(ch: str) -> bool:
+    """A character that shows nothing and is not whitespace."""
+    if ch in _BLANK_EXTRA or 0xE0100 <= ord(ch) <= 0xE01EF:  # variation selectors supplement
+        return True
+    return unicodedata.category(ch) in ("Cc", "Cf")
+
+
+def has_visible(text: str) -> bool:
+    return any(not ch.isspace() and not is_invisible(ch) for ch in text)
+
+
 def clean_text(text: str | None, *, max_bytes: int = MAX_TEXT_BYTES) -> str:
-    """The text as stored: NFC and trimmed (inner newlines kept), validated for size
-    (`max_bytes`: the keyed API allows larger contents and checks its own limit first)."""
+    """The text as stored: NFC and trimmed (inner newlines kept), validated for encoding,
+    content (at least one visible character) and size (`max_bytes`: the keyed API allows
+    larger contents and checks its own limit first)."""
     if text is None or not collapse_text(text):
         raise MemoryFailure(
             "MEMORY_TEXT_REQUIRED",
             "The fact text is empty. Pass the fact as the TEXT argument, e.g. "
+            "gno-tui remember 'Alice prefers tea' --scope user:alice.",
+        )
+    check_utf8(text, "The fact text")
+    if not has_visible(text):
+        raise MemoryFailure(
+            "MEMORY_TEXT_REQUIRED",
+            "The fact text has no visible character: it is only whitespace, control (e.g. NUL) "
+            "or zero-width characters. Pass the fact itself, e.g. "
             "gno-tui remember 'Alice prefers tea' --scope user:alice.",
         )
     size = len(collapse_text(text).encode("utf-8"))
@@ -66,6 +121,102 @@ def clean_text(text: str | None, *, max_bytes: int = MAX_TEXT_BYTES) -> str:
             "Split it into smaller facts, one statement each.",
         )
     return unicodedata.normalize("NFC", text).strip()
+
+
+# -- the fence form: what a person would read as the same text ----------------------------------
+#
+# Letters of other scripts that look like Latin ones (Cyrillic and Greek, a few Armenian and
+# IPA), and typographic quotes and dashes, mapped before casefolding (so that Greek capital Eta
+# is H while small eta is n). A small hand list of the common confusables, not all of UTS #39.
+_CONFUSABLES = str.maketrans(
+    {
+        # Cyrillic capitals, then small letters
+        **dict(zip("АВЕЅІЈКМНОРСТХУҮҺӀԚԜ", "ABESIJKMHOPCTXYYHIQW", strict=True)),
+        **dict(zip("аеѕіјорсхуүһӏԁԛԝ", "aesijopcxyyhldqw", strict=True)),
+        # Greek capitals, then small letters
+        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϜ", "ABEZHIKMNOPTYXF", strict=True)),
+        **dict(zip("αβεικνορτυχγω", "abeiknoptuxyw", strict=True)),
+        # Armenian and Latin look-alikes
+        **dict(zip("օսհոıɑɡʏ", "ouhniagy", strict=True)),
+        # quotes and dashes
+        **dict.fromkeys("‘’‚‛′ʼ`´", "'"),
+        **dict.fromkeys("“”„‟″«»", '"'),
+        **dict.fromkeys("‐‑‒–—―−⁃", "-"),
+    }
+)
+
+
+def _is_edge(ch: str) -> bool:
+    """Punctuation, quotes and modifier symbols (` ^), stripped from the ends of a fence form."""
+    category = unicodedata.category(ch)
+    return ch.isspace() or category[0] == "P" or category == "Sk"
+
+
+@lru_cache(maxsize=8192)
+def fence_form(text: str) -> str:
+    """The text as the replay fence compares it (docs/contract.md section 5): NFKC (fullwidth,
+    ligatures, compatibility spaces), invisible characters removed (zero-width, soft hyphen,
+    BOM, bidi marks, controls), Cyrillic/Greek look-alikes and typographic quotes and dashes
+    mapped to ASCII, casefolded, whitespace runs collapsed, and punctuation and quotes stripped
+    from both ends. Two texts with the same form read as the same sentence."""
+    form = unicodedata.normalize("NFKC", text)
+    form = "".join(" " if ch.isspace() else "" if is_invisible(ch) else ch for ch in form)
+    form = unicodedata.normalize("NFKC", form.translate(_CONFUSABLES).casefold())
+    form = _WHITESPACE_RUN.sub(" ", form)
+    start, end = 0, len(form)
+    while start < end and _is_edge(form[start]):
+        start += 1
+    while end > start and _is_edge(form[end - 1]):
+        end -= 1
+    return form[start:end]
+
+
+# -- JSON depth ---------------------------------------------------------------------------------
+
+
+def json_depth(value: Any, *, limit: int | None = None) -> int:
+    """How deeply arrays and objects nest in `value` (a scalar is 0, `[]` is 1), counted
+    without recursion; the count stops once it passes `limit`."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if limit is not None and deepest > limit:
+            break
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def too_deep(what: str, code: str, limit: int = MAX_JSON_DEPTH) -> MemoryFailure:
+    return MemoryFailure(
+        code,
+        f"{what} nests arrays and objects too deep; at most {limit} levels are allowed. "
+        "Flatten it (e.g. store a nested document as a string or a reference).",
+    )
+
+
+def check_json_depth(value: Any, *, what: str, code: str, limit: int = MAX_JSON_DEPTH) -> Any:
+    """`value` if it nests at most `limit` deep; else `code` (a MEMORY_*_INVALID)."""
+    if json_depth(value, limit=limit) > limit:
+        raise too_deep(what, code, limit)
+    return value
+
+
+def loads_bounded(text: str, *, what: str, code: str, **options: Any) -> Any:
+    """json.loads, but input nested deeper than MAX_JSON_DEPTH is `code` (a RecursionError in
+    the decoder included); a JSONDecodeError (a ValueError) is left to the caller."""
+    try:
+        value = json.loads(text, **options)
+    except RecursionError:
+        raise too_deep(what, code) from None
+    return check_json_depth(value, what=what, code=code)
 
 
 def _is_scope(scope: str) -> bool:
@@ -130,6 +281,7 @@ def check_identity(caller: str | None, session: str | None) -> tuple[str, str]:
                 "MEMORY_IDENTITY_REQUIRED",
                 f"The {label} is empty. Pass --{label} ID or set $GNO_TUI_{label.upper()}.",
             )
+        check_utf8(value, f"The {label} (--{label} or $GNO_TUI_{label.upper()})")
     assert caller is not None and session is not None
     return caller.strip(), session.strip()
 

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 from engine.curation.journal import journal_action, journal_detail
+from engine.keyed import service as keyed_service
 from engine.memory.remember import RememberRequest, remember
 from engine.storage import tables
 from engine.storage.database import bump_generation
@@ -97,6 +98,14 @@ def _apply(
     engine: MemoryEngine, decision: Decision, proposal: tables.ProposalRow
 ) -> dict[str, Any]:
     result: dict[str, Any]
+    held_keyed = keyed_service.is_held(proposal)
+    if held_keyed and decision.action not in ("add", "reject"):
+        raise MemoryFailure(
+            "MEMORY_DECISION_INVALID",
+            f"Proposal #{proposal.id} is a held keyed write (memory_remember): accept it as "
+            "the agent sent it (add) or reject it; it cannot be edited, merged or redirected "
+            "to another fact.",
+        )
     rewrites = decision.action in ("edit", "merge")
     if rewrites and not (decision.text and decision.text.strip()):
         raise MemoryFailure(
@@ -111,6 +120,13 @@ def _apply(
                 "A rejection needs a reason, so the agent's author can learn.",
             )
         state, resolution, result = "rejected", decision.reason.strip(), {}
+    elif held_keyed:
+        # The request the agent sent, written now under the key's compare-and-swap.
+        result = keyed_service.apply_held(engine, proposal, actor=decision.actor).result
+        state = {"added": "added", "superseded": "superseded"}.get(result["outcome"], "existing")
+        resolution = result["record"]["uri"]
+        if decision.confirm:
+            confirm(engine, ref=resolution, actor=decision.actor)
     else:
         request = RememberRequest(
             text=decision.text if rewrites and decision.text else proposal.text,

@@ -9,6 +9,7 @@ from engine.contract.errors import MemoryFailure, exit_code_for
 from engine.contract.normalize import (
     POLICIES,
     POLICY_STRICTNESS,
+    check_json_depth,
     collapse_text,
     counted_record_ids,
     estimate_tokens,
@@ -30,10 +31,11 @@ from engine.facade.interop import ImportRequest
 from engine.facade.service import ExplainedRecall, MemoryService, open_service
 from engine.interop.transfer import EXPORT_FORMATS, ImportReport
 from engine.keyed.cursor import dumps as keyed_json
+from engine.keyed.requests import UINT64_MAX
 from engine.keyed.requests import parse_request_json as parse_keyed_request
+from engine.keyed.service import HELD_SCHEMA as KEYED_HELD_SCHEMA
 from engine.memory.browse import (
     STATUSES,
-    DuplicatePair,
     FactPage,
     current_at,
     is_stale,
@@ -41,20 +43,15 @@ from engine.memory.browse import (
     status_of,
 )
 from engine.memory.library import LibraryFilter, LibraryPage
-from engine.memory.recall import (
-    ALIGNMENT_WEIGHT,
-    MAX_FACTS_LIMIT,
-    MAX_TOKENS_LIMIT,
-    SEMANTIC_WEIGHT,
-    RecallRequest,
-    ScoreParts,
-)
-from engine.memory.receipts import FenceExposure, ReceiptCheck, fence_preview
+from engine.memory.recall import MAX_FACTS_LIMIT, MAX_TOKENS_LIMIT, RecallRequest
+from engine.memory.receipts import FenceExposure, FenceNearMiss, ReceiptCheck
 from engine.memory.remember import RememberRequest
 from engine.memory.resources import FACT_TEMPLATE, FACT_URI, PROPOSALS_URI
 from engine.memory.why_not import REASONS as WHY_NOT_REASONS
 from engine.memory.why_not import LeftOut, WhyNot
 from engine.retrieval.embeddings import EmbedderStatus
+from engine.retrieval.ranking import ALIGNMENT_WEIGHT, SEMANTIC_WEIGHT, ScoreParts
+from engine.retrieval.seam import DuplicatePair
 from engine.storage.tables import CollectionRow as CollectionRecord
 from engine.storage.tables import FactRow as FactRecord
 
@@ -63,6 +60,7 @@ __all__ = [
     "EXPORT_FORMATS",
     "FACT_TEMPLATE",
     "FACT_URI",
+    "KEYED_HELD_SCHEMA",
     "LABELS",
     "MAX_FACTS_LIMIT",
     "MAX_TOKENS_LIMIT",
@@ -71,6 +69,7 @@ __all__ = [
     "PROPOSALS_URI",
     "SEMANTIC_WEIGHT",
     "STATUSES",
+    "UINT64_MAX",
     "WHY_NOT_REASONS",
     "CollectionRecord",
     "Curation",
@@ -84,6 +83,7 @@ __all__ = [
     "FactQuery",
     "FactRecord",
     "FenceExposure",
+    "FenceNearMiss",
     "ImportReport",
     "ImportRequest",
     "LabelSummary",
@@ -101,12 +101,12 @@ __all__ = [
     "ThresholdCheck",
     "Undone",
     "WhyNot",
+    "check_json_depth",
     "collapse_text",
     "counted_record_ids",
     "current_at",
     "estimate_tokens",
     "exit_code_for",
-    "fence_preview",
     "is_stale",
     "iso_utc",
     "keyed_json",

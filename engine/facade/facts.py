@@ -3,7 +3,7 @@ duplicate pairs), the Library's page, why a recall left facts out, and fact reso
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -71,6 +71,7 @@ class FactsApi(Namespace):
         """What the recall `result` of `request` left out, and why."""
         return why_not(self._engine, request, result)
 
-    def read_resource(self, uri: str) -> tuple[str, str]:
-        """A fact (`.md` file or `.json` shape) or the proposals list by uri: (text, MIME)."""
-        return resources.read_resource(self._engine, uri)
+    def read_resource(self, uri: str, *, scopes: Collection[str] | None = None) -> tuple[str, str]:
+        """A fact (`.md` file or `.json` shape) or the proposals list by uri: (text, MIME).
+        Only what a recall in `scopes` would see (None: every scope); a current fact only."""
+        return resources.read_resource(self._engine, uri, scopes=scopes)

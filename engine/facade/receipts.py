@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.facade.namespace import Namespace
 from engine.memory import receipts
-from engine.memory.receipts import FenceExposure, ReceiptCheck
+from engine.memory.receipts import NEAR_MISS_RATIO, FenceExposure, FenceNearMiss, ReceiptCheck
 
 if TYPE_CHECKING:
     pass
@@ -42,3 +42,24 @@ class ReceiptsApi(Namespace):
 
     def purge(self, *, before: datetime, actor: str) -> int:
         return receipts.purge_receipts(self._engine, before=before, actor=actor)
+
+    def near_misses(
+        self,
+        text: str,
+        *,
+        receipt: dict[str, Any] | None = None,
+        threshold: float = NEAR_MISS_RATIO,
+        limit: int = 20,
+    ) -> list[FenceNearMiss]:
+        """Receipted spans close to `text` (rapidfuzz ratio >= `threshold` of their fence
+        forms) but not equal to it, so not fenced: possibly a recalled memory reworded.
+        `receipt`: only that receipt's spans (a recall result or its receipt); else every
+        stored receipt's. Closest first."""
+        return receipts.fence_near_misses(
+            self._engine, text, receipt=receipt, threshold=threshold, limit=limit
+        )
+
+    def would_fence(self, receipt: dict[str, Any], text: str) -> bool:
+        """Would remembering `text` with this receipt be MEMORY_FENCED_REPLAY? The fence's own
+        comparison (fence forms of the spans' texts), unlike the hash-only `fence_preview`."""
+        return receipts.would_fence(self._engine, receipt, text)

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Unpack
 
+from engine.contract.normalize import check_utf8
 from engine.facade.curation import CurationApi
 from engine.facade.factory import EngineOptions, open_engine
 from engine.facade.facts import FactsApi
@@ -73,6 +74,13 @@ class MemoryService:
         status = self.engine.embedder_status
         return matching_block(status.embedder, status.unavailable_reason)
 
+    @property
+    def notes(self) -> list[str]:
+        """What opening the home (and settling writes that did not finish) repaired, one
+        sentence each: an index rebuilt from the fact files, a damaged one set aside, a
+        crashed write's file indexed or left out. Also logged as warnings (stderr)."""
+        return list(self.engine.notes)
+
     def close(self) -> None:
         self.engine.db.dispose()
 
@@ -121,14 +129,19 @@ class MemoryService:
     def add_collection(
         self, name: str, *, path: str | Path | None = None, policy: str = "local_only"
     ) -> tables.CollectionRow:
+        check_utf8(name, "The collection name")
+        if path is not None:
+            check_utf8(str(path), "The collection path")
         return self.engine.add_collection(name, path=path, policy=policy)
 
     def set_policy(self, name: str, policy: str, *, actor: str) -> tables.CollectionRow:
+        check_utf8(name, "The collection name")
+        check_utf8(policy, "The policy")
         return self.engine.set_policy(name, policy, actor=actor)
 
     def collection(self, name: str) -> tables.CollectionRow:
         """The collection `name`, or MEMORY_COLLECTION_NOT_FOUND (saying how to create one)."""
-        return self.engine.require_collection(name)
+        return self.engine.require_collection(check_utf8(name, "The collection name"))
 
     @contextmanager
     def clock_override(

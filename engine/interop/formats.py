@@ -9,13 +9,26 @@ mem0's `get_all`: `{"results": [{"id", "memory", ...}]}`)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import content_hash, is_record_id, is_sha256
 from engine.contract.validation import schema_errors
-from engine.storage.factfiles import FactFileError, iter_fact_paths, parse_fact_file
+from engine.storage.factfiles import (
+    GNO_URI,
+    FactFileError,
+    FieldError,
+    check_docid,
+    check_gno_uris,
+    check_text_field,
+    check_time,
+    check_workbench,
+    iter_fact_paths,
+    read_fact_file,
+)
 
 FORMATS = ("jsonl", "ob1", "gno", "mem0")
 # Fields a jsonl line may carry: what our export writes. Anything else is a typo to report.
@@ -36,6 +49,9 @@ JSONL_FIELDS = {
     "workbench",
 }
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
+# How deeply arrays and objects may nest in an import's JSON (a line, or a whole document):
+# room for a keyed fact's metadata (32 levels, engine/keyed) under workbench.keyed.
+MAX_JSON_DEPTH = 48
 
 
 @dataclass
@@ -60,6 +76,100 @@ class Incoming:
 
 def _bad(where: str, why: str) -> MemoryFailure:
     return MemoryFailure("MEMORY_IMPORT_INVALID", f"{where}: {why}. Nothing was imported.")
+
+
+def _refuse_constant(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def _loads(text: str, where: str, *, document: bool = False) -> Any:
+    """JSON (NaN and Infinity refused), nested at most MAX_JSON_DEPTH deep. A `document` (a
+    whole file) names the line of a syntax error; a jsonl line is named by `where` already."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        place = f"{where}:{exc.lineno}" if document else where
+        raise _bad(place, f"not JSON ({exc.msg})") from exc
+    except ValueError as exc:
+        raise _bad(where, f"not JSON ({exc})") from exc
+    except RecursionError:
+        value = None
+        depth = MAX_JSON_DEPTH + 1
+    else:
+        depth = _depth(value)
+    if depth > MAX_JSON_DEPTH:
+        raise _bad(
+            where,
+            f"arrays and objects nest deeper than {MAX_JSON_DEPTH} levels; flatten the data",
+        )
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest (a scalar is 0), without recursion; stops counting
+    past MAX_JSON_DEPTH."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_JSON_DEPTH:
+            break
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _checked(where: str, check: Callable[..., Any], *args: Any, **options: Any) -> Any:
+    """A field check from engine/storage/factfiles.py, its FieldError named by `where`."""
+    try:
+        return check(*args, **options)
+    except FieldError as exc:
+        raise _bad(where, str(exc)) from exc
+
+
+def _optional(where: str, check: Callable[..., Any], value: Any, name: str) -> Any:
+    return None if value is None else _checked(where, check, value, name)
+
+
+def _record_id(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not is_record_id(value):
+        raise FieldError(f"{name} must be mem- and 16 lowercase hex digits, not {value!r}")
+    return value
+
+
+def _successor(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not (is_record_id(value) or GNO_URI.fullmatch(value)):
+        raise FieldError(f"{name} must be the successor's recordId (mem-<16 hex>), not {value!r}")
+    return value
+
+
+def _uri(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not GNO_URI.fullmatch(value):
+        raise FieldError(f"{name} must be a gno:// uri (gno://<collection>/<path>), not {value!r}")
+    return value
+
+
+def _collection(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise FieldError(f"{name} must be a collection name (a string), not {value!r}")
+    return value
+
+
+def _content_hash(value: Any, text: str) -> str:
+    if not is_sha256(value):
+        raise FieldError(f"contentHash must be a lowercase SHA-256 hex digest, not {value!r}")
+    if value != content_hash(text):
+        raise FieldError(
+            "contentHash does not match the text (the text was changed after export); "
+            "fix the text or drop contentHash"
+        )
+    return value
 
 
 def detect_format(path: Path) -> str:
@@ -96,10 +206,7 @@ def read_incoming(path: Path, fmt: str, default_scopes: list[str]) -> list[Incom
     text = _read(path)
     if fmt == "jsonl":
         return _read_jsonl(path, text, default_scopes)
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _bad(f"{path}:{exc.lineno}", f"not JSON ({exc.msg})") from exc
+    document = _loads(text, str(path), document=True)
     return _read_ob1(path, document) if fmt == "ob1" else _read_mem0(path, document, default_scopes)
 
 
@@ -119,10 +226,7 @@ def _read_jsonl(path: Path, text: str, default_scopes: list[str]) -> list[Incomi
         if not line.strip():
             continue
         where = f"{path}:{number}"
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise _bad(where, f"not a JSON object ({exc.msg})") from exc
+        item = _loads(line, where)
         if not isinstance(item, dict):
             raise _bad(where, "each line must be a JSON object with text and scopes")
         unknown = sorted(set(item) - JSONL_FIELDS)
@@ -134,24 +238,28 @@ def _read_jsonl(path: Path, text: str, default_scopes: list[str]) -> list[Incomi
             )
         if not isinstance(item.get("text"), str) or not item["text"].strip():
             raise _bad(where, "text is missing or empty")
-        workbench = item.get("workbench") or {}
-        if not isinstance(workbench, dict):
-            raise _bad(where, "workbench must be an object")
+        text = item["text"]
+        if item.get("contentHash") is not None:
+            _checked(where, _content_hash, item["contentHash"], text)
+        _optional(where, _uri, item.get("uri"), "uri")
         found.append(
             Incoming(
-                text=item["text"],
+                text=text,
                 scopes=_scopes(item.get("scopes"), default_scopes, where),
                 where=where,
-                collection=item.get("collection"),
-                caller=item.get("caller"),
-                session=item.get("session"),
-                source=item.get("source"),
-                created_at=item.get("createdAt"),
-                record_id=item.get("recordId"),
-                docid=item.get("docid"),
-                supersedes=list(item.get("supersedes") or []),
-                superseded=bool(item.get("supersededBy")),
-                workbench=workbench,
+                collection=_optional(where, _collection, item.get("collection"), "collection"),
+                caller=_checked(where, check_text_field, item.get("caller"), "caller"),
+                session=_checked(where, check_text_field, item.get("session"), "session"),
+                source=_checked(where, check_text_field, item.get("source"), "source"),
+                created_at=_optional(where, check_time, item.get("createdAt"), "createdAt"),
+                record_id=_optional(where, _record_id, item.get("recordId"), "recordId"),
+                docid=_optional(where, check_docid, item.get("docid"), "docid"),
+                supersedes=_checked(where, check_gno_uris, item.get("supersedes"), "supersedes"),
+                superseded=_optional(where, _successor, item.get("supersededBy"), "supersededBy")
+                is not None,
+                workbench=_checked(
+                    where, check_workbench, item.get("workbench"), strict=True, docid=False
+                ),
             )
         )
     return found
@@ -165,6 +273,7 @@ def _read_ob1(path: Path, document: Any) -> list[Incoming]:
         )
     found = []
     for index, memory in enumerate(document["memories"]):
+        where = f"{path}#/memories/{index}"
         scope = memory["scope"]
         scopes = [
             f"{prefix}:{scope[key]}"
@@ -176,43 +285,55 @@ def _read_ob1(path: Path, document: Any) -> list[Incoming]:
         policy = memory["use_policy"]
         freshness = memory["freshness"]
         source = memory.get("source") or {}
-        successor = any(a["kind"] == "superseded_by" for a in memory["related_artifacts"])
+        related = memory["related_artifacts"]
+        successor = any(a["kind"] == "superseded_by" for a in related)
+        for number, artifact in enumerate(related):
+            if artifact["kind"] in ("supersedes", "superseded_by"):
+                _checked(where, _uri, artifact["uri"], f"related_artifacts[{number}].uri")
+        workbench = _checked(
+            where,
+            check_workbench,
+            {
+                "provenance": {
+                    "status": provenance["status"],
+                    "confidence": provenance["confidence"],
+                    "createdBy": provenance["created_by"],
+                    **({"model": provenance["model"]} if provenance.get("model") else {}),
+                    **({"runtime": provenance["runtime"]} if provenance.get("runtime") else {}),
+                },
+                "usePolicy": {
+                    "canUseAsInstruction": policy["can_use_as_instruction"],
+                    "canUseAsEvidence": policy["can_use_as_evidence"],
+                    "requiresUserConfirmation": policy["requires_user_confirmation"],
+                },
+                "freshness": {
+                    k: v
+                    for k, v in (
+                        ("lastConfirmedAt", freshness.get("last_confirmed_at")),
+                        ("staleAfter", freshness.get("stale_after")),
+                    )
+                    if v
+                },
+            },
+            strict=True,
+            docid=False,
+        )
         found.append(
             Incoming(
                 text=memory["content"] or memory["summary"],
                 scopes=scopes,
-                where=f"{path}#/memories/{index}",
-                source=source.get("title"),
-                created_at=freshness["created_at"],
+                where=where,
+                source=_checked(where, check_text_field, source.get("title"), "source.title"),
+                created_at=_checked(
+                    where, check_time, freshness["created_at"], "freshness.created_at"
+                ),
                 caller=f"ob1:{provenance['created_by']}",
                 session=f"ob1:{document['request_id']}",
-                record_id=memory["memory_id"] if memory["memory_id"].startswith("mem-") else None,
-                supersedes=[
-                    a["uri"] for a in memory["related_artifacts"] if a["kind"] == "supersedes"
-                ],
+                # Kept when it is one of ours; another system's ids get new record ids.
+                record_id=memory["memory_id"] if is_record_id(memory["memory_id"]) else None,
+                supersedes=[a["uri"] for a in related if a["kind"] == "supersedes"],
                 superseded=successor,
-                workbench={
-                    "provenance": {
-                        "status": provenance["status"],
-                        "confidence": provenance["confidence"],
-                        "createdBy": provenance["created_by"],
-                        **({"model": provenance["model"]} if provenance.get("model") else {}),
-                        **({"runtime": provenance["runtime"]} if provenance.get("runtime") else {}),
-                    },
-                    "usePolicy": {
-                        "canUseAsInstruction": policy["can_use_as_instruction"],
-                        "canUseAsEvidence": policy["can_use_as_evidence"],
-                        "requiresUserConfirmation": policy["requires_user_confirmation"],
-                    },
-                    "freshness": {
-                        k: v
-                        for k, v in (
-                            ("lastConfirmedAt", freshness.get("last_confirmed_at")),
-                            ("staleAfter", freshness.get("stale_after")),
-                        )
-                        if v
-                    },
-                },
+                workbench=workbench,
             )
         )
     return found
@@ -226,21 +347,33 @@ def _read_mem0(path: Path, document: Any, default_scopes: list[str]) -> list[Inc
         where = f"{path}#/results/{index}"
         if not isinstance(item, dict) or not isinstance(item.get("memory"), str):
             raise _bad(where, "each result needs a string `memory`")
+        # The fields read from a mem0 result are checked; the others it may carry (hash,
+        # updated_at, categories, score...) are not used.
+        for key in ("user_id", "agent_id", "run_id"):
+            if item.get(key) is not None and not isinstance(item[key], str):
+                raise _bad(where, f"{key} must be a string, not {item[key]!r}")
+        identifier = item.get("id")
+        if identifier is not None and (
+            isinstance(identifier, bool) or not isinstance(identifier, (str, int))
+        ):
+            raise _bad(where, f"id must be a string or a number, not {identifier!r}")
+        metadata = item.get("metadata")
+        if metadata is not None and not isinstance(metadata, dict):
+            raise _bad(where, f"metadata must be an object, not {metadata!r}")
         scopes = [
             f"{kind}:{item[key]}"
             for kind, key in (("user", "user_id"), ("agent", "agent_id"), ("run", "run_id"))
-            if isinstance(item.get(key), str) and item[key]
+            if item.get(key)
         ]
-        metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
         found.append(
             Incoming(
                 text=item["memory"],
                 scopes=scopes or _scopes(None, default_scopes, where),
                 where=where,
-                created_at=item.get("created_at"),
+                created_at=_optional(where, check_time, item.get("created_at"), "created_at"),
                 caller="mem0:import",
-                session=f"mem0:{item.get('id', index)}",
-                source=f"mem0 {item.get('id')}" + (f" {json.dumps(metadata)}" if metadata else ""),
+                session=f"mem0:{identifier if identifier is not None else index}",
+                source=f"mem0 {identifier}" + (f" {json.dumps(metadata)}" if metadata else ""),
             )
         )
     return found
@@ -253,11 +386,20 @@ def _read_gno(path: Path, default_scopes: list[str]) -> list[Incoming]:
         raise _bad(str(path), "holds no facts/<date>/mem-*.md fact files")
     found, successors = [], set()
     parsed = []
+    total = 0
     for file in files:
         try:
-            fact = parse_fact_file(file.read_text(encoding="utf-8"), where=str(file))
-        except (FactFileError, OSError, UnicodeDecodeError) as exc:
-            raise _bad(str(file), str(exc)) from exc
+            total += file.stat().st_size
+            if total > MAX_IMPORT_BYTES:
+                raise _bad(
+                    str(path),
+                    f"its fact files add up to more than {MAX_IMPORT_BYTES // 2**20} MiB; split it",
+                )
+            fact = read_fact_file(file)  # bounded and strict; errors start with the file
+        except FactFileError as exc:
+            raise MemoryFailure("MEMORY_IMPORT_INVALID", f"{exc}. Nothing was imported.") from exc
+        except OSError as exc:
+            raise _bad(str(file), f"cannot be read ({exc.strerror or exc})") from exc
         parsed.append((file, fact))
         successors.update(fact.supersedes)
     for file, fact in parsed:

@@ -18,20 +18,23 @@ from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import (
+    MAX_TEXT_BYTES,
+    check_collection_name,
     clean_text,
     content_hash,
     is_record_id,
     iso_utc,
     normalize_scopes,
-    parse_iso,
 )
 from engine.contract.validation import ensure_valid
 from engine.interop.formats import Incoming, detect_format, read_incoming
 from engine.interop.ob1 import ob1_memory, ob1_response
-from engine.memory.remember import RememberRequest
-from engine.retrieval.matching import find_candidates, matching_block
+from engine.memory.remember import KEYED_MAX_CONTENT_BYTES, RememberRequest
+from engine.retrieval.matching import matching_block
+from engine.retrieval.seam import Visibility
 from engine.storage import tables
 from engine.storage.bulk import BulkFact, add_many
+from engine.storage.factfiles import FieldError, check_time, iter_fact_paths
 from engine.storage.proposals import queue_proposal
 from engine.storage.records import public_fact
 
@@ -39,6 +42,9 @@ if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
 
 EXPORT_FORMATS = ("jsonl", "ob1", "gno")
+# An imported fact's free-text evidence (mem0's metadata lands there too): bounded, so that
+# its fact file stays far below what a fact file may hold (factfiles.MAX_FACT_FILE_BYTES).
+MAX_SOURCE_BYTES = 64 * 1024
 
 
 @dataclass
@@ -65,13 +71,23 @@ class ImportReport:
 
 
 def _check(engine: MemoryEngine, item: Incoming, collection: str) -> None:
-    """Every item passes remember's validation before anything is written."""
+    """Every item passes remember's validation before anything is written (the readers in
+    formats.py have checked each field's type and shape already)."""
     try:
-        item.text = clean_text(item.text)
+        # A keyed-API fact (one restored from an export) may be as long as the keyed API allows.
+        limit = KEYED_MAX_CONTENT_BYTES if "keyed" in item.workbench else MAX_TEXT_BYTES
+        item.text = clean_text(item.text, max_bytes=limit)
         item.scopes = normalize_scopes(item.scopes)
+        check_collection_name(collection)
         engine.require_collection(collection)
         if item.created_at is not None:
-            item.created_at = iso_utc(parse_iso(str(item.created_at)))
+            item.created_at = check_time(item.created_at, "createdAt")
+        if item.source is not None and len(item.source.encode("utf-8")) > MAX_SOURCE_BYTES:
+            raise MemoryFailure(
+                "MEMORY_IMPORT_INVALID",
+                f"source is {len(item.source.encode('utf-8'))} bytes; at most "
+                f"{MAX_SOURCE_BYTES} are kept with a fact. Shorten it.",
+            )
         if item.record_id is not None and not is_record_id(item.record_id):
             raise MemoryFailure(
                 "MEMORY_IMPORT_INVALID", f"recordId {item.record_id!r} is not mem-<16 hex>"
@@ -80,12 +96,37 @@ def _check(engine: MemoryEngine, item: Incoming, collection: str) -> None:
         raise MemoryFailure(
             "MEMORY_IMPORT_INVALID", f"{item.where}: {failure.message} Nothing was imported."
         ) from failure
-    except ValueError as exc:
+    except FieldError as exc:
         raise MemoryFailure(
-            "MEMORY_IMPORT_INVALID",
-            f"{item.where}: createdAt {item.created_at!r} is not an ISO time. "
-            "Nothing was imported.",
+            "MEMORY_IMPORT_INVALID", f"{item.where}: {exc}. Nothing was imported."
         ) from exc
+
+
+def _refuse_repeated_ids(items: list[Incoming]) -> None:
+    """Two items with one recordId would be one file written twice: refused, naming both."""
+    first: dict[str, str] = {}
+    for item in items:
+        if item.record_id is None:
+            continue
+        if item.record_id in first:
+            raise MemoryFailure(
+                "MEMORY_IMPORT_INVALID",
+                f"{item.where}: recordId {item.record_id} is also the recordId of "
+                f"{first[item.record_id]}; a record id names one fact. Drop one of them, or "
+                "drop its recordId to give it a new one. Nothing was imported.",
+            )
+        first[item.record_id] = item.where
+
+
+def _unindexed_files(engine: MemoryEngine, items: list[Incoming]) -> dict[str, Path]:
+    """Fact files on disk that the index does not know, by record id, when items carry ids."""
+    if not any(item.record_id for item in items):
+        return {}
+    return {
+        path.stem: path
+        for row in engine.collections_by_name().values()
+        for path in iter_fact_paths(Path(row.root))
+    }
 
 
 def run_import(
@@ -103,10 +144,12 @@ def run_import(
     items = read_incoming(path, fmt, scopes or [])
     for item in items:
         _check(engine, item, collection or item.collection or "memory")
+    _refuse_repeated_ids(items)
     report = ImportReport(fmt, str(path), dry_run)
     known = _known_record_ids(engine)
+    on_disk = _unindexed_files(engine, items)
     status = engine.embedder_status
-    snapshot = engine.snapshot()
+    index = engine.retrieval()
     to_add: list[BulkFact] = []
     proposals: list[tuple[Incoming, str, dict[str, Any]]] = []
     for item in items:
@@ -120,15 +163,18 @@ def run_import(
                 }
             )
             continue
-        if not item.superseded:
-            scored = find_candidates(
-                snapshot,
-                text=item.text,
-                scopes=item.scopes,
-                collection=target,
-                embedder=status.embedder,
-                now=engine.now(),
+        if item.record_id and item.record_id in on_disk:
+            report.actions.append(
+                {
+                    "where": item.where,
+                    "action": "skip",
+                    "reason": f"{on_disk[item.record_id]} holds {item.record_id} but is not in "
+                    "the index; run `gno-tui reindex` to index it",
+                }
             )
+            continue
+        if not item.superseded:
+            scored = index.candidates(item.text, Visibility(item.scopes, [target], engine.now()))
             same = [c for c in scored if c.fact.content_hash == content_hash(item.text)]
             if same:
                 report.actions.append(

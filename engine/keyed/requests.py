@@ -14,7 +14,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 
 from engine.contract.errors import MemoryFailure
-from engine.contract.normalize import clean_text
+from engine.contract.normalize import check_json_depth, clean_text, loads_bounded
 from engine.contract.validation import load_schema
 from engine.keyed import cursor as keyed_cursor
 from engine.memory.remember import KEYED_MAX_CONTENT_BYTES
@@ -26,12 +26,25 @@ MAX_LABEL_BYTES = 64  # a topic or a tag, after normalisation
 MAX_METADATA_BYTES = 8 * 1024  # compact JSON
 MAX_KEY_BYTES = 256
 MAX_EVENT_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+UINT64_MAX = 2**64 - 1
 _NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,60}$")
+
+# The seed's integer formats (Rust's u64 and usize): jsonschema knows neither, so without these
+# checkers a since_ms of 2**64 or more passed the schema.
+_FORMATS = FormatChecker()
+
+
+@_FORMATS.checks("uint64")
+@_FORMATS.checks("uint")
+def _is_uint64(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return True  # not a number: the schema's `type` reports it
+    return 0 <= value <= UINT64_MAX
 
 
 @cache
 def _request_validator(kind: str) -> Draft202012Validator:
-    return Draft202012Validator(load_schema("keyed_requests")[kind], format_checker=FormatChecker())
+    return Draft202012Validator(load_schema("keyed_requests")[kind], format_checker=_FORMATS)
 
 
 def validate_request(kind: str, request: Any) -> dict[str, Any]:
@@ -44,6 +57,7 @@ def validate_request(kind: str, request: Any) -> dict[str, Any]:
             "schemas/keyed-memory-requests.schema.json), not "
             f"{type(request).__name__}.",
         )
+    check_json_depth(request, what=f"The {kind} request", code="MEMORY_REQUEST_INVALID")
     try:
         json.dumps(request, allow_nan=False, ensure_ascii=False).encode("utf-8")
     except (ValueError, TypeError) as exc:  # NaN/Infinity, lone surrogates, non-JSON values
@@ -75,7 +89,12 @@ def parse_request_json(text: str, *, where: str = "the request") -> Any:
         raise ValueError(f"{constant} is not JSON")
 
     try:
-        return json.loads(text, parse_constant=refuse)
+        return loads_bounded(
+            text,
+            what=where[:1].upper() + where[1:],
+            code="MEMORY_REQUEST_INVALID",
+            parse_constant=refuse,
+        )
     except ValueError as exc:
         raise MemoryFailure(
             "MEMORY_REQUEST_INVALID",

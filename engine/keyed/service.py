@@ -16,14 +16,16 @@ docs/keyed-api.md is the user-facing description."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from sqlmodel import col
 
 from engine.contract.errors import MemoryFailure
-from engine.contract.normalize import iso_utc
+from engine.contract.normalize import check_identity, iso_utc
 from engine.contract.validation import ensure_valid
 from engine.keyed.heads import COLLECTION, fact_columns, hit_from_row
 from engine.keyed.query import recall as _recall
@@ -38,7 +40,10 @@ from engine.keyed.requests import (
 from engine.keyed.search import search as _search
 from engine.memory.remember import RememberRequest
 from engine.memory.remember import remember as write_fact
+from engine.retrieval.matching import matching_block
 from engine.storage import tables
+from engine.storage.database import bump_generation
+from engine.storage.records import public_fact
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -89,10 +94,19 @@ def remember(
     content, topic, tags and metadata returns the stored head; different ones are
     MEMORY_KEY_EXISTS. With `if_revision`: it must be the live head's revision
     (MEMORY_REVISION_CONFLICT otherwise), and the new revision supersedes the head."""
-    validate_request("remember", request)
-    name, scope = namespace_scope(namespace)
-    key = key_or_new(request.get("key"))
-    memory = memory_input(request["memory"])
+    return _remember(engine, request, namespace=namespace, caller=caller, session=session).hit
+
+
+@dataclass(frozen=True)
+class KeyedWrite:
+    """What a keyed remember did: the hit it answers, and the GNO remember result of the
+    write beneath it (outcome added or superseded; `existing` for a retried create)."""
+
+    hit: dict[str, Any]
+    result: dict[str, Any]
+
+
+def _ttl(request: dict[str, Any]) -> int | None:
     ttl = as_int(request.get("ttl_seconds"))
     if ttl is not None and not 1 <= ttl <= MAX_TTL_SECONDS:
         raise MemoryFailure(
@@ -100,31 +114,75 @@ def remember(
             f"ttl_seconds is {ttl}; use 1 to {MAX_TTL_SECONDS} (100 years), or omit it for a "
             "memory that does not expire.",
         )
+    return ttl
+
+
+def _check_key(
+    head: tables.FactRow | None,
+    live: bool,
+    key: str,
+    memory: MemoryInput,
+    if_revision: int | None,
+) -> bool:
+    """The key checks of a write, before it is made: True for a retried create (the live
+    head already holds this memory, nothing to write); a MemoryFailure for a conflict."""
+    if if_revision is None:
+        if head is not None and live:
+            if _same_memory(head, memory):
+                return True
+            raise MemoryFailure(
+                "MEMORY_KEY_EXISTS",
+                f"Key {key!r} already holds revision {head.kv_revision} with other content. "
+                f"To replace it, pass if_revision: {head.kv_revision}; to keep both, use "
+                "another key (or omit key for a new UUID).",
+            )
+    elif head is None or not live:
+        raise MemoryFailure(
+            "MEMORY_KEY_NOT_FOUND",
+            f"Key {key!r} has no live revision to update"
+            + (f" (revision {head.kv_revision} expired or was retired)" if head else "")
+            + ". Omit if_revision to create it.",
+        )
+    elif head.kv_revision != if_revision:
+        raise _revision_conflict(key, if_revision, head.kv_revision)
+    return False
+
+
+def _existing(engine: MemoryEngine, head: tables.FactRow) -> KeyedWrite:
+    status = engine.embedder_status
+    result = {
+        "outcome": "existing",
+        "record": public_fact(head),
+        "matching": matching_block(status.embedder, status.unavailable_reason),
+    }
+    return KeyedWrite(
+        ensure_valid("keyed_hit", hit_from_row(head)), ensure_valid("remember", result)
+    )
+
+
+def _remember(
+    engine: MemoryEngine,
+    request: Any,
+    *,
+    namespace: str | None,
+    caller: str,
+    session: str,
+    reviewed_by: str | None = None,
+) -> KeyedWrite:
+    validate_request("remember", request)
+    name, scope = namespace_scope(namespace)
+    key = key_or_new(request.get("key"))
+    memory = memory_input(request["memory"])
+    ttl = _ttl(request)
     if_revision = as_int(request.get("if_revision"))
     with engine.write_lock():
         now = engine.now()
         with Session(engine.db, expire_on_commit=False) as db:
             head = _head(db, name, key)
         live = head is not None and _is_live(head, now)
-        if if_revision is None:
-            if head is not None and live:
-                if _same_memory(head, memory):
-                    return ensure_valid("keyed_hit", hit_from_row(head))  # a retried create
-                raise MemoryFailure(
-                    "MEMORY_KEY_EXISTS",
-                    f"Key {key!r} already holds revision {head.kv_revision} with other content. "
-                    f"To replace it, pass if_revision: {head.kv_revision}; to keep both, use "
-                    "another key (or omit key for a new UUID).",
-                )
-        elif head is None or not live:
-            raise MemoryFailure(
-                "MEMORY_KEY_NOT_FOUND",
-                f"Key {key!r} has no live revision to update"
-                + (f" (revision {head.kv_revision} expired or was retired)" if head else "")
-                + ". Omit if_revision to create it.",
-            )
-        elif head.kv_revision != if_revision:
-            raise _revision_conflict(key, if_revision, head.kv_revision)
+        if _check_key(head, live, key, memory, if_revision):
+            assert head is not None
+            return _existing(engine, head)  # a retried create
         # An expired head is still the chain's head: the new revision supersedes it.
         predecessor = (
             head
@@ -145,6 +203,7 @@ def remember(
             caller=caller,
             session=session,
             if_revision=if_revision,
+            reviewed_by=reviewed_by,
         )
 
 
@@ -181,7 +240,8 @@ def _write(
     caller: str,
     session: str,
     if_revision: int | None,
-) -> dict[str, Any]:
+    reviewed_by: str | None = None,
+) -> KeyedWrite:
     keyed: dict[str, Any] = {
         "namespace": namespace,
         "key": key,
@@ -195,6 +255,8 @@ def _write(
     workbench: dict[str, Any] = {"keyed": keyed}
     if ttl is not None:
         workbench["expiresAt"] = iso_utc(now + timedelta(seconds=ttl))
+    if reviewed_by is not None:  # a held write a person accepted (engine/curation/review.py)
+        workbench["reviewedBy"] = reviewed_by
     request = RememberRequest(
         text=memory.content,
         scopes=[scope],
@@ -225,7 +287,127 @@ def _write(
     with Session(engine.db, expire_on_commit=False) as db:
         row = db.get(tables.FactRow, result["record"]["recordId"])
     assert row is not None
-    return ensure_valid("keyed_hit", hit_from_row(row))
+    return KeyedWrite(ensure_valid("keyed_hit", hit_from_row(row)), result)
+
+
+# -- held writes: a propose-only surface (docs/contract.md section 7, docs/mcp.md) ------------
+
+HELD_DECISION = "keyed"  # ProposalRow.decision of a held keyed write
+HELD_SCHEMA = "keyed-memory-held.schema.json"
+
+
+def propose(
+    engine: MemoryEngine,
+    request: Any,
+    *,
+    namespace: str | None = None,
+    caller: str,
+    session: str,
+    origin: str = "mcp",
+) -> dict[str, Any]:
+    """A keyed remember on a propose-only surface: nothing is written; the request is queued
+    for a person, whole (with the key it gets), so that accepting it in review applies exactly
+    it (`apply_held`). Every check that can run now runs now: the request against seed 003,
+    the limits, and the key's state (MEMORY_KEY_EXISTS, MEMORY_KEY_NOT_FOUND,
+    MEMORY_REVISION_CONFLICT), which the person's accept checks again under the write lock.
+
+    Answers the held result (schemas/keyed-memory-held.schema.json), or the stored hit when
+    the live head already holds this memory (a retried create: there is nothing to hold).
+    The same request from the same caller while it waits is the same proposal."""
+    validate_request("remember", request)
+    name, scope = namespace_scope(namespace)
+    caller, session = check_identity(caller, session)
+    given = request.get("key")
+    key = key_or_new(given)
+    memory = memory_input(request["memory"])
+    _ttl(request)
+    if_revision = as_int(request.get("if_revision"))
+    now = engine.now()
+    with Session(engine.db, expire_on_commit=False) as db:
+        head = _head(db, name, key) if given is not None else None
+        live = head is not None and _is_live(head, now)
+        if _check_key(head, live, key, memory, if_revision):
+            assert head is not None
+            return _existing(engine, head).hit
+        waiting = db.scalars(
+            select(tables.ProposalRow)
+            .where(col(tables.ProposalRow.state) == "pending")
+            .where(col(tables.ProposalRow.decision) == HELD_DECISION)
+            .where(col(tables.ProposalRow.caller) == caller)
+            .where(col(tables.ProposalRow.text) == memory.content)
+        ).all()
+        for row in waiting:
+            held = (row.matching or {}).get("keyed") or {}
+            if held.get("namespace") == name and held.get("request") == request:
+                assert row.id is not None
+                return _held(row.id, str(held.get("key")), if_revision)
+        predecessor = head if if_revision is not None else None
+        proposal = tables.ProposalRow(
+            created_at=now,
+            origin=origin,
+            text=memory.content,
+            scopes=[scope],
+            collection=COLLECTION,
+            caller=caller,
+            session=session,
+            decision=HELD_DECISION,
+            predecessor=predecessor.uri if predecessor is not None else None,
+            predecessor_hash=predecessor.content_hash if predecessor is not None else None,
+            candidates=[],  # keyed writes skip the candidates (section 8)
+            # The request as the agent sent it, and the key it gets (a new UUID if it gave
+            # none): the accept replays exactly this.
+            matching={
+                "mode": HELD_DECISION,
+                "keyed": {"namespace": name, "key": key, "request": request},
+            },
+        )
+        db.add(proposal)
+        bump_generation(db)
+        db.commit()
+        assert proposal.id is not None
+        return _held(proposal.id, key, if_revision)
+
+
+def _held(proposal_id: int, key: str, if_revision: int | None) -> dict[str, Any]:
+    update = f"revision {if_revision} of" if if_revision is not None else "a new"
+    return ensure_valid(
+        HELD_SCHEMA,
+        {
+            "status": "held",
+            "proposal_id": proposal_id,
+            "key": key,
+            "if_revision": if_revision,
+            "message": f"Held for a person's review as proposal #{proposal_id}: {update} key "
+            f"{key!r} is written only when they accept it, exactly as you sent it. Nothing is "
+            "stored yet (recall and search do not see it); do not retry, the person decides.",
+        },
+    )
+
+
+def is_held(proposal: tables.ProposalRow) -> bool:
+    return proposal.decision == HELD_DECISION
+
+
+def apply_held(engine: MemoryEngine, proposal: tables.ProposalRow, *, actor: str) -> KeyedWrite:
+    """A person accepts a held keyed write: the stored request is written now, as the agent
+    that sent it (its caller and session), through the ordinary keyed remember, so the key's
+    compare-and-swap is checked again (MEMORY_KEY_EXISTS / MEMORY_REVISION_CONFLICT if the key
+    moved since)."""
+    held = (proposal.matching or {}).get("keyed")
+    if not is_held(proposal) or not isinstance(held, dict) or "request" not in held:
+        raise MemoryFailure(
+            "MEMORY_DECISION_INVALID",
+            f"Proposal #{proposal.id} is not a held keyed write.",
+        )
+    request = {**held["request"], "key": held["key"]}
+    return _remember(
+        engine,
+        request,
+        namespace=held.get("namespace"),
+        caller=proposal.caller,
+        session=proposal.session,
+        reviewed_by=actor,
+    )
 
 
 def get(engine: MemoryEngine, key: str, *, namespace: str | None = None) -> dict[str, Any]:

@@ -9,14 +9,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import POLICY_STRICTNESS, digest_of, iso_utc
-from engine.retrieval.lexical import similarity as lexical_similarity
-from engine.retrieval.matching import LEXICAL_TIERS, SEMANTIC_TIERS, tier_of
+from engine.retrieval.seam import DuplicatePair, Visibility
 from engine.storage import tables
 from engine.storage.records import get_fact
 
@@ -344,56 +342,12 @@ def effective_policy(engine: MemoryEngine, names: Sequence[str]) -> dict[str, An
     return {"effectivePolicy": strictest, "digest": digest_of(sources), "sources": sources}
 
 
-@dataclass(frozen=True)
-class DuplicatePair:
-    left: Any  # IndexedFact
-    right: Any
-    similarity: float
-    tier: str
-    method: str
-
-
 def duplicate_pairs(engine: MemoryEngine, *, scope: str, limit: int = 200) -> list[DuplicatePair]:
     """Near-duplicate pairs among the current facts of a scope, with the remember tiers.
     Pairs a person decided to keep both of (`duplicates.keep_both`) are left out."""
     kept = kept_pairs(engine)
-    snapshot = engine.snapshot()
-    mask = snapshot.visible(scopes=[scope], collections=None, now=engine.now())
-    positions = np.flatnonzero(mask)
-    pairs: list[DuplicatePair] = []
-    if snapshot.vectors is not None and len(positions) > 1:
-        block = snapshot.vectors[positions]
-        sims = np.clip(block @ block.T, 0, 1)
-        upper = np.triu(sims, k=1)
-        for i, j in zip(*np.nonzero(upper >= SEMANTIC_TIERS.weak), strict=True):
-            left, right = snapshot.facts[positions[i]], snapshot.facts[positions[j]]
-            if left.collection != right.collection:
-                continue
-            score = float(upper[i, j])
-            pairs.append(
-                DuplicatePair(
-                    left,
-                    right,
-                    round(score, 4),
-                    tier_of(score, SEMANTIC_TIERS) or "weak",
-                    "semantic",
-                )
-            )
-    elif len(positions) > 1:
-        for a_index, a in enumerate(positions):
-            left = snapshot.facts[a]
-            scores = snapshot.lexical.scores(left.text)
-            for b in positions[a_index + 1 :]:
-                right = snapshot.facts[b]
-                if scores[b] <= 0 or left.collection != right.collection:
-                    continue
-                score = lexical_similarity(left.text, right.text)
-                tier = tier_of(score, LEXICAL_TIERS)
-                if tier:
-                    pairs.append(DuplicatePair(left, right, round(score, 4), tier, "lexical"))
-    pairs = [p for p in pairs if frozenset((p.left.uri, p.right.uri)) not in kept]
-    pairs.sort(key=lambda p: -p.similarity)
-    return pairs[:limit]
+    pairs = engine.retrieval().duplicate_pairs(Visibility([scope], None, engine.now()))
+    return [p for p in pairs if frozenset((p.left.uri, p.right.uri)) not in kept][:limit]
 
 
 def kept_pairs(engine: MemoryEngine) -> set[frozenset[str]]:

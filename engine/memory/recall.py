@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
@@ -25,7 +24,8 @@ from engine.contract.normalize import (
 )
 from engine.contract.validation import ensure_valid
 from engine.memory.receipts import issue_receipt, receipt_row
-from engine.retrieval.snapshot import Snapshot
+from engine.retrieval.ranking import ScoreParts
+from engine.retrieval.seam import Visibility
 from engine.storage.records import public_fact
 
 if TYPE_CHECKING:
@@ -35,19 +35,6 @@ DEFAULT_MAX_FACTS = 8
 DEFAULT_MAX_TOKENS = 512
 MAX_FACTS_LIMIT = 256
 MAX_TOKENS_LIMIT = 65_536
-# Weight of the cosine against ceiling-normalised BM25 in the hybrid score: the best of
-# 0.5 / 1 / 1.5 / 2 on both LoCoMo turns and observations (docs/retrieval.md).
-SEMANTIC_WEIGHT = 1.0
-# Weight of the word alignment (engine/retrieval/word_alignment.py), the semantic leg's second part.
-ALIGNMENT_WEIGHT = 0.5
-# Pseudo-relevance feedback: the first pass's best facts, and how far the query moves to them
-# (docs/retrieval.md: +1.1 R@10 on LoCoMo turns, +0.6 R@1 on observations).
-FEEDBACK_FACTS = 3
-FEEDBACK_WEIGHT = 0.6
-# Ranked matches considered for the budget; beyond this a match is not even counted as omitted.
-MATCH_WINDOW = 256
-# Below this cosine the semantic leg does not count a fact as a match on its own.
-SEMANTIC_MATCH_FLOOR = 0.30
 # Egress ceiling -> the collection policies allowed to leave under it.
 EGRESS_ALLOWS = {
     "local_only": {"local_only", "lan", "remote"},
@@ -82,86 +69,6 @@ def _budget_value(value: Any, name: str, limit: int) -> int:
             f"(defaults: maxFacts {DEFAULT_MAX_FACTS}, maxTokens {DEFAULT_MAX_TOKENS}).",
         )
     return value
-
-
-@dataclass(frozen=True)
-class ScoreParts:
-    """What a match's score is made of. Hybrid: score = lexical + SEMANTIC_WEIGHT x cosine +
-    ALIGNMENT_WEIGHT x alignment, with lexical as BM25 over the query's ceiling. Lexical
-    mode: the score is the BM25 itself, and the semantic parts are None."""
-
-    lexical: float
-    cosine: float | None = None
-    alignment: float | None = None
-
-
-@dataclass
-class RankedMatches:
-    positions: list[int]
-    scores: list[float]
-    mode: str
-    parts: list[ScoreParts]
-
-
-def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> RankedMatches:
-    """Visible matches, best first. A lexical match shares a (stemmed or fuzzily close) word
-    with the query; a semantic match has a cosine at or above the floor.
-
-    Hybrid score = BM25 / the query's BM25 ceiling (every term matched at saturation)
-    + SEMANTIC_WEIGHT x cosine (the best of the fact's whole text and its sentences)
-    + ALIGNMENT_WEIGHT x word alignment (each query word to the fact's closest word).
-    Against the ceiling, a fact that only shares a common word stays a weak lexical match;
-    normalising by the best hit instead would promote it to 1. docs/retrieval.md compares
-    the fusions."""
-    lexical = snapshot.lexical.scores(query)
-    if embedder is None or snapshot.rows is None:
-        hits = np.flatnonzero(mask & (lexical > 0))
-        top = hits[np.argsort(-lexical[hits], kind="stable")][:MATCH_WINDOW]
-        return RankedMatches(
-            [int(i) for i in top],
-            [float(lexical[i]) for i in top],
-            "lexical",
-            [ScoreParts(float(lexical[i])) for i in top],
-        )
-    ceiling = snapshot.lexical.ceiling(query)
-    normalised = lexical / ceiling if ceiling > 0 else np.zeros_like(lexical)
-    # Word alignment does not depend on the query vector: computed once, before feedback.
-    aligned = (
-        snapshot.alignment.scores(query)
-        if snapshot.alignment is not None
-        else np.zeros_like(lexical)
-    )
-    evidence = normalised + ALIGNMENT_WEIGHT * aligned
-    query_vector = embedder.embed([query])[0]
-    hits, cosine = _semantic_hits(snapshot, query_vector, lexical, mask)
-    fused = evidence[hits] + SEMANTIC_WEIGHT * cosine
-    if len(hits) and snapshot.vectors is not None:
-        # Pseudo-relevance feedback (Rocchio): move the query towards its best first-pass
-        # facts, then rank again; a static model's query vector alone misses paraphrases.
-        first = hits[np.argsort(-fused, kind="stable")[:FEEDBACK_FACTS]]
-        query_vector = query_vector + FEEDBACK_WEIGHT * snapshot.vectors[first].mean(axis=0)
-        query_vector /= max(float(np.linalg.norm(query_vector)), 1e-12)
-        hits, cosine = _semantic_hits(snapshot, query_vector, lexical, mask)
-        fused = evidence[hits] + SEMANTIC_WEIGHT * cosine
-    order = np.argsort(-fused, kind="stable")[:MATCH_WINDOW]
-    return RankedMatches(
-        [int(hits[i]) for i in order],
-        [float(fused[i]) for i in order],
-        "hybrid",
-        [
-            ScoreParts(float(normalised[hits[i]]), float(cosine[i]), float(aligned[hits[i]]))
-            for i in order
-        ],
-    )
-
-
-def _semantic_hits(
-    snapshot: Snapshot, query_vector: np.ndarray, lexical: np.ndarray, mask: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """The visible matches (a shared word, or a cosine at the floor) and their cosines."""
-    cosine = np.clip(snapshot.best_cosine(query_vector), 0.0, 1.0)
-    hits = np.flatnonzero(mask & ((lexical > 0) | (cosine >= SEMANTIC_MATCH_FLOOR)))
-    return hits, cosine[hits]
 
 
 def lineage(collections: list[tuple[str, str, str]]) -> dict[str, Any]:
@@ -211,9 +118,7 @@ def recall_explained(
     now = engine.now()
     status = engine.embedder_status
     try:
-        snapshot = engine.snapshot()
-        mask = snapshot.visible(scopes=scopes, collections=allowed, now=now)
-        ranked = rank(snapshot, request.query, mask, status.embedder)
+        ranking = engine.retrieval().rank(request.query, Visibility(scopes, allowed, now))
     except MemoryFailure:
         raise
     except Exception as exc:
@@ -225,10 +130,10 @@ def recall_explained(
     facts: list[dict[str, Any]] = []
     parts: dict[str, ScoreParts] = {}
     used = 0
-    for position, score, part in zip(ranked.positions, ranked.scores, ranked.parts, strict=True):
+    for match in ranking.matches:
         if len(facts) == max_facts:
             break
-        fact = snapshot.facts[position]
+        fact = match.fact
         cost = estimate_tokens(fact.text)
         if used + cost > max_tokens:
             continue  # skipped: a later, smaller fact may still fit
@@ -236,14 +141,14 @@ def recall_explained(
         facts.append(
             {
                 **public_fact(fact),
-                "score": round(max(score, 0.0), 6),
+                "score": round(max(match.score, 0.0), 6),
                 "spanHash": fact.content_hash,
                 "egressLineage": lineage(
                     [(collection.name, collection.policy, collection.policy_source)]
                 ),
             }
         )
-        parts[fact.record_id] = part
+        parts[fact.record_id] = match.parts
         used += cost
     receipt = issue_receipt(
         caller=caller,
@@ -262,11 +167,11 @@ def recall_explained(
             "maxFacts": max_facts,
             "maxTokens": max_tokens,
             "usedTokens": used,
-            "omitted": len(ranked.positions) - len(facts),
+            "omitted": len(ranking.matches) - len(facts),
         },
-        "retrieval": {"mode": ranked.mode},
+        "retrieval": {"mode": ranking.mode},
     }
-    if ranked.mode == "lexical":
+    if ranking.mode == "lexical":
         result["retrieval"]["semanticUnavailable"] = (
             status.unavailable_reason or "no embedding model loaded"
         )

@@ -9,12 +9,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import String, cast, func, select
+from rapidfuzz import fuzz
 from sqlalchemy import delete as sql_delete
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
-from engine.contract.normalize import content_hash, digest_of, is_sha256, iso_utc
+from engine.contract.normalize import content_hash, digest_of, fence_form, is_sha256, iso_utc
 from engine.storage import tables
 from engine.storage.factfiles import write_atomically
 
@@ -92,6 +93,12 @@ def check_receipt_shape(receipt: Any) -> dict[str, Any]:
         and is_sha256(receipt["digest"])
     ):
         raise _invalid("has fields of the wrong type")
+    texts = [receipt["caller"], receipt["session"], receipt["issuedAt"], *receipt["memoryIds"]]
+    try:  # the digest is taken over UTF-8; a lone surrogate cannot be part of an issued receipt
+        for value in texts:
+            value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _invalid("holds text that is not valid UTF-8") from None
     return receipt
 
 
@@ -151,8 +158,65 @@ def verify_receipt(engine: MemoryEngine, receipt: dict[str, Any]) -> ReceiptChec
         return check_stored_receipt(session, receipt, engine.now())
 
 
+# -- the replay fence (docs/contract.md section 5) ----------------------------------------------
+# A receipt's spanHashes are the contentHashes of the facts it returned, which only catch a
+# replay that differs in whitespace or NFC. So the fence also looks up the texts of the facts
+# behind its memoryIds and compares fence forms (engine/contract/normalize.py fence_form):
+# case, fullwidth letters, invisible characters, look-alike letters, quotes and punctuation at
+# the ends do not make a recalled span new.
+
+# rapidfuzz ratio (0-100) of two fence forms from which a receipted span counts as a near miss.
+NEAR_MISS_RATIO = 90.0
+
+
+def _span_texts(session: Session, memory_ids: Sequence[str]) -> dict[str, str]:
+    """recordId -> text of the facts behind these ids (those still in the index)."""
+    ids = list(dict.fromkeys(memory_ids))
+    texts: dict[str, str] = {}
+    for start in range(0, len(ids), 500):  # SQLite binds at most 32766 parameters
+        rows = session.execute(
+            select(tables.FactRow.record_id, tables.FactRow.text).where(
+                tables.FactRow.record_id.in_(ids[start : start + 500])
+            )
+        ).all()
+        texts.update((row.record_id, row.text) for row in rows)
+    return texts
+
+
+def _replays(text: str, receipt: dict[str, Any], spans: dict[str, str]) -> str | None:
+    """The recordId (or span hash) of the receipt's span that `text` repeats, or None."""
+    digest = content_hash(text)
+    if digest in receipt.get("spanHashes", []):
+        return digest
+    form = fence_form(text)
+    if not form:  # nothing but punctuation: only an exact match fences it
+        return None
+    for record_id in receipt.get("memoryIds", []):
+        span = spans.get(record_id)
+        if span is not None and fence_form(span) == form:
+            return str(record_id)
+    return None
+
+
+def replayed_span(session: Session, receipt: dict[str, Any], text: str) -> str | None:
+    """The span of a verified receipt that `text` replays (its recordId, or its hash when the
+    contentHash matches), or None: remember refuses the first with MEMORY_FENCED_REPLAY."""
+    return _replays(text, receipt, _span_texts(session, receipt.get("memoryIds", [])))
+
+
+def would_fence(engine: MemoryEngine, receipt: dict[str, Any], text: str) -> bool:
+    """Would remembering `text` with this receipt (a recall result or its `receipt`) be fenced
+    as a replay? The same comparison as remember's fence; the receipt is not verified here."""
+    if isinstance(receipt.get("receipt"), dict):
+        receipt = receipt["receipt"]
+    with Session(engine.db) as session:
+        return replayed_span(session, receipt, text) is not None
+
+
 def fence_preview(receipt: dict[str, Any], text: str) -> bool:
-    """Would remembering `text` with this receipt be fenced as a replay?"""
+    """Would remembering `text` with this receipt be fenced, judged by its spanHashes alone
+    (exact contentHash, no store at hand)? The fence itself also compares fence forms of the
+    spans' texts: `would_fence` (façade `receipts.would_fence`) answers exactly as it does."""
     return content_hash(text) in receipt.get("spanHashes", [])
 
 
@@ -165,22 +229,93 @@ class FenceExposure:
     latest_at: str | None = None
 
 
+def _stored_receipts(session: Session) -> Sequence[tables.ReceiptRow]:
+    return session.scalars(
+        select(tables.ReceiptRow).order_by(tables.ReceiptRow.issued_at.desc())
+    ).all()
+
+
 def fence_exposure(engine: MemoryEngine, text: str) -> FenceExposure:
-    """How many stored recall receipts returned exactly this text (by its contentHash), and
-    the newest one's caller and time. An agent that presents one of them when remembering the
-    text gets MEMORY_FENCED_REPLAY (docs/contract.md section 5)."""
-    digest = content_hash(text)
-    receipt = tables.ReceiptRow
+    """How many stored recall receipts returned this text (its contentHash, or a span with the
+    same fence form), and the newest one's caller and time. An agent that presents one of them
+    when remembering the text gets MEMORY_FENCED_REPLAY (docs/contract.md section 5)."""
     with Session(engine.db) as session:
-        # The JSON list as text: a 64-hex hash cannot match anything but itself.
-        rows = session.execute(
-            select(receipt.caller, receipt.issued_at)
-            .where(cast(receipt.span_hashes, String).contains(digest))
-            .order_by(receipt.issued_at.desc())
-        ).all()
-    if not rows:
+        rows = _stored_receipts(session)
+        spans = _span_texts(session, [i for row in rows for i in row.memory_ids])
+    hits = [
+        row
+        for row in rows
+        if _replays(text, {"memoryIds": row.memory_ids, "spanHashes": row.span_hashes}, spans)
+    ]
+    if not hits:
         return FenceExposure(0)
-    return FenceExposure(len(rows), rows[0].caller, iso_utc(rows[0].issued_at))
+    assert hits[0].issued_at is not None
+    return FenceExposure(len(hits), hits[0].caller, iso_utc(hits[0].issued_at))
+
+
+@dataclass(frozen=True)
+class FenceNearMiss:
+    """A receipted span close to a text but not the same (so not fenced): worth a look before
+    accepting the text as new, since it may be a recalled memory reworded to pass the fence."""
+
+    record_id: str
+    text: str  # the span, as stored
+    similarity: float  # rapidfuzz ratio of the two fence forms, NEAR_MISS_RATIO..100
+    receipts: int  # stored receipts that returned the span (among those considered)
+    latest_caller: str | None = None
+    latest_at: str | None = None
+
+
+def fence_near_misses(
+    engine: MemoryEngine,
+    text: str,
+    *,
+    receipt: dict[str, Any] | None = None,
+    threshold: float = NEAR_MISS_RATIO,
+    limit: int = 20,
+) -> list[FenceNearMiss]:
+    """The receipted spans whose fence form is close to `text`'s (rapidfuzz ratio at least
+    `threshold`) but not equal to it, closest first. `receipt` (a recall result or its
+    `receipt`): only that receipt's spans; else the spans of every stored receipt."""
+    form = fence_form(text)
+    if not form:
+        return []
+    with Session(engine.db) as session:
+        # recordId -> (caller, issuedAt) of the receipts that returned it, newest first
+        seen: dict[str, list[tuple[str, str]]] = {}
+        if receipt is not None:
+            if isinstance(receipt.get("receipt"), dict):
+                receipt = receipt["receipt"]
+            issued = (str(receipt.get("caller", "")), str(receipt.get("issuedAt", "")))
+            seen = {str(i): [issued] for i in receipt.get("memoryIds", [])}
+        else:
+            for row in _stored_receipts(session):
+                assert row.issued_at is not None
+                for record_id in row.memory_ids:
+                    seen.setdefault(record_id, []).append((row.caller, iso_utc(row.issued_at)))
+        spans = _span_texts(session, list(seen))
+    misses: list[FenceNearMiss] = []
+    for record_id, span in spans.items():
+        if content_hash(span) == content_hash(text):
+            continue
+        span_form = fence_form(span)
+        if not span_form or span_form == form:
+            continue  # fenced, not a near miss
+        ratio = fuzz.ratio(form, span_form, score_cutoff=threshold)
+        if ratio:
+            hits = seen[record_id]
+            misses.append(
+                FenceNearMiss(
+                    record_id=record_id,
+                    text=span,
+                    similarity=round(float(ratio), 1),
+                    receipts=len(hits),
+                    latest_caller=hits[0][0],
+                    latest_at=hits[0][1],
+                )
+            )
+    misses.sort(key=lambda miss: (-miss.similarity, miss.record_id))
+    return misses[:limit]
 
 
 def recall_usage(engine: MemoryEngine, record_id: str) -> tuple[int, str | None]:

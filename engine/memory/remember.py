@@ -18,6 +18,7 @@ from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import (
     MAX_TEXT_BYTES,
     check_identity,
+    check_utf8,
     clean_text,
     content_hash,
     fact_uri,
@@ -25,8 +26,9 @@ from engine.contract.normalize import (
     normalize_scopes,
 )
 from engine.contract.validation import ensure_valid
-from engine.memory.receipts import verify_presented
-from engine.retrieval.matching import ScoredCandidate, find_candidates, matching_block
+from engine.memory.receipts import replayed_span, verify_presented
+from engine.retrieval.matching import ScoredCandidate, matching_block
+from engine.retrieval.seam import Visibility
 from engine.storage import tables
 from engine.storage.factfiles import FactFile, write_atomically
 from engine.storage.proposals import queue_proposal
@@ -42,6 +44,15 @@ if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
 
 DECISIONS = ("propose", "add", "supersede")
+# What the index half of a write may answer when another writer got there first: the new
+# file is taken back and the call fails with that code.
+_LOST_RACE = frozenset(
+    {"MEMORY_SUPERSEDE_CONFLICT", "MEMORY_KEY_EXISTS", "MEMORY_REVISION_CONFLICT"}
+)
+_REPAIRED_LATER = (
+    " The fact file is written and its write stays journalled: the next write to this home "
+    "indexes it first, or run `gno-tui reindex` to bring the index in line now."
+)
 KEYED_MAX_CONTENT_BYTES = 16 * 1024
 
 
@@ -110,6 +121,8 @@ def _validate(engine: MemoryEngine, request: RememberRequest) -> tuple[_Checked,
     collection = request.collection or "memory"
     engine.require_collection(collection)
     source = request.source.strip() if request.source and request.source.strip() else None
+    if source is not None:
+        check_utf8(source, "The source (--source)")
     if request.derived_from is not None and not isinstance(request.derived_from, str):
         raise MemoryFailure("MEMORY_DECISION_INVALID", "derivedFrom must be a string URI.")
     checked = _Checked(
@@ -122,12 +135,14 @@ def _fence(engine: MemoryEngine, request: RememberRequest, checked: _Checked) ->
     if request.receipt is not None:
         with Session(engine.db, expire_on_commit=False) as session:
             receipt = verify_presented(session, request.receipt)
-        if checked.content_hash in receipt["spanHashes"]:
+            replayed = replayed_span(session, receipt, checked.text)
+        if replayed is not None:
             raise MemoryFailure(
                 "MEMORY_FENCED_REPLAY",
-                "This text is a span that the presented receipt's recall returned: remembering "
-                "it again would launder recalled memory into a new fact. Remember what is new "
-                "instead, or supersede the recalled fact if it changed.",
+                "This text is a span that the presented receipt's recall returned (compared "
+                "ignoring case, whitespace, invisible and look-alike characters and punctuation "
+                "at the ends): remembering it again would launder recalled memory into a new "
+                "fact. Remember what is new instead, or supersede the recalled fact if it changed.",
             )
     if isinstance(request.derived_from, str) and request.derived_from.startswith("gno://"):
         raise MemoryFailure(
@@ -176,15 +191,8 @@ def _candidates_result(
     engine: MemoryEngine, checked: _Checked, exclude: list[str]
 ) -> tuple[dict[str, Any], list[ScoredCandidate]]:
     status = engine.embedder_status
-    scored = find_candidates(
-        engine.snapshot(),
-        text=checked.text,
-        scopes=checked.scopes,
-        collection=checked.collection,
-        embedder=status.embedder,
-        now=engine.now(),
-        exclude=exclude,
-    )
+    visibility = Visibility(checked.scopes, [checked.collection], engine.now(), exclude)
+    scored = engine.retrieval().candidates(checked.text, visibility)
     result = {
         "outcome": "candidates",
         "candidates": [
@@ -220,11 +228,9 @@ def remember(
         existing = (
             None
             if request.keyed
-            else engine.snapshot().current_duplicate(
-                collection=checked.collection,
-                content_hash=checked.content_hash,
-                scopes=checked.scopes,
-                now=engine.now(),
+            else engine.retrieval().exact_duplicate(
+                checked.content_hash,
+                Visibility(checked.scopes, [checked.collection], engine.now()),
             )
         )
         if existing is not None:
@@ -296,8 +302,12 @@ def _write(
     )
     path = Path(engine.collection_root(checked.collection)) / rel_path
     try:
+        # Journalled first: if this process dies between the file and its row, the next
+        # write (or opening the home) finds the entry and settles it before anything else.
+        engine.begin_write(record_id, checked.collection, rel_path)
         write_atomically(path, fact_file.render())
     except OSError as exc:
+        engine.end_write(record_id)
         raise MemoryFailure(
             "MEMORY_SYNC_FAILED",
             f"Could not write the fact file {path}: {exc}. Check that the home folder is "
@@ -310,16 +320,15 @@ def _write(
     try:
         engine.index_new_fact(row, predecessor)
     except MemoryFailure as failure:
-        if failure.code == "MEMORY_SUPERSEDE_CONFLICT":
-            path.unlink(missing_ok=True)  # the predecessor moved under us: write nothing
+        if failure.code in _LOST_RACE:
+            path.unlink(missing_ok=True)  # another writer got there first: write nothing
+            engine.end_write(record_id)
             raise
-        sync = {"status": "failed", "error": failure.message}
-    except Exception as exc:  # noqa: BLE001 - the file is canonical; reindex repairs the index
-        sync = {
-            "status": "failed",
-            "error": f"{type(exc).__name__}: {exc}. The fact file is written; run "
-            "`gno-tui reindex` to bring the index in line.",
-        }
+        sync = {"status": "failed", "error": failure.message + _REPAIRED_LATER}
+    except Exception as exc:  # noqa: BLE001 - the file is canonical; it is indexed later
+        sync = {"status": "failed", "error": f"{type(exc).__name__}: {exc}.{_REPAIRED_LATER}"}
+    else:
+        engine.end_write(record_id)
     result = {
         "outcome": "superseded" if predecessor else "added",
         "record": public_fact(row),

@@ -1,16 +1,29 @@
 """Facts and the review queue as readable resources (what the MCP server serves by uri): a
-fact's file as Markdown, or its public shape as JSON; the pending proposals as JSON."""
+fact's file as Markdown, or its public shape as JSON; the pending proposals as JSON.
+
+What a resource shows is what a recall would (docs/mcp.md, Resources): a fact is served only
+while it is current (not superseded, retired or expired) and, on a server bound to some
+scopes, only if it shares one of them; the proposals list keeps the proposals sharing an
+allowed scope, and of their candidates only those visible in the same way. `scopes=None`
+means every scope (a server started without --allow-scope). A uri is matched exactly, and a
+fact's file is read only if its resolved path lies inside its collection's resolved root, so
+a symlink cannot make the server read a file elsewhere."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
+from sqlmodel import col
 
 from engine.contract.errors import MemoryFailure
+from engine.storage import tables
 from engine.storage.factfiles import parse_fact_file
 from engine.storage.proposals import list_proposals
 from engine.storage.records import get_fact, public_fact, row_from_file
@@ -20,45 +33,117 @@ if TYPE_CHECKING:
 
 PROPOSALS_URI = "gno://review/proposals"
 FACT_TEMPLATE = "gno://{collection}/facts/{day}/{file}"
+# Anchored with \Z, not $ (which also matches before a trailing newline): a uri matches exactly.
 FACT_URI = re.compile(
     r"^gno://(?P<collection>[a-z0-9][a-z0-9_-]{0,63})/facts/(?P<day>\d{4}-\d{2}-\d{2})/"
-    r"(?P<record>mem-[0-9a-f]{16})\.(?P<ext>md|json)$"
+    r"(?P<record>mem-[0-9a-f]{16})\.(?P<ext>md|json)\Z"
 )
 
 
-def read_resource(engine: MemoryEngine, uri: str) -> tuple[str, str]:
-    """The text and MIME type of a resource."""
+def _shares(scopes: Collection[str] | None, fact_scopes: Collection[str]) -> bool:
+    return scopes is None or bool(set(scopes) & set(fact_scopes))
+
+
+def read_resource(
+    engine: MemoryEngine, uri: str, *, scopes: Collection[str] | None = None
+) -> tuple[str, str]:
+    """The text and MIME type of a resource, as seen from `scopes` (None: every scope)."""
     if uri == PROPOSALS_URI:
-        return json.dumps(
-            {"proposals": list_proposals(engine)}, ensure_ascii=False
-        ), "application/json"
-    match = FACT_URI.match(uri)
+        document = {"proposals": visible_proposals(engine, scopes=scopes)}
+        return json.dumps(document, ensure_ascii=False), "application/json"
+    match = FACT_URI.fullmatch(uri)
     if match is None:
         raise MemoryFailure(
             "MEMORY_NOT_FOUND",
-            f"{uri} is not a resource of this server: read {PROPOSALS_URI} or a fact uri "
-            "gno://<collection>/facts/<YYYY-MM-DD>/mem-<16 hex>.md (or .json).",
+            "That is not a resource of this server: read "
+            f"{PROPOSALS_URI} or a fact uri "
+            "gno://<collection>/facts/<YYYY-MM-DD>/mem-<16 hex>.md (or .json), exactly as a "
+            "recall reported it.",
         )
     collection, day, record = match["collection"], match["day"], match["record"]
     md_uri = f"gno://{collection}/facts/{day}/{record}.md"
+    missing = MemoryFailure(
+        "MEMORY_NOT_FOUND", f"No fact {md_uri} is readable here. Recall to find the current uri."
+    )
     with Session(engine.db, expire_on_commit=False) as session:
         row = get_fact(session, ref=md_uri)
-    root = engine.collection_root(collection)
-    path = Path(root) / (row.rel_path if row else f"facts/{day}/{record}.md")
-    if not path.is_file():
-        raise MemoryFailure(
-            "MEMORY_NOT_FOUND", f"No fact {md_uri}. Recall to find the current uri."
-        )
+    if collection not in engine.collections_by_name():
+        raise missing
+    rel_path = row.rel_path if row else f"facts/{day}/{record}.md"
+    path = _inside(engine.collection_root(collection), rel_path)
+    if path is None:
+        raise missing
     content = path.read_text(encoding="utf-8")
-    if match["ext"] == "md":
-        return content, "text/markdown"
     if row is None:  # written but not indexed (sync failed): the file is canonical
-        fact = parse_fact_file(content, where=str(path))
+        try:
+            fact = parse_fact_file(content, where=str(path))
+        except Exception:  # noqa: BLE001 - not a fact file: nothing to serve
+            raise missing from None
         row = row_from_file(
             fact,
             collection=collection,
             uri=md_uri,
-            rel_path=f"facts/{day}/{record}.md",
+            rel_path=rel_path,
             docid=str(fact.workbench.get("docid") or "#" + record[4:12]),
         )
+    if not _shares(scopes, row.scopes):
+        raise missing  # the same answer as an unknown uri: nothing says it exists
+    if not row.is_current(engine.now()):
+        raise MemoryFailure(
+            "MEMORY_NOT_FOUND",
+            f"{md_uri} is not current ({_state(row, engine.now())}); like recall, this "
+            "server serves only current facts. Recall again to find what holds now.",
+        )
+    if match["ext"] == "md":
+        return content, "text/markdown"
     return json.dumps(public_fact(row), ensure_ascii=False), "application/json"
+
+
+def _inside(root: Path, rel_path: str) -> Path | None:
+    """The fact file's resolved path, if it is a file inside the resolved `root`."""
+    base = Path(root).resolve()
+    try:
+        resolved = (base / rel_path).resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        return None
+    if not resolved.is_relative_to(base) or not resolved.is_file():
+        return None
+    return resolved
+
+
+def _state(row: tables.FactRow, now: datetime) -> str:
+    if row.superseded_by is not None:
+        return "superseded"
+    if row.retired_at is not None:
+        return "retired"
+    return "expired" if row.expires_at is not None and row.expires_at <= now else "current"
+
+
+def visible_proposals(
+    engine: MemoryEngine, *, scopes: Collection[str] | None = None
+) -> list[dict[str, Any]]:
+    """The pending proposals sharing one of `scopes` (None: all), each keeping only the
+    candidates a recall in `scopes` would see now (current, sharing a scope); a predecessor
+    that is not so visible keeps its uri but not its contentHash (a short text's hash can be
+    guessed)."""
+    proposals = [p for p in list_proposals(engine) if _shares(scopes, p["scopes"])]
+    ids = {c.get("recordId") for p in proposals for c in p["candidates"]}
+    ids |= {p["predecessor"] for p in proposals if p.get("predecessor")}
+    ids.discard(None)
+    now = engine.now()
+    visible: set[str] = set()
+    if ids:
+        with Session(engine.db, expire_on_commit=False) as session:
+            rows = session.scalars(
+                select(tables.FactRow).where(
+                    col(tables.FactRow.record_id).in_(ids) | col(tables.FactRow.uri).in_(ids)
+                )
+            ).all()
+        for row in rows:
+            if row.is_current(now) and _shares(scopes, row.scopes):
+                visible |= {row.record_id, row.uri}
+    for proposal in proposals:
+        proposal["candidates"] = [c for c in proposal["candidates"] if c.get("recordId") in visible]
+        if proposal.get("predecessor") and proposal["predecessor"] not in visible:
+            proposal["predecessorHash"] = None
+    return proposals

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from engine.contract.normalize import estimate_tokens, normalize_scopes
 from engine.memory import browse
-from engine.memory.recall import EGRESS_ALLOWS, RecallRequest, rank
+from engine.memory.recall import EGRESS_ALLOWS, RecallRequest
+from engine.retrieval.seam import Visibility
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -41,27 +42,23 @@ class WhyNot:
 
 def why_not(engine: MemoryEngine, request: RecallRequest, result: dict[str, Any]) -> WhyNot:
     """Classify every match of the query (over all current facts) that the result left out."""
-    snapshot = engine.snapshot()
-    now = engine.now()
-    scopes = normalize_scopes(request.scopes)
-    everywhere = sorted({scope for fact in snapshot.facts for scope in fact.scopes})
+    scopes = set(normalize_scopes(request.scopes))
     collections = engine.collections_by_name()
-    allowed = [n for n, c in collections.items()
-               if c.policy in EGRESS_ALLOWS[request.egress or "local_only"]]  # fmt: skip
+    allowed = {n for n, c in collections.items()
+               if c.policy in EGRESS_ALLOWS[request.egress or "local_only"]}  # fmt: skip
     query = request.query or ""
-    ranked = rank(snapshot, query, snapshot.visible(scopes=everywhere, collections=None, now=now),
-                  engine.embedder_status.embedder)  # fmt: skip
-    in_scope = snapshot.visible(scopes=scopes, collections=None, now=now)
-    permitted = snapshot.visible(scopes=scopes, collections=allowed, now=now)
+    # The same ranking as the recall's, over every scope and collection: what it matched
+    # that the recall could not see, or could not fit.
+    ranking = engine.retrieval().rank(query, Visibility(None, None, engine.now()))
     returned = {fact["recordId"] for fact in result["facts"]}
     report = WhyNot(result["retrieval"]["mode"], result["retrieval"].get("semanticUnavailable"))
-    for position in ranked.positions:
-        fact = snapshot.facts[position]
+    for match in ranking.matches:
+        fact = match.fact
         if fact.record_id in returned:
             continue
-        if not in_scope[position]:
+        if not scopes & set(fact.scopes):
             reason, detail = "scope", "scopes " + ", ".join(fact.scopes)
-        elif not permitted[position]:
+        elif fact.collection not in allowed:
             reason, detail = "egress", f"{fact.collection} is {collections[fact.collection].policy}"
         else:
             reason, detail = "budget", f"~{estimate_tokens(fact.text)} tokens"

@@ -6,9 +6,7 @@ benchmarks/calibrate_tiers.py; docs/matching.md records the figures they came fr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -60,19 +58,9 @@ def matching_block(embedder: Embedder | None, reason: str | None) -> dict[str, A
 
 
 def find_candidates(
-    snapshot: Snapshot,
-    *,
-    text: str,
-    scopes: Sequence[str],
-    collection: str,
-    embedder: Embedder | None,
-    now: datetime,
-    exclude: Sequence[str] = (),
+    snapshot: Snapshot, *, text: str, mask: np.ndarray, embedder: Embedder | None
 ) -> list[ScoredCandidate]:
-    mask = snapshot.visible(scopes=scopes, collections=[collection], now=now)
-    for record_id in exclude:
-        if record_id in snapshot.positions:
-            mask[snapshot.positions[record_id]] = False
+    """Among the facts `mask` lets through, those that say nearly what `text` says."""
     if not mask.any():
         return []
     if embedder is not None and snapshot.vectors is not None:

@@ -110,17 +110,9 @@ class Snapshot:
             dtype=np.float64,
         )
 
-    def current_duplicate(
-        self, *, collection: str, content_hash: str, scopes: Sequence[str], now: datetime
-    ) -> IndexedFact | None:
-        """The oldest current fact with this content hash in the collection sharing a scope."""
-        wanted = set(scopes)
-        for position in self._by_hash.get(content_hash, []):
-            fact = self.facts[position]
-            expired = fact.expires_at is not None and fact.expires_at <= now
-            if fact.collection == collection and wanted & set(fact.scopes) and not expired:
-                return fact
-        return None
+    def with_hash(self, content_hash: str) -> list[int]:
+        """Positions of the facts with this content hash, oldest first."""
+        return self._by_hash.get(content_hash, [])
 
     def best_cosine(self, query: np.ndarray) -> np.ndarray:
         """Per fact, the cosine of its best row (whole text or one of its sentences)."""

@@ -1,9 +1,10 @@
 """Database engines for the index: SQLite in WAL by default, any SQLAlchemy URL on request."""
 
+import sqlite3
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, inspect, select, text, update
+from sqlalchemy import Engine, create_engine, delete, event, inspect, select, text, update
 from sqlalchemy.orm import Session
 from sqlmodel import SQLModel
 
@@ -86,6 +87,84 @@ def _add_missing_columns(engine: Engine) -> None:
             if added:
                 for index in table.indexes:
                     index.create(connection, checkfirst=True)
+
+
+def is_unreadable_sqlite(exc: BaseException) -> bool:
+    """SQLite says the file is no database or is damaged (SQLITE_NOTADB, SQLITE_CORRUPT), as
+    opposed to locked, missing or read-only."""
+    orig = getattr(exc, "orig", exc)
+    if not isinstance(orig, sqlite3.DatabaseError):
+        return False
+    code = getattr(orig, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    message = str(orig).lower()
+    return "not a database" in message or "malformed" in message
+
+
+# The keyed API's uniqueness: one row per (namespace, key, revision), enforced by the database
+# so that writers on different homes sharing one index (each under its own home's lock) cannot
+# both create a key or a revision (docs/decisions.md, "Crash and corruption").
+KEYED_INDEX = "ix_facts_kv_key"
+
+
+def keyed_index_unique(engine: Engine) -> bool:
+    """The facts table's keyed index is unique (an index made before it was is not)."""
+    inspector = inspect(engine)
+    if "facts" not in inspector.get_table_names():
+        return False
+    found = {index["name"]: index for index in inspector.get_indexes("facts")}
+    return bool(found.get(KEYED_INDEX, {}).get("unique"))
+
+
+def make_keyed_index_unique(engine: Engine) -> list[str]:
+    """Upgrade an older index in place: where two rows hold one key's revision (the race the
+    unique index now prevents), keep the one whose chain went on, else the earlier write,
+    and take the others out of the index (their files stay; reindex lists them as forks).
+    Then replace the plain index with the unique one. Returns a note per repaired key."""
+    if keyed_index_unique(engine):
+        return []
+    facts = tables.FactRow.__table__
+    notes: list[str] = []
+    with engine.begin() as connection:
+        clashes = connection.execute(
+            select(facts.c.kv_namespace, facts.c.kv_key, facts.c.kv_revision)
+            .where(facts.c.kv_key.is_not(None))
+            .group_by(facts.c.kv_namespace, facts.c.kv_key, facts.c.kv_revision)
+            .having(text("count(*) > 1"))
+        ).all()
+        dropped: list[str] = []
+        for namespace, key, revision in clashes:
+            rows = connection.execute(
+                select(facts.c.record_id, facts.c.uri, facts.c.superseded_by, facts.c.created_at)
+                .where(facts.c.kv_namespace == namespace)
+                .where(facts.c.kv_key == key)
+                .where(facts.c.kv_revision == revision)
+            ).all()
+            ranked = sorted(
+                rows, key=lambda r: (r.superseded_by is None, r.created_at, r.record_id)
+            )
+            kept, others = ranked[0], ranked[1:]
+            dropped.extend(row.record_id for row in others)
+            notes.append(
+                f"key {namespace}/{key} had {len(rows)} rows at revision {revision} (two live "
+                "heads, from writers on two homes racing before the index enforced one key): "
+                f"kept {kept.uri} (the earlier write), took "
+                f"{', '.join(row.uri for row in others)} out of the index (the files stay; "
+                "`gno-tui reindex --json` lists them under forks)."
+            )
+        if dropped:
+            for table in (tables.FactScopeRow, tables.EmbeddingRow, tables.FactRow):
+                connection.execute(delete(table).where(table.record_id.in_(dropped)))
+            connection.execute(
+                update(tables.StoreMetaRow)
+                .where(tables.StoreMetaRow.name == "generation")
+                .values(value=tables.StoreMetaRow.value + 1)
+            )
+        connection.execute(text(f"DROP INDEX IF EXISTS {KEYED_INDEX}"))
+        index = next(ix for ix in facts.indexes if ix.name == KEYED_INDEX)
+        index.create(connection)
+    return notes
 
 
 def read_generation(session: Session) -> int:

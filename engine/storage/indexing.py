@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
@@ -23,7 +24,11 @@ if TYPE_CHECKING:
 def insert_fact_row(
     session: Session, row: tables.FactRow, predecessor: tables.FactRow | None, now_iso_moment: Any
 ) -> None:
-    """The index half of a write, inside the caller's transaction."""
+    """The index half of a write, inside the caller's transaction. A supersede is a
+    compare-and-swap on the predecessor (MEMORY_SUPERSEDE_CONFLICT if another writer moved
+    it); a keyed row whose (namespace, key, revision) is taken, by a writer on another home
+    sharing this index, is the keyed API's conflict (MEMORY_KEY_EXISTS for a create,
+    MEMORY_REVISION_CONFLICT for a later revision). Either way nothing of this write stays."""
     if predecessor is not None:
         swapped = session.execute(
             update(tables.FactRow)
@@ -39,9 +44,29 @@ def insert_fact_row(
                 "supersede the current fact instead.",
             )
     session.add(row)
-    session.flush()
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        if row.kv_key is None or "kv_key" not in str(exc.orig):
+            raise
+        raise _key_taken(row) from exc
     session.add_all(scope_rows(row))
     bump_generation(session)
+
+
+def _key_taken(row: tables.FactRow) -> MemoryFailure:
+    where = f"key {row.kv_key!r} (namespace {row.kv_namespace!r})"
+    if row.kv_revision == 1:
+        return MemoryFailure(
+            "MEMORY_KEY_EXISTS",
+            f"Another writer created {where} at the same moment; it now holds revision 1. "
+            "Read it (`gno-tui memory get`) and, to replace it, retry with if_revision: 1.",
+        )
+    return MemoryFailure(
+        "MEMORY_REVISION_CONFLICT",
+        f"Another writer wrote revision {row.kv_revision} of {where} first. Read it again "
+        f"and retry with if_revision: {row.kv_revision}.",
+    )
 
 
 def keep_vector(engine: MemoryEngine, row: tables.FactRow) -> None:

@@ -3,19 +3,33 @@ ranking snapshot, which the domain modules (engine/memory, engine/curation, ...)
 Surfaces do not use it directly: they go through engine.facade.MemoryService.
 
 It is handed its database engine and embedder; it owns no module-level state. Writes take the
-home's write lock (a file lock, so it holds across processes) for at most `lock_timeout` s."""
+home's write lock (a file lock, so it holds across processes) for at most `lock_timeout` s.
+
+Crash and corruption (docs/decisions.md): a new fact's write is journalled in
+`<home>/.inflight/<recordId>.json` before its file is written and the entry is removed once
+its row is committed. An entry left behind is a write that did not finish (killed, or its
+index write failed); the first write lock taken afterwards settles it before anything else
+(engine/storage/reindex.py `settle_unfinished_writes`), so no write starts from an index that
+lags the files. Opening a home rebuilds an index that is missing or empty while fact files
+exist, and sets an unreadable SQLite index aside (`index.sqlite.corrupt-<time>`) and
+rebuilds it; what was done is in `notes` and logged as a warning (stderr by default)."""
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import yaml
 from filelock import FileLock, Timeout
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, create_engine, insert, select
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
@@ -23,16 +37,22 @@ from engine.contract.normalize import (
     check_collection_name,
     check_policy,
     is_record_id,
+    iso_utc,
     new_record_id,
     utc_now,
 )
 from engine.retrieval.embeddings import EmbedderStatus
+from engine.retrieval.in_memory import InMemoryIndex
+from engine.retrieval.seam import RetrievalIndex
 from engine.retrieval.snapshot import Snapshot, SnapshotCache
 from engine.storage import tables
 from engine.storage.database import (
     bump_generation,
     columns_missing,
     create_tables,
+    is_unreadable_sqlite,
+    keyed_index_unique,
+    make_keyed_index_unique,
     read_generation,
     tables_missing,
 )
@@ -42,6 +62,12 @@ from engine.storage.indexing import insert_fact_row, keep_vector
 
 DEFAULT_COLLECTION = "memory"
 WRITE_LOCK_TIMEOUT_S = 10.0
+# Where writes that have not finished are journalled (one JSON file per new fact).
+JOURNAL_FOLDER = ".inflight"
+# Tables whose rows exist only in the index: salvaged, where readable, from an index set aside.
+_INDEX_ONLY = (tables.ReceiptRow, tables.RecallLabelRow, tables.ProposalRow, tables.DecisionRow)
+
+log = logging.getLogger("engine.storage")
 
 
 class MemoryEngine:
@@ -72,7 +98,11 @@ class MemoryEngine:
         self._lock = FileLock(str(self.home / ".write.lock"), timeout=lock_timeout)
         self._lock_timeout = lock_timeout
         self._thread_lock = threading.RLock()  # reentrant: a writer may nest write paths
+        self._lock_depth = 0  # holds of write_lock() by the thread holding it
         self._snapshots = SnapshotCache(db, embedder_status.embedder)
+        # What opening the home, or settling unfinished writes, repaired: one sentence each.
+        self.notes: list[str] = []
+        self._open_report: dict[str, Any] | None = None
         self._prepare()
 
     # -- infrastructure ---------------------------------------------------------------------
@@ -91,7 +121,11 @@ class MemoryEngine:
         return record_id
 
     @contextmanager
-    def write_lock(self) -> Iterator[None]:
+    def write_lock(self, *, settle: bool = True) -> Iterator[None]:
+        """The home's write lock. Its first hold settles unfinished writes left in the journal
+        (a crashed or failed write's file is indexed, or left out if it would fork), so that
+        no write starts from an index that lags the files; `settle=False` is for reindex and
+        opening, which do that themselves."""
         # Threads of this process queue on a thread lock first, so that a process with many
         # waiting threads does not win the file lock more often than a one-thread writer.
         if not self._thread_lock.acquire(timeout=self._lock_timeout):
@@ -102,7 +136,16 @@ class MemoryEngine:
             )
         try:
             with self._file_locked():
-                yield
+                self._lock_depth += 1
+                try:
+                    if settle and self._lock_depth == 1 and self.has_unfinished_writes():
+                        from engine.storage.reindex import settle_unfinished_writes
+
+                        for note in settle_unfinished_writes(self):
+                            self.note(note)
+                    yield
+                finally:
+                    self._lock_depth -= 1
         finally:
             self._thread_lock.release()
 
@@ -123,10 +166,42 @@ class MemoryEngine:
             self._lock.release()
 
     def _prepare(self) -> None:
-        """Create the tables and the default collection on first use, once across processes."""
-        if tables_missing(self.db) or self.collections_file_missing() or columns_missing(self.db):
-            with self.write_lock():
+        """Create the tables and the default collection on first use, once across processes;
+        then repair what a crash or a damaged index left (the module docstring)."""
+        try:
+            why = "missing" if self._prepare_schema() else "empty"
+            lagging = self._index_lags_files()
+        except DBAPIError as exc:
+            if not is_unreadable_sqlite(exc) or self.sqlite_path is None:
+                raise
+            with self.write_lock(settle=False):
+                self.note(self.replace_unreadable_index(str(exc.orig)))
+            why, lagging = "unreadable", self._index_lags_files()
+        if lagging:
+            self._rebuild_at_open(why)
+        if self.has_unfinished_writes():
+            with self.write_lock():  # settles them
+                pass
+        from engine.storage.bulk import recover_interrupted_writes
+
+        recover_interrupted_writes(self)  # an interrupted bulk write, temp files of a crash
+        if self.notes:
+            self._open_report = self._open_report or {"added": 0, "changed": 0, "removed": 0}
+            self._open_report["notes"] = list(self.notes)
+
+    def _prepare_schema(self) -> bool:
+        """Tables, additive upgrades, collections. True when the index had no tables."""
+        missing = tables_missing(self.db)
+        if (
+            missing
+            or self.collections_file_missing()
+            or columns_missing(self.db)
+            or not keyed_index_unique(self.db)
+        ):
+            with self.write_lock(settle=False):
                 create_tables(self.db)
+                for note in make_keyed_index_unique(self.db):
+                    self.note(note)
                 self._sync_collections_from_file()
                 if DEFAULT_COLLECTION not in self.collections_by_name():
                     self.add_collection(
@@ -136,9 +211,217 @@ class MemoryEngine:
                         _locked=True,
                     )
                 self._write_collections_file()
+        return missing
+
+    def note(self, message: str) -> None:
+        """Record a repair (surfaces show `notes`) and log it as a warning."""
+        self.notes.append(message)
+        log.warning("gno-tui: %s", message)
+
+    def take_open_report(self) -> dict[str, Any] | None:
+        """What opening the home repaired (counts as reindex reports them, and notes), once:
+        the first reindex of this engine folds it into its own report."""
+        report, self._open_report = self._open_report, None
+        return report
+
+    # -- a missing, empty or unreadable index ----------------------------------------------
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        """The SQLite index file, or None for another database (or an in-memory one)."""
+        url = self.db.url
+        name = url.database
+        if url.get_backend_name() != "sqlite" or not name or name == ":memory:":
+            return None
+        if name.startswith("file:"):
+            return None
+        return Path(name)
+
+    def _index_lags_files(self) -> bool:
+        """The index holds no fact while a collection has fact files: answering from it would
+        be answering from nothing."""
+        with Session(self.db) as session:
+            if session.execute(select(tables.FactRow.record_id).limit(1)).first() is not None:
+                return False
+        return self._fact_files_exist()
+
+    def _fact_files_exist(self) -> bool:
+        return any(
+            next((Path(row.root) / "facts").glob("*/mem-*.md"), None) is not None
+            for row in self.collections_by_name().values()
+        )
+
+    def _rebuild_at_open(self, why: str) -> None:
+        from engine.storage.reindex import reindex_locked
+
+        with self.write_lock(settle=False):
+            if not self._index_lags_files():  # another process rebuilt it meanwhile
+                return
+            report = reindex_locked(self, None)
+        where = self.sqlite_path.name if self.sqlite_path else "the index database"
+        found = []
+        if report["forks"]:
+            found.append(f"{len(report['forks'])} forked chains or keys")
+        if report["duplicates"]:
+            found.append(f"{len(report['duplicates'])} record ids in two files")
+        if report["problems"]:
+            found.append(f"{len(report['problems'])} unreadable files")
+        self.note(
+            f"the index ({where}) was {why} while fact files exist: rebuilt it from "
+            f"{report['files']} fact files, {report['indexed']} facts indexed"
+            + (f"; found {', '.join(found)} (`gno-tui reindex --json` lists them)" if found else "")
+            + "."
+        )
+        self._open_report = {key: report[key] for key in ("added", "changed", "removed")}
+
+    def check_index(self) -> str | None:
+        """SQLite's integrity check (reindex runs it; it reads the whole file). A damaged
+        index is replaced as at open; the note says so. None when it is sound."""
+        if self.sqlite_path is None:
+            return None
+        try:
+            with self.db.connect() as connection:
+                found = [row[0] for row in connection.exec_driver_sql("PRAGMA quick_check")]
+            if found == ["ok"]:
+                return None
+            reason = "; ".join(str(line) for line in found[:3])
+        except DBAPIError as exc:
+            if not is_unreadable_sqlite(exc):
+                raise
+            reason = str(exc.orig)
+        note = self.replace_unreadable_index(reason)
+        self.note(note)
+        return note
+
+    def replace_unreadable_index(self, reason: str) -> str:
+        """Set the damaged SQLite file aside as `<name>.corrupt-<time>` (with its -wal and
+        -shm), start an empty index, and copy into it what only the index holds (receipts,
+        labels, proposals, the decision log) as far as the old file can still be read. The
+        caller holds the write lock; the facts come back from the files (reindex)."""
+        path = self.sqlite_path
+        assert path is not None
+        self.db.dispose()
+        stamp = self.now().strftime("%Y%m%dT%H%M%SZ")
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+        count = 1
+        while aside.exists():
+            count += 1
+            aside = path.with_name(f"{path.name}.corrupt-{stamp}-{count}")
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            source = Path(f"{path}{suffix}")
+            if source.exists():
+                source.replace(Path(f"{aside}{suffix}"))
+        self._snapshots = SnapshotCache(self.db, self.embedder_status.embedder)
+        self.derived = GenerationCache()
+        self._prepare_schema()
+        salvaged = self._salvage(aside)
+        return (
+            f"the index {path.name} was unreadable (corrupt: {reason}); moved it aside to "
+            f"{aside.name} and rebuilt the index from the fact files. {salvaged}"
+        )
+
+    def _salvage(self, aside: Path) -> str:
+        source = create_engine(f"sqlite:///{aside}")
+        kept: list[str] = []
+        lost: list[str] = []
+        try:
+            for table in _INDEX_ONLY:
+                name = table.__tablename__
+                try:
+                    with source.connect() as connection:
+                        rows = [dict(r._mapping) for r in connection.execute(select(table))]
+                    if rows:
+                        with self.db.begin() as connection:
+                            connection.execute(insert(table), rows)
+                    kept.append(f"{len(rows)} {name}")
+                except Exception:  # noqa: BLE001 - best effort: the file is damaged
+                    lost.append(name)
+            try:
+                with source.connect() as connection:
+                    old = connection.execute(
+                        select(tables.StoreMetaRow.value).where(
+                            tables.StoreMetaRow.name == "generation"
+                        )
+                    ).scalar()
+                if isinstance(old, int):
+                    with Session(self.db) as session:
+                        row = session.get(tables.StoreMetaRow, "generation")
+                        if row is not None and row.value <= old:
+                            row.value = old + 1  # readers' caches never mistake the new index
+                            session.commit()
+            except Exception:  # noqa: BLE001 - best effort: the file is damaged
+                pass
+        finally:
+            source.dispose()
+        said = f"Salvaged from it: {', '.join(kept)}." if kept else ""
+        if lost:
+            said += (
+                f" Could not read {', '.join(lost)} from it: they existed only in the index "
+                "and are lost from the new one (the old file is kept)."
+            )
+        return said.strip()
+
+    # -- the journal of unfinished writes ----------------------------------------------------
+
+    @property
+    def journal_folder(self) -> Path:
+        return self.home / JOURNAL_FOLDER
+
+    def begin_write(self, record_id: str, collection: str, rel_path: str) -> None:
+        """Journal a new fact's write before its file is written (under the write lock)."""
+        entry = {
+            "recordId": record_id,
+            "collection": collection,
+            "relPath": rel_path,
+            "startedAt": iso_utc(self.now()),
+            "pid": os.getpid(),
+        }
+        write_atomically(
+            self.journal_folder / f"{record_id}.json", json.dumps(entry, sort_keys=True) + "\n"
+        )
+
+    def end_write(self, record_id: str) -> None:
+        """The write's row is committed (or its file taken back): the entry goes."""
+        (self.journal_folder / f"{record_id}.json").unlink(missing_ok=True)
+
+    def leave_out(self, record_id: str, reason: str) -> None:
+        """An unfinished write that cannot be indexed without forking its chain or key: the
+        entry stays, marked, so that a reindex without an index still knows it never
+        finished."""
+        entry = self.unfinished_writes().get(record_id, {"recordId": record_id})
+        entry["leftOut"] = reason
+        write_atomically(
+            self.journal_folder / f"{record_id}.json", json.dumps(entry, sort_keys=True) + "\n"
+        )
+
+    def has_unfinished_writes(self) -> bool:
+        """Anything in the journal folder: an entry, or the temp file of one being written."""
+        try:
+            with os.scandir(self.journal_folder) as entries:
+                return any(True for _ in entries)
+        except OSError:
+            return False
+
+    def unfinished_writes(self) -> dict[str, dict[str, Any]]:
+        """The journal: record id -> its entry (`collection`, `relPath`, maybe `leftOut`)."""
+        found: dict[str, dict[str, Any]] = {}
+        if not self.journal_folder.is_dir():
+            return found
+        for path in sorted(self.journal_folder.glob("mem-*.json")):
+            try:
+                entry = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                entry = None
+            found[path.stem] = entry if isinstance(entry, dict) else {"recordId": path.stem}
+        return found
 
     def snapshot(self) -> Snapshot:
         return self._snapshots.get()
+
+    def retrieval(self) -> RetrievalIndex:
+        """The index ranking asks (engine/retrieval/seam.py): the in-memory snapshot of the
+        current facts, rebuilt when another writer moved the generation."""
+        return InMemoryIndex(self._snapshots.get(), self.embedder_status.embedder)
 
     def generation(self) -> int:
         with Session(self.db, expire_on_commit=False) as session:
@@ -182,6 +465,10 @@ class MemoryEngine:
         policy_source: str = "explicit",
         _locked: bool = False,
     ) -> tables.CollectionRow:
+        """Record a collection whose root is usable. `<root>/facts` is made and a probe file
+        written and removed there *before* the row is inserted, so an unusable root (not
+        writable, under a regular file) is MEMORY_COLLECTION_INVALID with no row, no entry in
+        collections.yaml and no folder left behind: every surface gets the same check."""
         check_collection_name(name)
         check_policy(policy)
         root = Path(path).expanduser().resolve() if path else self.home / "collections" / name
@@ -192,19 +479,53 @@ class MemoryEngine:
                     f"Collection {name!r} already exists; pick another name or change its "
                     f"policy with `gno-tui collection set-policy {name} POLICY`.",
                 )
-            row = tables.CollectionRow(
-                name=name,
-                root=str(root),
-                policy=policy,
-                policy_source=policy_source,
-                created_at=self.now(),
-            )
-            session.add(row)
-            bump_generation(session)
-            session.commit()
-            session.refresh(row)
-            session.expunge(row)
-        (root / "facts").mkdir(parents=True, exist_ok=True)
+            facts = root / "facts"
+            created: list[Path] = []  # folders made here, removed again if the add fails
+
+            def remove_created() -> None:
+                for folder in reversed(created):
+                    try:
+                        folder.rmdir()
+                    except OSError:
+                        return
+
+            try:
+                for folder in [*reversed(facts.parents), facts]:
+                    if not folder.exists():
+                        folder.mkdir()
+                        created.append(folder)
+                probe = facts / f".probe-{os.getpid()}-{os.urandom(4).hex()}"
+                descriptor = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                try:
+                    os.write(descriptor, b"probe")
+                finally:
+                    os.close(descriptor)
+                    probe.unlink(missing_ok=True)
+            except OSError as exc:
+                remove_created()
+                raise MemoryFailure(
+                    "MEMORY_COLLECTION_INVALID",
+                    f"Cannot use {root} as the root of collection {name!r}: "
+                    f"{exc.strerror or exc} ({exc.filename or facts}). Choose a folder you can "
+                    "create and write files in (`gno-tui collection add NAME --path DIR`), or "
+                    "fix this one's permissions; no collection was added.",
+                ) from None
+            try:
+                row = tables.CollectionRow(
+                    name=name,
+                    root=str(root),
+                    policy=policy,
+                    policy_source=policy_source,
+                    created_at=self.now(),
+                )
+                session.add(row)
+                bump_generation(session)
+                session.commit()
+                session.refresh(row)
+                session.expunge(row)
+            except BaseException:
+                remove_created()
+                raise
         self._write_collections_file()
         return row
 

@@ -53,8 +53,9 @@ class FactRow(SQLModel, table=True):
     __tablename__ = "facts"
     __table_args__ = (
         Index("ix_facts_collection_hash", "collection", "content_hash"),
-        # The keyed API: a key's chain by revision, and recall newest event first.
-        Index("ix_facts_kv_key", "kv_namespace", "kv_key", "kv_revision"),
+        # The keyed API: a key's chain by revision, and recall newest event first. Unique: one
+        # row per revision of a key, whichever home writes it (NULLs, on other facts, differ).
+        Index("ix_facts_kv_key", "kv_namespace", "kv_key", "kv_revision", unique=True),
         Index("ix_facts_kv_time", "kv_namespace", "kv_occurred_at_ms"),
         Index("ix_facts_kv_topic", "kv_namespace", "kv_topic", "kv_occurred_at_ms"),
     )

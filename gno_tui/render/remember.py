@@ -1,14 +1,16 @@
 """What the Remember screen shows as text: the matching line over the candidates, the word
-diff of a candidate against the draft, the fence preview, and the outcome of a write as it is
+diff of a candidate against the draft, the fence preview (and the receipted spans the draft
+comes close to), and the outcome of a write as it is
 (outcome, uri, docid, contentHash, sync), so a person sees exactly what an agent would get."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.text import Text
 
-from engine.facade import FenceExposure
+from engine.facade import FenceExposure, FenceNearMiss, collapse_text
 from gno_tui.render.diff import word_diff
 
 
@@ -64,3 +66,32 @@ def fence_text(fence: FenceExposure) -> str:
         f"{fence.latest_caller} at {fence.latest_at}); an agent presenting one gets "
         "MEMORY_FENCED_REPLAY."
     )
+
+
+# How many near misses the fence panel lists (closest first), and how much of each span.
+NEAR_MISSES_SHOWN = 3
+NEAR_MISS_CLIP = 40
+
+
+def clip(text: str, width: int = NEAR_MISS_CLIP) -> str:
+    body = collapse_text(text)
+    return body if len(body) <= width else body[: width - 1].rstrip() + "…"
+
+
+def near_misses_text(misses: Sequence[FenceNearMiss], docids: Mapping[str, str]) -> Text:
+    """The receipted spans the draft is close to without being the same text (so the fence
+    would let it through): each with its docid (`docids`, by record id; else the record id),
+    similarity (rapidfuzz ratio of the fence forms), clipped text and how many receipts
+    returned it, closest first, and why it matters."""
+    out = Text()
+    out.append(f"fence: {len(misses)} near miss(es)", style="bold")
+    out.append(" — recalls returned these; a write that only rewords one is probably a replay.\n")
+    for miss in misses[:NEAR_MISSES_SHOWN]:
+        out.append(f"  {docids.get(miss.record_id, miss.record_id)}", style="bold")
+        out.append(f" {miss.similarity:.1f}% ", style="yellow")
+        out.append(f"“{clip(miss.text)}”")
+        out.append(f" (recalled {miss.receipts}×)\n", style="dim")
+    if len(misses) > NEAR_MISSES_SHOWN:
+        out.append(f"  and {len(misses) - NEAR_MISSES_SHOWN} more\n", style="dim")
+    out.rstrip()
+    return out

@@ -94,14 +94,8 @@ class DuplicatesPane(Vertical):
         self.deliver(PairsLoaded(scope, self.service.facts.duplicate_pairs(scope=scope)))
 
     def on_pairs_loaded(self, message: PairsLoaded) -> None:
-        table = self.query_one(FactTable)
-        keep = table.cursor_row
         self.pairs = message.pairs
-        table.clear()
-        for pair in self.pairs:
-            table.add_row(*pair_cells(pair))
-        if self.pairs:
-            table.move_cursor(row=min(max(keep, 0), len(self.pairs) - 1))
+        self.query_one(FactTable).refill((pair_cells(pair), None) for pair in self.pairs)
         self.query_one("#dup-summary", Static).update(
             f"{len(self.pairs)} near-duplicate pair(s) in scope {message.scope}"
         )
@@ -113,8 +107,7 @@ class DuplicatesPane(Vertical):
         self.show_pair()
 
     def current_pair(self) -> DuplicatePair | None:
-        row = self.query_one(FactTable).cursor_row
-        return self.pairs[row] if self.pairs and 0 <= row < len(self.pairs) else None
+        return self.query_one(FactTable).at_cursor(self.pairs)
 
     def show_pair(self) -> None:
         pair = self.current_pair()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gno_tui.workbench_commands import WorkbenchCommand
+from screens.commands.shared import shared
 
 LIBRARY_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
@@ -12,54 +13,14 @@ LIBRARY_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Filter",
         "Filter as you type (s: c: st: prefixes, ! inverts)",
     ),
-    WorkbenchCommand(
-        "library.next_tab",
-        "right_square_bracket",
-        "next_tab",
-        "Next tab",
-        "Next status tab",
-        show=False,
+    shared("library", "next_tab", "Next status tab", show=False),
+    shared("library", "prev_tab", "Previous status tab", show=False),
+    shared(
+        "library", "evidence", "Toggle the use policy: evidence only, or usable as an instruction"
     ),
-    WorkbenchCommand(
-        "library.prev_tab",
-        "left_square_bracket",
-        "prev_tab",
-        "Prev tab",
-        "Previous status tab",
-        show=False,
-    ),
-    WorkbenchCommand(
-        "library.evidence",
-        "E",
-        "toggle_instruction",
-        "Evidence-only",
-        "Toggle the use policy: evidence only, or usable as an instruction",
-        writes=True,
-    ),
-    WorkbenchCommand(
-        "library.confidence",
-        "percent_sign",
-        "set_confidence",
-        "Confidence",
-        "Set the fact's confidence (0 to 1)",
-        writes=True,
-    ),
-    WorkbenchCommand(
-        "library.confirm",
-        "c",
-        "confirm",
-        "Confirm",
-        "Confirm the fact: user_confirmed, freshness reset",
-        writes=True,
-    ),
-    WorkbenchCommand(
-        "library.stale",
-        "S",
-        "mark_stale",
-        "Stale",
-        "Mark the fact stale (needs attention)",
-        writes=True,
-    ),
+    shared("library", "confidence", "Set the fact's confidence (0 to 1)"),
+    shared("library", "confirm", "Confirm the fact: user_confirmed, freshness reset"),
+    shared("library", "stale", "Mark the fact stale (needs attention)"),
     WorkbenchCommand(
         "library.retire",
         "X",
@@ -87,13 +48,7 @@ LIBRARY_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Hide the filter box",
         show=False,
     ),
-    WorkbenchCommand(
-        "library.mark",
-        "space",
-        "mark",
-        "Mark",
-        "Mark the fact for a batch decision and move on",
-    ),
+    shared("library", "mark", "Mark the fact for a batch decision and move on"),
     WorkbenchCommand(
         "library.visual",
         "v",
@@ -118,12 +73,5 @@ LIBRARY_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Unmark every fact",
         show=False,
     ),
-    WorkbenchCommand(
-        "library.batch",
-        "y",
-        "batch",
-        "Batch",
-        "One decision for every marked fact, after a count summary",
-        writes=True,
-    ),
+    shared("library", "batch", "One decision for every marked fact, after a count summary"),
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gno_tui.workbench_commands import WorkbenchCommand
+from screens.commands.shared import shared
 
 RECALL_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
@@ -64,39 +65,10 @@ RECALL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Name a fact this recall should have returned (#docid or uri)",
         writes=True,
     ),
-    WorkbenchCommand(
-        "recall.confirm",
-        "c",
-        "confirm",
-        "Confirm",
-        "Confirm the highlighted fact (user_confirmed)",
-        writes=True,
-    ),
-    WorkbenchCommand(
-        "recall.evidence",
-        "E",
-        "toggle_instruction",
-        "Evidence-only",
-        "Toggle the highlighted fact's use policy",
-        writes=True,
-    ),
-    WorkbenchCommand(
-        "recall.confidence",
-        "percent_sign",
-        "set_confidence",
-        "Confidence",
-        "Set the highlighted fact's confidence (0 to 1)",
-        writes=True,
-    ),
-    WorkbenchCommand(
-        "recall.stale",
-        "S",
-        "mark_stale",
-        "Stale",
-        "Mark the highlighted fact stale",
-        writes=True,
-        show=False,
-    ),
+    shared("recall", "confirm", "Confirm the highlighted fact (user_confirmed)"),
+    shared("recall", "evidence", "Toggle the highlighted fact's use policy"),
+    shared("recall", "confidence", "Set the highlighted fact's confidence (0 to 1)"),
+    shared("recall", "stale", "Mark the highlighted fact stale", show=False),
     WorkbenchCommand(
         "recall.edit", "slash", "edit_query", "Query", "Back to the query box", show=False
     ),

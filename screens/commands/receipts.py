@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gno_tui.workbench_commands import WorkbenchCommand
+from screens.commands.shared import shared
 
 RECEIPTS_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
@@ -23,11 +24,9 @@ RECEIPTS_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Cycle the collection's policy; relaxing asks first",
         writes=True,
     ),
-    WorkbenchCommand(
-        "receipts.mark",
-        "space",
+    shared(
+        "receipts",
         "mark",
-        "Mark",
         "Mark the receipt (for x, d) or the collection (for P), whichever list has the focus",
         show=False,
     ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gno_tui.workbench_commands import WorkbenchCommand
+from screens.commands.shared import shared
 
 REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
@@ -48,21 +49,8 @@ REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Edit the proposal and the chosen candidate into one text that supersedes the candidate",
         writes=True,
     ),
-    WorkbenchCommand(
-        "review.mark",
-        "space",
-        "mark",
-        "Mark",
-        "Mark the proposal for a batch decision and move on",
-    ),
-    WorkbenchCommand(
-        "review.batch",
-        "y",
-        "batch",
-        "Batch",
-        "Decide every marked proposal after a summary",
-        writes=True,
-    ),
+    shared("review", "mark", "Mark the proposal for a batch decision and move on"),
+    shared("review", "batch", "Decide every marked proposal after a summary"),
     WorkbenchCommand(
         "review.next_target",
         "J",
@@ -95,30 +83,9 @@ REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Retire the newer fact of the pair as a duplicate",
         writes=True,
     ),
-    WorkbenchCommand(
-        "review.evidence",
-        "E",
-        "toggle_instruction",
-        "Evidence-only",
-        "Duplicates: toggle the newer fact's use policy",
-        writes=True,
-    ),
-    WorkbenchCommand(
-        "review.stale",
-        "S",
-        "mark_stale",
-        "Stale",
-        "Duplicates: mark the newer fact stale",
-        writes=True,
-    ),
-    WorkbenchCommand(
-        "review.confidence",
-        "percent_sign",
-        "set_confidence",
-        "Confidence",
-        "Duplicates: set the newer fact's confidence (0 to 1)",
-        writes=True,
-    ),
+    shared("review", "evidence", "Duplicates: toggle the newer fact's use policy"),
+    shared("review", "stale", "Duplicates: mark the newer fact stale"),
+    shared("review", "confidence", "Duplicates: set the newer fact's confidence (0 to 1)"),
     WorkbenchCommand(
         "review.keep_both",
         "b",
@@ -127,20 +94,6 @@ REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Keep both facts; the pair is not offered again",
         writes=True,
     ),
-    WorkbenchCommand(
-        "review.next_tab",
-        "right_square_bracket",
-        "next_tab",
-        "Next tab",
-        "Proposals / Duplicates",
-        show=False,
-    ),
-    WorkbenchCommand(
-        "review.prev_tab",
-        "left_square_bracket",
-        "prev_tab",
-        "Prev tab",
-        "Proposals / Duplicates",
-        show=False,
-    ),
+    shared("review", "next_tab", "Proposals / Duplicates", show=False),
+    shared("review", "prev_tab", "Proposals / Duplicates", show=False),
 )

@@ -14,27 +14,18 @@ import json
 
 import pytest
 
+
+def add(text: str, *more: str) -> list[str]:
+    """The argv of an add of `text` in scope s, with `more` arguments."""
+    return ["remember", text, "--scope", "s", "--add", *more]
+
+
 # (id, argv after --home, code, phrase of the fix in the message); {placeholders} are
 # filled from the prepared store. Ids in IN_PROCESS run through main() instead of a process.
 CASES: list[tuple[str, list[str], str, str]] = [
-    (
-        "empty text",
-        ["remember", "", "--scope", "s", "--add"],
-        "MEMORY_TEXT_REQUIRED",
-        "gno-tui remember",
-    ),
-    (
-        "whitespace text",
-        ["remember", "  \n ", "--scope", "s", "--add"],
-        "MEMORY_TEXT_REQUIRED",
-        "gno-tui remember",
-    ),
-    (
-        "oversized text",
-        ["remember", "oversized " + "x" * 4090, "--scope", "s", "--add"],
-        "MEMORY_TEXT_TOO_LARGE",
-        "split",
-    ),
+    ("empty text", add(""), "MEMORY_TEXT_REQUIRED", "gno-tui remember"),
+    ("whitespace text", add("  \n "), "MEMORY_TEXT_REQUIRED", "gno-tui remember"),
+    ("oversized text", add("oversized " + "x" * 4090), "MEMORY_TEXT_TOO_LARGE", "split"),
     ("no scopes", ["remember", "case no scopes", "--add"], "MEMORY_SCOPES_REQUIRED", "--scope"),
     (
         "nine scopes",
@@ -55,7 +46,7 @@ CASES: list[tuple[str, list[str], str, str]] = [
     ),
     (
         "unknown collection",
-        ["remember", "case unknown collection", "--scope", "s", "--add", "--collection", "nope"],
+        add("case unknown collection", "--collection", "nope"),
         "MEMORY_COLLECTION_NOT_FOUND",
         "gno-tui collection add nope",
     ),
@@ -109,47 +100,37 @@ CASES: list[tuple[str, list[str], str, str]] = [
     ),
     (
         "tampered receipt",
-        ["remember", "case tampered receipt", "--scope", "s", "--add", "--receipt", "{tampered}"],
+        add("case tampered receipt", "--receipt", "{tampered}"),
         "MEMORY_RECEIPT_INVALID",
         "unmodified",
     ),
     (
         "receipt not json",
-        ["remember", "case receipt not json", "--scope", "s", "--add", "--receipt", "{not_json}"],
+        add("case receipt not json", "--receipt", "{not_json}"),
         "MEMORY_RECEIPT_INVALID",
         "gno-tui recall",
     ),
     (
         "receipt file missing",
-        ["remember", "case receipt missing", "--scope", "s", "--add", "--receipt", "{missing}"],
+        add("case receipt missing", "--receipt", "{missing}"),
         "MEMORY_RECEIPT_INVALID",
         "gno-tui recall",
     ),
     (
         "receipt file is null",
-        ["remember", "case receipt null", "--scope", "s", "--add", "--receipt", "{null}"],
+        add("case receipt null", "--receipt", "{null}"),
         "MEMORY_RECEIPT_INVALID",
         "gno-tui recall",
     ),
     (
         "add with decision supersede",
-        ["remember", "case add and supersede", "--scope", "s", "--add", "--decision", "supersede"],
+        add("case add and supersede", "--decision", "supersede"),
         "MEMORY_DECISION_INVALID",
         "pass one of them",
     ),
     (
         "add with supersede",
-        [
-            "remember",
-            "case add plus supersede",
-            "--scope",
-            "s",
-            "--add",
-            "--supersede",
-            "{uri}",
-            "--predecessor-hash",
-            "{hash}",
-        ],
+        add("case add plus supersede", "--supersede", "{uri}", "--predecessor-hash", "{hash}"),
         "MEMORY_DECISION_INVALID",
         "pass one of them",
     ),
@@ -157,15 +138,7 @@ CASES: list[tuple[str, list[str], str, str]] = [
     # exists, so a fence that ran after the exact check would answer `existing` instead.
     (
         "fenced replay",
-        [
-            "remember",
-            "Alice drinks green tea",
-            "--scope",
-            "s",
-            "--add",
-            "--receipt",
-            "{saved_recall}",
-        ],
+        add("Alice drinks green tea", "--receipt", "{saved_recall}"),
         "MEMORY_FENCED_REPLAY",
         "supersede",
     ),
@@ -177,7 +150,7 @@ CASES: list[tuple[str, list[str], str, str]] = [
     ),
     (
         "fenced derived",
-        ["remember", "Alice drinks green tea", "--scope", "s", "--add", "--derived-from", "{uri}"],
+        add("Alice drinks green tea", "--derived-from", "{uri}"),
         "MEMORY_FENCED_DERIVED",
         "supersede",
     ),

@@ -17,6 +17,22 @@ def workbench(engine, uri):
     return browse.fact_row(engine, uri).workbench
 
 
+def steps(step, engine, uri, *expected):
+    """Call `step` (undo_last or redo_last) for PERSON once per (action, workbench): each takes
+    back (or does again) that action, and leaves the fact with that workbench."""
+    for action, after in expected:
+        assert step(engine, actor=PERSON).action == action
+        assert workbench(engine, uri) == after
+
+
+def refused(step, engine, code):
+    """`step` (undo_last or redo_last) for PERSON must be refused with `code`: the failure."""
+    with pytest.raises(MemoryFailure) as caught:
+        step(engine, actor=PERSON)
+    assert caught.value.code == code
+    return caught.value
+
+
 def test_curation_is_undone_one_step_at_a_time_back_to_what_it_was(client, engine, memory):
     uri = client.add("Alice drinks green tea", "user:alice")["record"]["uri"]
     original = workbench(engine, uri)
@@ -25,15 +41,10 @@ def test_curation_is_undone_one_step_at_a_time_back_to_what_it_was(client, engin
     review.mark_stale(engine, ref=uri, actor=PERSON)
     assert workbench(engine, uri)["freshness"]["staleAfter"] is not None
 
-    assert undo_last(engine, actor=PERSON).action == "mark-stale"
-    assert workbench(engine, uri) == confirmed
-    assert undo_last(engine, actor=PERSON).action == "confirm"
-    assert workbench(engine, uri) == original
+    steps(undo_last, engine, uri, ("mark-stale", confirmed), ("confirm", original))
     # The files say the same as the index: a reindex changes nothing.
     assert memory.reindex()["changed"] == 0
-    with pytest.raises(MemoryFailure) as caught:
-        undo_last(engine, actor=PERSON)
-    assert caught.value.code == "MEMORY_NOTHING_TO_UNDO"
+    refused(undo_last, engine, "MEMORY_NOTHING_TO_UNDO")
     actions = [entry["action"] for entry in review.decision_log(engine)]
     assert actions == ["undo:confirm", "undo:mark-stale", "mark-stale", "confirm"]
 
@@ -56,9 +67,7 @@ def test_retire_and_restore_are_undone(client, engine, memory):
 def test_only_the_persons_own_decisions_are_undone(client, engine):
     uri = client.add("Carol moved to Berlin", "user:carol")["record"]["uri"]
     review.confirm(engine, ref=uri, actor="tui:bob")
-    with pytest.raises(MemoryFailure) as caught:
-        undo_last(engine, actor=PERSON)
-    assert caught.value.code == "MEMORY_NOTHING_TO_UNDO"
+    refused(undo_last, engine, "MEMORY_NOTHING_TO_UNDO")
     assert workbench(engine, uri)["provenance"]["status"] == "user_confirmed"
 
 
@@ -67,10 +76,8 @@ def test_a_decision_that_wrote_or_judged_facts_is_not_undone(client, engine, pro
     b = client.add("Alice drinks green tea daily", "s")["record"]
     duplicates.keep_both(engine, left=a["uri"], right=b["uri"], actor=PERSON)
     before = probe.state()
-    with pytest.raises(MemoryFailure) as caught:
-        undo_last(engine, actor=PERSON)
-    assert caught.value.code == "MEMORY_UNDO_UNSUPPORTED"
-    assert "Supersede or retire the fact instead" in caught.value.message
+    failure = refused(undo_last, engine, "MEMORY_UNDO_UNSUPPORTED")
+    assert "Supersede or retire the fact instead" in failure.message
     probe.assert_nothing_written(before)
 
 
@@ -83,14 +90,9 @@ def test_redo_does_again_what_each_undo_took_back_newest_undo_first(client, engi
     undo_last(engine, actor=PERSON)
     undo_last(engine, actor=PERSON)
 
-    assert redo_last(engine, actor=PERSON).action == "confirm"
-    assert workbench(engine, uri) == confirmed
-    assert redo_last(engine, actor=PERSON).action == "mark-stale"
-    assert workbench(engine, uri) == stale
+    steps(redo_last, engine, uri, ("confirm", confirmed), ("mark-stale", stale))
     assert memory.reindex()["changed"] == 0
-    with pytest.raises(MemoryFailure) as caught:
-        redo_last(engine, actor=PERSON)
-    assert caught.value.code == "MEMORY_NOTHING_TO_REDO"
+    refused(redo_last, engine, "MEMORY_NOTHING_TO_REDO")
     log = review.decision_log(engine)
     assert [entry["action"] for entry in log[:2]] == ["redo:mark-stale", "redo:confirm"]
     # Each redo names the undo it takes back.
@@ -120,10 +122,8 @@ def test_a_new_decision_ends_the_redo_trail(client, engine, probe):
     undo_last(engine, actor=PERSON)
     review.mark_stale(engine, ref=uri, actor=PERSON)
     before = probe.state()
-    with pytest.raises(MemoryFailure) as caught:
-        redo_last(engine, actor=PERSON)
-    assert caught.value.code == "MEMORY_NOTHING_TO_REDO"
-    assert "a new decision since the last undo ends the trail" in caught.value.message
+    failure = refused(redo_last, engine, "MEMORY_NOTHING_TO_REDO")
+    assert "a new decision since the last undo ends the trail" in failure.message
     probe.assert_nothing_written(before)
     assert workbench(engine, uri)["provenance"]["status"] != "user_confirmed"
 
@@ -132,6 +132,4 @@ def test_only_the_persons_own_undos_are_redone(client, engine):
     uri = client.add("Dan plays chess", "user:dan")["record"]["uri"]
     review.confirm(engine, ref=uri, actor="tui:bob")
     undo_last(engine, actor="tui:bob")
-    with pytest.raises(MemoryFailure) as caught:
-        redo_last(engine, actor=PERSON)
-    assert caught.value.code == "MEMORY_NOTHING_TO_REDO"
+    refused(redo_last, engine, "MEMORY_NOTHING_TO_REDO")

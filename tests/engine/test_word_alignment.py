@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
-import engine.memory.recall as recall_module
+import engine.retrieval.ranking as ranking_module
 from engine.facade.factory import open_engine
 from engine.memory.recall import RecallRequest
 from engine.retrieval.embeddings import EmbedderStatus
@@ -112,7 +112,7 @@ def test_hybrid_recall_ranks_the_fact_that_says_the_query_word_differently_first
     assert recalled["retrieval"] == {"mode": "hybrid"}
     assert [f["recordId"] for f in recalled["facts"]] == [paraphrase, vague]
     # Without the alignment the whole-sentence cosine alone prefers the vaguer fact.
-    monkeypatch.setattr(recall_module, "ALIGNMENT_WEIGHT", 0.0)
+    monkeypatch.setattr(ranking_module, "ALIGNMENT_WEIGHT", 0.0)
     recalled = hand_client.recall("how does she destress?", ["s"])
     assert [f["recordId"] for f in recalled["facts"]] == [vague, paraphrase]
 
@@ -129,8 +129,8 @@ def test_each_hybrid_score_is_the_sum_of_its_parts(hand_client):
         part = parts[fact["recordId"]]
         total = (
             part.lexical
-            + recall_module.SEMANTIC_WEIGHT * part.cosine
-            + recall_module.ALIGNMENT_WEIGHT * part.alignment
+            + ranking_module.SEMANTIC_WEIGHT * part.cosine
+            + ranking_module.ALIGNMENT_WEIGHT * part.alignment
         )
         assert fact["score"] == pytest.approx(total, abs=1e-5)
     walk = next(f for f in result["facts"] if "walk" in f["text"])

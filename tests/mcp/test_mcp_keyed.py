@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from mcp.types import CallToolResult
 from mcp_harness import mcp_session, structured_error, structured_ok
 
 from engine.contract.validation import load_schema
@@ -11,71 +13,34 @@ from engine.contract.validation import load_schema
 
 async def test_keyed_tools_take_the_seed_requests(mcp_home: Path) -> None:
     requests = load_schema("keyed_requests")
-    async with mcp_session(mcp_home) as session:
+    # Write-enabled: on a propose-only server a keyed save is held for a person
+    # (tests/mcp/test_mcp_trust.py).
+    async with mcp_session(mcp_home, enable_write=True) as session:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
         assert tools["memory_remember"].input_schema == requests["remember"]
         assert tools["memory_recall"].input_schema == requests["recall"]
         assert tools["memory_search"].input_schema == requests["search"]
         assert tools["memory_search"].output_schema == load_schema("keyed_search")
 
-        saved = structured_ok(
-            await session.call_tool(
-                "memory_remember",
-                {
-                    "key": "alice/drink",
-                    "memory": {
-                        "content": "Alice drinks green tea",
-                        "tags": ["Diet"],
-                        "topic": "prefs",
-                    },
-                },
-            ),
-            "keyed_hit",
-        )
+        async def remember(memory: dict[str, Any], **fields: Any) -> CallToolResult:
+            request = {"key": "alice/drink", **fields, "memory": memory}
+            return await session.call_tool("memory_remember", request)
+
+        tea = {"content": "Alice drinks green tea", "tags": ["Diet"], "topic": "prefs"}
+        saved = structured_ok(await remember(tea), "keyed_hit")
         assert (saved["key"], saved["revision"], saved["memory"]["tags"]) == (
             "alice/drink",
             1,
             ["diet"],
         )
         # A retry of the same create returns the stored revision.
-        again = structured_ok(
-            await session.call_tool(
-                "memory_remember",
-                {
-                    "key": "alice/drink",
-                    "memory": {
-                        "content": "Alice drinks green tea",
-                        "tags": ["Diet"],
-                        "topic": "prefs",
-                    },
-                },
-            ),
-            "keyed_hit",
-        )
+        again = structured_ok(await remember(tea), "keyed_hit")
         assert again["revision"] == 1
-        updated = structured_ok(
-            await session.call_tool(
-                "memory_remember",
-                {
-                    "key": "alice/drink",
-                    "if_revision": 1,
-                    "memory": {"content": "Alice drinks coffee now"},
-                },
-            ),
-            "keyed_hit",
-        )
+        coffee = {"content": "Alice drinks coffee now"}
+        updated = structured_ok(await remember(coffee, if_revision=1), "keyed_hit")
         assert updated["revision"] == 2
-        stale = structured_error(
-            await session.call_tool(
-                "memory_remember",
-                {
-                    "key": "alice/drink",
-                    "if_revision": 1,
-                    "memory": {"content": "Alice drinks water"},
-                },
-            ),
-            "MEMORY_REVISION_CONFLICT",
-        )
+        water = {"content": "Alice drinks water"}
+        stale = structured_error(await remember(water, if_revision=1), "MEMORY_REVISION_CONFLICT")
         assert "revision 2" in stale
 
         listed = structured_ok(

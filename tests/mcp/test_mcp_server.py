@@ -249,9 +249,12 @@ async def test_enable_write_applies_writes(mcp_home: Path) -> None:
                 await session.send_ping()
         assert sorted(r["outcome"] for r in results) == ["added"] * 12
 
-        # Resources: the written file by its uri; an unknown uri is a clear protocol error.
-        markdown = (await session.read_resource(record["uri"])).contents[0]
-        assert "Alice lives in Paris" in markdown.text  # type: ignore[union-attr]
+        # Resources: the current fact's file by its uri; the superseded one is not served
+        # (like recall); an unknown uri is a clear protocol error.
+        markdown = (await session.read_resource(moved["record"]["uri"])).contents[0]
+        assert "Alice lives in Lyon" in markdown.text  # type: ignore[union-attr]
+        with pytest.raises(MCPError, match="not current"):
+            await session.read_resource(record["uri"])
         missing = record["uri"].replace(record["recordId"], "mem-0000000000000000")
         with pytest.raises(MCPError, match="No fact"):
             await session.read_resource(missing)

@@ -4,12 +4,12 @@ The store has a fixed clock and deterministic record ids, so every run renders t
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pilot_helpers import settle, steady
+from pilot_helpers import keys, steps
 
 from engine.contract.normalize import counted_record_ids
 from engine.facade.factory import open_engine
@@ -47,24 +47,6 @@ def make_app(demo: tuple[MemoryEngine, dict[str, Any]], mode: str) -> GnoApp:
         actor="tui:snap",
         session="snap",
     )
-
-
-def keys(text: str) -> list[str]:
-    return ["space" if c == " " else c for c in text]
-
-
-def steps(*groups: list[str] | str) -> Callable[[Any], Awaitable[None]]:
-    """Press each group of keys, letting the workers finish after each; end on a steady frame
-    (no toast, no blinking cursor)."""
-
-    async def run(pilot: Any) -> None:
-        await settle(pilot)
-        for group in groups:
-            await pilot.press(*([group] if isinstance(group, str) else group))
-            await settle(pilot)
-        await steady(pilot)
-
-    return run
 
 
 RECALL = [

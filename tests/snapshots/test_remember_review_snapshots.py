@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pilot_helpers import steady
+from pilot_helpers import pending_proposal, steady, steps
 
 from engine.contract.normalize import counted_record_ids
 from engine.facade.factory import open_engine
@@ -20,7 +20,6 @@ from engine.memory.remember import RememberRequest
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.storage.store import MemoryEngine
 from gno_tui.app import GnoApp, create_app
-from screens.remember import DEBOUNCE_SECONDS, RememberScreen
 
 SIZE = (140, 40)
 FIXED = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -59,17 +58,9 @@ def seed(store: MemoryEngine) -> None:
 
 
 def app_for(store: MemoryEngine, screen: str) -> GnoApp:
-    app = create_app(service=MemoryService(store), screen=screen, watch_store=False)
-    app.actor = "tui:tester"
-    return app
-
-
-def pending_proposal(screen: Any) -> Any:
-    """Remember proposes candidates DEBOUNCE_SECONDS after the last change, on a timer: the
-    timer when one is pending (settle runs its proposal at once instead of waiting for it)."""
-    timer = screen._debounce if isinstance(screen, RememberScreen) else None
-    assert timer is None or timer._interval == DEBOUNCE_SECONDS, "not the proposal debounce"
-    return timer
+    return create_app(
+        service=MemoryService(store), screen=screen, watch_store=False, actor="tui:tester"
+    )
 
 
 async def settle(pilot: Any) -> None:
@@ -99,23 +90,11 @@ def test_review_proposals_with_diff(snap_compare: Any, store: MemoryEngine) -> N
 
 def test_review_duplicates_tab(snap_compare: Any, store: MemoryEngine) -> None:
     seed(store)
-
-    async def to_duplicates(pilot: Any) -> None:
-        await settle(pilot)
-        await pilot.press("right_square_bracket")
-        await settle(pilot)
-
+    to_duplicates = steps("right_square_bracket", debounce=pending_proposal)
     assert snap_compare(app_for(store, "review"), terminal_size=SIZE, run_before=to_duplicates)
 
 
 def test_review_decision_log(snap_compare: Any, store: MemoryEngine) -> None:
     seed(store)
-
-    async def decide_then_log(pilot: Any) -> None:
-        await settle(pilot)
-        await pilot.press("a")
-        await settle(pilot)
-        await pilot.press("at")
-        await settle(pilot)
-
+    decide_then_log = steps("a", "at", debounce=pending_proposal)
     assert snap_compare(app_for(store, "review"), terminal_size=SIZE, run_before=decide_then_log)

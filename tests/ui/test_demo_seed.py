@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pilot_helpers import settle
+from pilot_helpers import workbench
 from textual.widgets import DataTable, Input
 
 from engine.facade.factory import open_engine
@@ -17,7 +17,6 @@ from engine.memory.receipts import recent_receipts, verify_receipt
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.storage import proposals
 from engine.storage.store import MemoryEngine
-from gno_tui.app import create_app
 from gno_tui.cli import build_parser
 from gno_tui.demo import demo_clock, seed_demo
 from screens import SCREENS_BY_MODE
@@ -93,11 +92,7 @@ async def test_every_screen_opens_populated_on_the_demo(
     mode: str, demo: tuple[MemoryEngine, dict[str, Any]]
 ) -> None:
     store, made = demo
-    app = create_app(
-        service=MemoryService(store), screen=mode, watch_store=False, chain=made["chains"][2]
-    )
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(store, mode, chain=made["chains"][2]) as (app, _pilot):
         screen = app.screen
         assert type(screen) is SCREENS_BY_MODE[mode]
         if mode == "library":

@@ -5,15 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from pilot_helpers import settle
+import pytest
+from pilot_helpers import settle, shown, workbench
 from textual.widgets import DataTable, Input, Static, Tab
 
 from engine.contract.normalize import iso_utc
 from engine.curation import review
 from engine.curation.undo import undo_last
-from engine.facade.service import MemoryService
 from engine.memory import browse
-from gno_tui.app import create_app
 from screens.decision_log import DecisionLogScreen
 from screens.library import LibraryScreen
 
@@ -26,9 +25,7 @@ async def test_filter_as_you_type_confirm_and_retire(engine: Any, client: Any) -
     client.add("Alice prefers green tea", "user:alice")
     client.add("Bob lives in Lyon", "user:bob")
     client.add("The deploy runs on Fridays", "project:x")
-    app = create_app(service=MemoryService(engine), watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine) as (app, pilot):
         assert summary(app).startswith("3 of 3")
         await pilot.press("slash", *"lyon")
         await settle(pilot)
@@ -56,9 +53,7 @@ async def test_status_tabs_count_and_filter(engine: Any, client: Any) -> None:
     first = client.add("Carol drinks coffee", "user:carol")
     client.supersede(first, "Carol drinks water")
     client.add("Dave likes maps", "user:dave")
-    app = create_app(service=MemoryService(engine), watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine) as (app, pilot):
         labels = [str(tab.label) for tab in app.screen.query(Tab)]
         assert "Current 2" in labels and "Superseded 1" in labels
         # Agent-written facts need confirmation: all current ones are "needs attention".
@@ -75,9 +70,7 @@ async def test_status_tabs_count_and_filter(engine: Any, client: Any) -> None:
 
 async def test_sees_writes_from_another_process(engine: Any, client: Any) -> None:
     """The app watches the store's generation and refreshes the open screen."""
-    app = create_app(service=MemoryService(engine), watch_store=True)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, watch_store=True) as (app, pilot):
         assert summary(app).startswith("0 of 0")
         client.add("Erin joined the infra team", "team:infra")
         # The poll runs every STORE_POLL_SECONDS of wall time: run it now instead of waiting.
@@ -91,9 +84,7 @@ async def test_enter_opens_the_chain_and_the_palette_runs_commands(
 ) -> None:
     first = client.add("Carol drinks coffee", "user:carol")
     client.supersede(first, "Carol drinks water")
-    app = create_app(service=MemoryService(engine), watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine) as (app, pilot):
         await pilot.press("enter")
         await settle(pilot)
         assert app.current_mode == "supersession"
@@ -120,9 +111,7 @@ async def test_detail_shows_key_revision_topic_tags_and_expiry(engine: Any) -> N
             },
         },
     )
-    app = create_app(service=MemoryService(engine), watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine) as (app, _pilot):
         detail = str(app.screen.query_one("#library-detail-body", Static).content)
         assert "alice/drink" in detail and "prefs" in detail
         assert "diet, morning" in detail and "expires" in detail
@@ -130,9 +119,7 @@ async def test_detail_shows_key_revision_topic_tags_and_expiry(engine: Any) -> N
 
 async def test_use_policy_confidence_and_stale_from_the_keyboard(engine: Any, client: Any) -> None:
     client.add("Fay prefers short meetings", "user:fay")
-    app = create_app(service=MemoryService(engine), watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine) as (app, pilot):
         await pilot.press("E")
         await settle(pilot)
         row = browse.list_facts(engine).rows[0]
@@ -156,11 +143,8 @@ async def test_marks_and_one_batch_decision_for_every_marked_fact(engine: Any, c
         client.add(text, "team")
     already = client.add("Carol moved to Berlin", "team")["record"]
     review.retire(engine, ref=already["uri"], actor="tui:test", reason="old")
-    app = create_app(service=MemoryService(engine), watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, LibraryScreen)
+    async with workbench(engine) as (app, pilot):
+        screen = shown(app, LibraryScreen)
         assert [r.text for r in screen.rows][:2] == [
             "Carol moved to Berlin",  # newest first; retired
             "The deploy runs on Fridays",
@@ -201,9 +185,7 @@ async def test_marks_and_one_batch_decision_for_every_marked_fact(engine: Any, c
 
 async def test_the_decision_log_opens_from_any_screen(engine: Any, client: Any) -> None:
     client.add("Bob lives in Lyon", "user:bob")
-    app = create_app(service=MemoryService(engine), watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine) as (app, pilot):
         await pilot.press("c")  # confirm, from the Library
         await settle(pilot)
         await pilot.press("at")
@@ -220,11 +202,8 @@ async def test_the_decision_log_opens_from_any_screen(engine: Any, client: Any) 
 async def test_v_marks_a_range_of_rows(engine: Any, client: Any) -> None:
     for n in range(5):
         client.add(f"Fact number {n} about the deploy", "team")
-    app = create_app(service=MemoryService(engine), watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, LibraryScreen)
+    async with workbench(engine) as (app, pilot):
+        screen = shown(app, LibraryScreen)
         await pilot.press("j", "v")
         assert "visual: v marks to here" in summary(app)
         await pilot.press("j", "j", "v")
@@ -235,45 +214,30 @@ async def test_v_marks_a_range_of_rows(engine: Any, client: Any) -> None:
         assert screen.marked == {row.record_id for row in screen.rows[0:4]}
 
 
-async def test_z_undoes_the_latest_decision_then_says_there_is_nothing_left(
-    engine: Any, client: Any
+@pytest.mark.parametrize(
+    ("keys", "done", "nothing_left"),
+    [
+        (["c", "z"], "undone", "MEMORY_NOTHING_TO_UNDO"),
+        (["c", "z", "ctrl+z"], "redone", "MEMORY_NOTHING_TO_REDO"),
+    ],
+    ids=["z undoes the confirm", "ctrl+z redoes what z undid"],
+)
+async def test_z_undoes_and_ctrl_z_redoes_the_latest_decision_until_nothing_is_left(
+    engine: Any, client: Any, keys: list[str], done: str, nothing_left: str
 ) -> None:
     uri = client.add("Bob lives in Lyon", "user:bob")["record"]["uri"]
-    app = create_app(service=MemoryService(engine), watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
+    statuses = {"c": "user_confirmed", "z": "observed", "ctrl+z": "user_confirmed"}
+    async with workbench(engine) as (app, pilot):
+        for key in keys:  # confirm, undo (and redo): each shows in the fact at once
+            await pilot.press(key)
+            await settle(pilot)
+            assert browse.fact_row(engine, uri).workbench["provenance"]["status"] == statuses[key]
+        assert any(n.message == f"{done}: confirm on {uri}" for n in app._notifications)
+        # The list shows it too: the row's status is the fact's.
+        assert statuses[keys[-1]] in str(app.screen.query_one(DataTable).get_row_at(0)[4])
+        await pilot.press(keys[-1])  # again: nothing is left to take back (or do again)
         await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        assert browse.fact_row(engine, uri).workbench["provenance"]["status"] == "user_confirmed"
-        await pilot.press("z")
-        await settle(pilot)
-        assert browse.fact_row(engine, uri).workbench["provenance"]["status"] == "observed"
-        assert any(n.message == f"undone: confirm on {uri}" for n in app._notifications)
-        # The list shows it too: the row is back to observed.
-        assert "observed" in str(app.screen.query_one(DataTable).get_row_at(0)[4])
-        await pilot.press("z")
-        await settle(pilot)
-        assert any(n.title == "MEMORY_NOTHING_TO_UNDO" for n in app._notifications)
-
-
-async def test_ctrl_z_redoes_what_z_undid(engine: Any, client: Any) -> None:
-    uri = client.add("Bob lives in Lyon", "user:bob")["record"]["uri"]
-    app = create_app(service=MemoryService(engine), watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        await pilot.press("z")
-        await settle(pilot)
-        assert browse.fact_row(engine, uri).workbench["provenance"]["status"] == "observed"
-        await pilot.press("ctrl+z")
-        await settle(pilot)
-        assert browse.fact_row(engine, uri).workbench["provenance"]["status"] == "user_confirmed"
-        assert any(n.message == f"redone: confirm on {uri}" for n in app._notifications)
-        assert "user_confirmed" in str(app.screen.query_one(DataTable).get_row_at(0)[4])
-        await pilot.press("ctrl+z")
-        await settle(pilot)
-        assert any(n.title == "MEMORY_NOTHING_TO_REDO" for n in app._notifications)
+        assert any(n.title == nothing_left for n in app._notifications)
 
 
 async def test_z_and_ctrl_z_do_nothing_in_a_read_only_workbench(engine: Any, client: Any) -> None:
@@ -282,10 +246,7 @@ async def test_z_and_ctrl_z_do_nothing_in_a_read_only_workbench(engine: Any, cli
     review.confirm(engine, ref=uri, actor="tui:reader")
     review.confirm(engine, ref=other, actor="tui:reader")
     undo_last(engine, actor="tui:reader")  # leaves a redo to refuse
-    app = create_app(service=MemoryService(engine), watch_store=False, read_only=True)
-    app.actor = "tui:reader"
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, read_only=True, actor="tui:reader") as (_app, pilot):
         await pilot.press("z", "ctrl+z")
         await settle(pilot)
     assert browse.fact_row(engine, uri).workbench["provenance"]["status"] == "user_confirmed"
@@ -301,13 +262,10 @@ async def test_colon_at_a_time_shows_the_library_as_it_was_then(engine: Any, cli
     engine._clock = lambda: start + timedelta(hours=2)
     client.add("Carol drinks tea", "user:carol")
     then = iso_utc(start + timedelta(minutes=30))
-    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, "review") as (app, pilot):
         await pilot.press("colon", *f"@{then}", "enter")
         await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, LibraryScreen)
+        screen = shown(app, LibraryScreen)
         # Only what the store held then, with the status it had then.
         assert [row.text for row in screen.rows] == ["Alice lives in Paris"]
         table = screen.query_one(DataTable)
@@ -327,9 +285,7 @@ async def test_colon_at_a_time_shows_the_library_as_it_was_then(engine: Any, cli
 
 async def test_a_time_that_cannot_be_read_says_how_to_write_it(engine: Any, client: Any) -> None:
     client.add("Alice lives in Paris", "user:alice")
-    app = create_app(service=MemoryService(engine), watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine) as (app, pilot):
         await pilot.press("slash", *"@yesterday")
         await settle(pilot)
         assert any("write @2026-11-01" in n.message for n in app._notifications)

@@ -5,14 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pilot_helpers import settle
+from pilot_helpers import keys, settle, shown, workbench
 from textual.widgets import DataTable, Input, Label, Static
 
 from engine.curation.labels import labels_of
-from engine.facade.service import MemoryService
 from engine.memory import browse
 from engine.memory.receipts import recent_receipts
-from gno_tui.app import create_app
 from screens.json_modal import JsonModal
 from screens.recall import RecallScreen
 
@@ -28,14 +26,13 @@ def notes(app: Any) -> list[str]:
 async def run_query(
     pilot: Any, query: str, *, scopes: str | None = None, max_tokens: str | None = None
 ) -> RecallScreen:
-    screen = pilot.app.screen
-    assert isinstance(screen, RecallScreen)
+    screen = shown(pilot.app, RecallScreen)
     if scopes is not None:
         screen.query_one("#recall-scopes", Input).value = scopes
     if max_tokens is not None:
         screen.query_one("#recall-max-tokens", Input).value = max_tokens
     screen.query_one("#recall-query", Input).focus()
-    await pilot.press(*["space" if c == " " else c for c in query], "enter")
+    await pilot.press(*keys(query), "enter")
     await settle(pilot)
     return screen
 
@@ -52,9 +49,7 @@ async def test_recall_shows_facts_budget_lineage_and_verifies_receipt(
     tea = client.add("Alice prefers green tea in the morning", "user:alice")
     client.add("Alice drinks coffee after lunch", "user:alice")
     client.add("Bob lives in Lyon", "user:bob")
-    app = create_app(service=MemoryService(engine), screen="recall", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, "recall") as (app, pilot):
         # The scopes box is prefilled with the store's scopes.
         assert app.screen.query_one("#recall-scopes", Input).value == "user:alice, user:bob"
         screen = await run_query(pilot, "alice tea")
@@ -93,9 +88,7 @@ async def test_recall_shows_facts_budget_lineage_and_verifies_receipt(
 async def test_budget_cut_raw_json_and_ob1_format(engine: Any, client: Any) -> None:
     for n in range(4):
         client.add(f"Deploy note {n}: the deploy pipeline runs tests then ships", "project:x")
-    app = create_app(service=MemoryService(engine), screen="recall", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, "recall") as (app, pilot):
         await pilot.press("escape", "b")  # b: the budget box
         assert app.screen.query_one("#recall-max-tokens", Input).has_focus
         await pilot.press("ctrl+u", "3", "0")
@@ -132,9 +125,7 @@ async def test_budget_cut_raw_json_and_ob1_format(engine: Any, client: Any) -> N
 
 async def test_confirm_and_stale_act_on_the_highlighted_fact(engine: Any, client: Any) -> None:
     fact = client.add("The deploy runs on Fridays", "project:x")
-    app = create_app(service=MemoryService(engine), screen="recall", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, "recall") as (_app, pilot):
         await run_query(pilot, "deploy fridays")
         await pilot.press("c")
         await settle(pilot)
@@ -148,9 +139,7 @@ async def test_confirm_and_stale_act_on_the_highlighted_fact(engine: Any, client
 
 async def test_empty_recall_shows_the_hint(engine: Any, client: Any) -> None:
     client.add("Bob lives in Lyon", "user:bob")
-    app = create_app(service=MemoryService(engine), screen="recall", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, "recall") as (app, pilot):
         screen = await run_query(pilot, "zebra savanna")
         assert screen.result is not None and screen.result["facts"] == []
         assert "gno-tui remember" in text_of(app, "#recall-receipt")
@@ -164,9 +153,7 @@ async def test_why_not_explains_what_was_left_out(engine: Any, client: Any) -> N
     client.add("The deploy pipeline has three stages", "project:x", collection="team")
     client.add("The deploy dashboard is on grafana", "project:x", collection="team")
     client.add("The deploy freeze starts in December", "project:y")
-    app = create_app(service=MemoryService(engine), screen="recall", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, "recall") as (app, pilot):
         app.screen.query_one("#recall-max-facts", Input).value = "1"
         screen = await run_query(pilot, "deploy", scopes="project:x")
         assert screen.result is not None and len(screen.result["facts"]) == 1
@@ -189,12 +176,9 @@ async def test_why_not_explains_what_was_left_out(engine: Any, client: Any) -> N
 
 async def test_use_policy_and_confidence_from_recall(engine: Any, client: Any) -> None:
     from engine.memory import browse
-    from gno_tui.app import create_app
 
     client.add("Erin's pager rotation starts Monday", "team:infra")
-    app = create_app(service=MemoryService(engine), screen="recall", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, "recall") as (_app, pilot):
         await pilot.press(*"pager", "tab", *"team:infra", "enter")
         await settle(pilot)
         await pilot.press("escape", "E")
@@ -211,9 +195,7 @@ async def test_hybrid_rows_show_what_each_score_is_made_of(
 ) -> None:
     tea = semantic_client.add("Alice drinks green tea", "user:alice")
     semantic_client.add("Bob lives in Lyon", "user:alice")
-    app = create_app(service=MemoryService(semantic_engine), screen="recall", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(semantic_engine, "recall") as (_app, pilot):
         screen = await run_query(pilot, "what does alice drink")
         assert screen.result is not None and screen.result["retrieval"] == {"mode": "hybrid"}
         cells = row_cells(screen.query_one("#recall-table", DataTable), tea["record"]["recordId"])
@@ -227,9 +209,7 @@ async def test_labels_on_results_and_a_missed_fact(engine: Any, client: Any) -> 
     tea = client.add("Alice drinks green tea", "user:alice")["record"]
     coffee = client.add("Alice drinks coffee after lunch", "user:alice")["record"]
     quiet = client.add("Alice likes quiet mornings", "user:alice")["record"]
-    app = create_app(service=MemoryService(engine), screen="recall", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, "recall") as (app, pilot):
         screen = await run_query(pilot, "drinks", scopes="user:alice")
         assert screen.result is not None
         digest = screen.result["receipt"]["digest"]

@@ -6,21 +6,15 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from pilot_helpers import settle
+from pilot_helpers import keys, settle, shown, workbench
 from textual.widgets import DataTable, Input, Static
 
 from engine.contract.normalize import iso_utc
 from engine.curation.review import decision_log
-from engine.facade.service import MemoryService
 from engine.memory.receipts import recent_receipts
-from gno_tui.app import create_app
 from screens.recall import RecallScreen
 from screens.receipts import ReceiptsScreen
 from screens.yes_no import YesNoPrompt
-
-
-def keys(text: str) -> list[str]:
-    return ["space" if c == " " else c for c in text]
 
 
 def text_of(screen: Any, selector: str) -> str:
@@ -33,11 +27,8 @@ async def test_receipts_newest_first_verify_and_drift(engine: Any, client: Any) 
     first = client.recall("alice tea", ["user:alice"], caller="mcp:claude-code")
     second = client.recall("bob lyon", ["user:bob"], caller="cli:bob")
     client.supersede(tea, "Alice prefers jasmine tea")
-    app = create_app(service=MemoryService(engine), screen="receipts", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ReceiptsScreen)
+    async with workbench(engine, "receipts") as (app, pilot):
+        screen = shown(app, ReceiptsScreen)
         digests = [r["digest"] for r in screen.receipts]
         assert set(digests) == {first["receipt"]["digest"], second["receipt"]["digest"]}
         issued = [r["issuedAt"] for r in screen.receipts]
@@ -58,17 +49,16 @@ async def test_receipts_newest_first_verify_and_drift(engine: Any, client: Any) 
 async def test_fence_preview_yes_and_no(engine: Any, client: Any) -> None:
     client.add("Alice prefers green tea", "user:alice")
     client.recall("alice tea", ["user:alice"])
-    app = create_app(service=MemoryService(engine), screen="receipts", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ReceiptsScreen)
+    async with workbench(engine, "receipts") as (app, pilot):
+        screen = shown(app, ReceiptsScreen)
         await pilot.press("f")
         assert screen.query_one("#fence-text", Input).has_focus
         # Whitespace differences do not matter: the contentHash is over normalised text.
         await pilot.press(*keys("Alice  prefers green tea"))
+        await settle(pilot)
         assert "would be fenced" in text_of(screen, "#fence-verdict")
         await pilot.press("ctrl+u", *keys("Alice prefers black tea"))
+        await settle(pilot)
         assert "not fenced by this receipt" in text_of(screen, "#fence-verdict")
         # Letters typed in the box never trigger the screen's keys (p, V, P...).
         assert [c.policy for c in screen.collections] == ["local_only"]
@@ -76,15 +66,35 @@ async def test_fence_preview_yes_and_no(engine: Any, client: Any) -> None:
         assert screen.query_one("#receipts-table").has_focus
 
 
+async def test_fence_preview_judges_as_the_fence_does(engine: Any, client: Any) -> None:
+    """Another case and a trailing period change the contentHash, not the fence form: the
+    engine refuses such a replay, so the preview must say fenced too."""
+    client.add("Alice prefers green tea", "user:alice")
+    client.recall("alice tea", ["user:alice"])
+    async with workbench(engine, "receipts") as (app, pilot):
+        screen = shown(app, ReceiptsScreen)
+        await pilot.press("f", *keys("alice prefers GREEN tea."))
+        await settle(pilot)
+        assert "would be fenced" in text_of(screen, "#fence-verdict")
+        # Quotes around it do not make it new either; another word does.
+        await pilot.press("ctrl+u", *keys('"Alice prefers green tea"'))
+        await settle(pilot)
+        assert "would be fenced" in text_of(screen, "#fence-verdict")
+        await pilot.press("ctrl+u", *keys("alice prefers green teas."))
+        await settle(pilot)
+        assert "not fenced by this receipt" in text_of(screen, "#fence-verdict")
+        # Emptying the box clears the verdict.
+        await pilot.press("ctrl+u")
+        await settle(pilot)
+        assert text_of(screen, "#fence-verdict") == ""
+
+
 async def test_policy_cycle_changes_effective_lineage_and_recall(engine: Any, client: Any) -> None:
     engine.add_collection("team", policy="lan")
     client.add("The staging database is Postgres 16", "team:infra", collection="team")
     client.add("The staging cluster runs in Paris", "team:infra")
-    app = create_app(service=MemoryService(engine), screen="receipts", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ReceiptsScreen)
+    async with workbench(engine, "receipts") as (app, pilot):
+        screen = shown(app, ReceiptsScreen)
         assert [(c.name, c.policy) for c in screen.collections] == [
             ("memory", "local_only"),
             ("team", "lan"),
@@ -155,9 +165,7 @@ async def test_policy_cycle_changes_effective_lineage_and_recall(engine: Any, cl
 
 
 async def test_relaxing_is_bound_to_the_revision_shown(engine: Any) -> None:
-    app = create_app(service=MemoryService(engine), screen="receipts", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, "receipts") as (app, pilot):
         await pilot.press("p")
         await pilot.pause()
         assert isinstance(app.screen, YesNoPrompt)
@@ -175,11 +183,8 @@ async def test_export_delete_and_purge_receipts_each_ask_first(engine: Any, clie
     for hours in (0, 1, 2):
         engine._clock = lambda h=hours: start + timedelta(hours=h)
         issued.append(client.recall("alice tea", ["user:alice"])["receipt"]["digest"])
-    app = create_app(service=MemoryService(engine), screen="receipts", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ReceiptsScreen)
+    async with workbench(engine, "receipts") as (app, pilot):
+        screen = shown(app, ReceiptsScreen)
         # Newest first: mark the two newest, export them.
         await pilot.press("space", "space", "x")
         await settle(pilot)

@@ -6,32 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from pilot_helpers import keys, pending_proposal, shown, workbench
+from pilot_helpers import settle as settle_workers
 from textual.widgets import Input, Static, TextArea
 
-from engine.facade.service import MemoryService
 from engine.memory import browse
-from gno_tui.app import create_app
 from screens.edit_prompt import MergePrompt
-from screens.remember import DEBOUNCE_SECONDS, RememberScreen
-
-
-def pending_proposal(screen: Any) -> Any:
-    """Remember proposes candidates DEBOUNCE_SECONDS after the last change, on a timer: the
-    timer when one is pending (settle runs its proposal at once instead of waiting for it)."""
-    timer = screen._debounce if isinstance(screen, RememberScreen) else None
-    assert timer is None or timer._interval == DEBOUNCE_SECONDS, "not the proposal debounce"
-    return timer
+from screens.remember import RememberScreen
 
 
 async def settle(pilot: Any) -> None:
     """Run a pending proposal at once, then wait for the workers and the messages they post."""
-    from pilot_helpers import settle as settle_workers
-
     await settle_workers(pilot, debounce=pending_proposal)
-
-
-def keys(text: str) -> list[str]:
-    return ["space" if char == " " else char for char in text]
 
 
 def text_of(app: Any, selector: str) -> str:
@@ -43,12 +29,18 @@ def notes(app: Any) -> list[tuple[str, str]]:
 
 
 async def compose(pilot: Any, text: str, scopes: str) -> RememberScreen:
-    screen = pilot.app.screen
-    assert isinstance(screen, RememberScreen)
+    screen = shown(pilot.app, RememberScreen)
     screen.query_one("#remember-text", TextArea).focus()
     await pilot.press(*keys(text), "tab", *keys(scopes))
     await settle(pilot)
     return screen
+
+
+def successor_of(engine: Any, uri: str) -> Any:
+    """The fact that superseded `uri` (which must have been superseded)."""
+    row = browse.fact_row(engine, uri)
+    assert row.superseded_by is not None
+    return browse.fact_row(engine, row.superseded_by)
 
 
 def current_count(engine: Any) -> int:
@@ -60,8 +52,7 @@ async def test_candidates_appear_and_supersede_replaces_the_old_fact(
 ) -> None:
     old = client.add("Alice prefers green tea in the morning", "user:alice")["record"]
     client.add("Bob lives in Lyon", "user:bob")
-    app = create_app(service=MemoryService(engine), screen="remember", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with workbench(engine, "remember", debounce=pending_proposal) as (app, pilot):
         screen = await compose(pilot, "Alice prefers black tea in the morning", "user:alice")
         assert [c["uri"] for c in screen.candidates] == [old["uri"]]
         matching = text_of(app, "#remember-matching")
@@ -77,9 +68,7 @@ async def test_candidates_appear_and_supersede_replaces_the_old_fact(
         await pilot.press("ctrl+r")
         await settle(pilot)
 
-        row = browse.fact_row(engine, old["uri"])
-        assert row.superseded_by is not None
-        successor = browse.fact_row(engine, row.superseded_by)
+        successor = successor_of(engine, old["uri"])
         assert successor.text == "Alice prefers black tea in the morning"
         assert successor.supersedes == [old["uri"]]
         assert successor.scopes == ["user:alice"]
@@ -99,8 +88,7 @@ async def test_add_writes_a_new_fact_with_source_and_shows_the_outcome(
     engine: Any, client: Any
 ) -> None:
     client.add("Bob lives in Lyon", "user:bob")
-    app = create_app(service=MemoryService(engine), screen="remember", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with workbench(engine, "remember", debounce=pending_proposal) as (app, pilot):
         screen = await compose(pilot, "Carol moved to Berlin", "user:carol, team")
         assert screen.candidates == []
         assert "0 candidate(s)" in text_of(app, "#remember-matching")
@@ -122,11 +110,8 @@ async def test_add_writes_a_new_fact_with_source_and_shows_the_outcome(
 
 async def test_scope_completion_exact_duplicate_and_clear(engine: Any, client: Any) -> None:
     client.add("Alice prefers green tea in the morning", "user:alice")
-    app = create_app(service=MemoryService(engine), screen="remember", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, RememberScreen)
+    async with workbench(engine, "remember", debounce=pending_proposal) as (app, pilot):
+        screen = shown(app, RememberScreen)
         screen.query_one("#remember-text", TextArea).focus()
         await pilot.press(*keys("Alice prefers green tea in the morning"), "tab", *keys("user:a"))
         await settle(pilot)  # the scope suggestion is a worker too
@@ -147,8 +132,7 @@ async def test_scope_completion_exact_duplicate_and_clear(engine: Any, client: A
 
 
 async def test_errors_are_notified_with_their_code_and_write_nothing(engine: Any) -> None:
-    app = create_app(service=MemoryService(engine), screen="remember", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with workbench(engine, "remember", debounce=pending_proposal) as (app, pilot):
         screen = await compose(pilot, "A fact without a scope", "")
         # While typing the problem is shown inline, not as a pop-up.
         assert "MEMORY_SCOPES_REQUIRED" in text_of(app, "#remember-matching")
@@ -164,8 +148,7 @@ async def test_errors_are_notified_with_their_code_and_write_nothing(engine: Any
 
 
 async def test_hidden_characters_are_flagged(engine: Any) -> None:
-    app = create_app(service=MemoryService(engine), screen="remember", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with workbench(engine, "remember", debounce=pending_proposal) as (app, pilot):
         screen = app.screen
         area = screen.query_one("#remember-text", TextArea)
         area.focus()
@@ -188,10 +171,10 @@ async def test_hidden_characters_are_flagged(engine: Any) -> None:
 
 async def test_read_only_workbench_refuses_writes(engine: Any, client: Any) -> None:
     client.add("Alice prefers green tea in the morning", "user:alice")
-    app = create_app(
-        service=MemoryService(engine), screen="remember", watch_store=False, read_only=True
-    )
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with workbench(engine, "remember", read_only=True, debounce=pending_proposal) as (
+        _app,
+        pilot,
+    ):
         await compose(pilot, "Alice prefers black tea", "user:alice")
         await pilot.press("ctrl+s", "ctrl+r")
         await settle(pilot)
@@ -203,25 +186,53 @@ async def test_fence_preview_names_the_receipts_that_returned_the_text(
 ) -> None:
     fact = client.add("The staging database is Postgres 15", "team:infra")["record"]
     client.recall("staging database", ["team:infra"], caller="mcp:claude")
-    app = create_app(service=MemoryService(engine), screen="remember", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with workbench(engine, "remember", debounce=pending_proposal) as (app, pilot):
         await compose(pilot, "The staging database is Postgres 15", "team:infra")
         fence = text_of(app, "#remember-fence")
         assert "1 recall receipt(s) returned this exact text" in fence
         assert "mcp:claude" in fence and "MEMORY_FENCED_REPLAY" in fence
         assert fact["docid"] in text_of(app, "#remember-matching")  # and it is an exact duplicate
-        # A text no receipt returned has no fence line.
+        # A text no receipt returned, nor anything close to it, has no fence line.
         await pilot.press("ctrl+l")
-        await compose(pilot, "The staging database is Postgres 16", "team:infra")
+        await compose(pilot, "Bob rides his bike to the office", "team:infra")
         assert app.screen.query_one("#remember-fence").has_class("-empty")
+
+
+async def test_fence_preview_lists_near_misses_of_receipted_spans(engine: Any, client: Any) -> None:
+    fact = client.add("The staging database is Postgres 15", "team:infra")["record"]
+    client.add("Bob rides his bike to the office", "user:bob")  # never recalled
+    client.recall("staging database", ["team:infra"], caller="mcp:claude")
+    async with workbench(engine, "remember", debounce=pending_proposal) as (app, pilot):
+        # A close rewording of the recalled fact is not fenced, but it is shown.
+        screen = await compose(pilot, "Our staging database is Postgres 15", "team:infra")
+        box = screen.query_one("#remember-fence", Static)
+        assert not box.has_class("-empty")
+        fence = text_of(app, "#remember-fence")
+        assert "1 near miss(es)" in fence and "probably a replay" in fence
+        assert "returned this exact text" not in fence
+        assert fact["docid"] in fence and "91.4%" in fence
+        assert "“The staging database is Postgres 15”" in fence
+        assert "(recalled 1×)" in fence
+        # An unrelated text has none, and neither does a close rewording of a fact no
+        # recall returned.
+        await pilot.press("ctrl+l")
+        await compose(pilot, "Carol keeps the release notes", "team:infra")
+        assert box.has_class("-empty")
+        await pilot.press("ctrl+l")
+        await compose(pilot, "Bob rides his bike to the office!", "team:infra")
+        assert box.has_class("-empty")
+        # The exact text says fenced, not near miss.
+        await pilot.press("ctrl+l")
+        await compose(pilot, "the staging database is postgres 15.", "team:infra")
+        fence = text_of(app, "#remember-fence")
+        assert "returned this exact text" in fence and "near miss" not in fence
 
 
 async def test_merge_writes_one_edited_text_that_supersedes_the_candidate(
     engine: Any, client: Any
 ) -> None:
     old = client.add("Alice prefers green tea in the morning", "user:alice")["record"]
-    app = create_app(service=MemoryService(engine), screen="remember", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with workbench(engine, "remember", debounce=pending_proposal) as (app, pilot):
         screen = await compose(pilot, "Alice takes her green tea without sugar", "user:alice")
         assert [c["uri"] for c in screen.candidates] == [old["uri"]]
         await pilot.press("ctrl+g")
@@ -237,9 +248,7 @@ async def test_merge_writes_one_edited_text_that_supersedes_the_candidate(
         await pilot.press("ctrl+s")
         await settle(pilot)
 
-        row = browse.fact_row(engine, old["uri"])
-        assert row.superseded_by is not None
-        successor = browse.fact_row(engine, row.superseded_by)
+        successor = successor_of(engine, old["uri"])
         assert successor.text == "Alice prefers green tea in the morning, without sugar"
         assert successor.scopes == ["user:alice"]
         assert "outcome: superseded" in text_of(app, "#remember-outcome")

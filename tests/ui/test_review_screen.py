@@ -7,25 +7,19 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from pilot_helpers import settle
+from pilot_helpers import keys, settle, shown, workbench
 from textual.widgets import DataTable, Static, TabbedContent, TextArea
 
 from engine.curation import review
 from engine.curation.calibration import judged_pairs
-from engine.facade.service import MemoryService
 from engine.memory import browse
 from engine.storage import proposals
-from gno_tui.app import create_app
 from gno_tui.widgets.duplicates_pane import DuplicatesPane
 from screens.batch_prompt import BatchPrompt
 from screens.decision_log import DecisionLogScreen
 from screens.edit_prompt import EditPrompt, MergePrompt
 from screens.reason_prompt import ReasonPrompt
 from screens.review import ReviewScreen
-
-
-def keys(text: str) -> list[str]:
-    return ["space" if char == " " else char for char in text]
 
 
 def propose(client: Any, text: str, *scopes: str, **fields: Any) -> int:
@@ -45,20 +39,12 @@ def states(engine: Any) -> dict[int, str]:
     return {p["id"]: p["state"] for p in proposals.list_proposals(engine, state=None)}
 
 
-async def open_review(pilot: Any) -> ReviewScreen:
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, ReviewScreen)
-    return screen
-
-
 async def test_add_then_auto_advance_then_reject_with_a_reason(engine: Any, client: Any) -> None:
     first = propose(client, "Carol moved to Berlin")
     second = propose(client, "Bob lives in Lyon")
     third = propose(client, "The project deadline is on Friday")
-    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        screen = await open_review(pilot)
+    async with workbench(engine, "review") as (app, pilot):
+        screen = shown(app, ReviewScreen)
         assert [p["id"] for p in screen.proposals] == [first, second, third]
         detail = str(screen.query_one("#review-detail-body", Static).render())
         assert "Carol moved to Berlin" in detail and "threshold 0.82" in detail
@@ -95,9 +81,8 @@ async def test_supersede_the_candidate_chosen_with_j(engine: Any, client: Any) -
     pid = propose(client, "Alice prefers black tea in the morning")
     candidates = proposals.list_proposals(engine)[0]["candidates"]
     assert [c["uri"] for c in candidates] == [green["uri"], greens["uri"]]
-    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        screen = await open_review(pilot)
+    async with workbench(engine, "review") as (app, pilot):
+        screen = shown(app, ReviewScreen)
         detail = str(screen.query_one("#review-detail-body", Static).render())
         assert f"▶ {green['docid']}" in detail and "likely" in detail
         await pilot.press("J")  # choose the second candidate
@@ -123,9 +108,8 @@ async def test_an_agents_supersede_offers_its_predecessor(engine: Any, client: A
         predecessor=old["uri"],
         predecessor_hash=old["contentHash"],
     )
-    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        screen = await open_review(pilot)
+    async with workbench(engine, "review") as (app, pilot):
+        screen = shown(app, ReviewScreen)
         assert "intended" in str(screen.query_one("#review-detail-body", Static).render())
         await pilot.press("s")
         await settle(pilot)
@@ -135,9 +119,8 @@ async def test_an_agents_supersede_offers_its_predecessor(engine: Any, client: A
 
 async def test_edit_then_add(engine: Any, client: Any) -> None:
     pid = propose(client, "Alice drinks tea")
-    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await open_review(pilot)
+    async with workbench(engine, "review") as (app, pilot):
+        shown(app, ReviewScreen)
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(app.screen, EditPrompt)
@@ -159,9 +142,8 @@ async def test_merge_with_the_chosen_candidate_supersedes_it_with_the_edited_tex
     old = client.add("Alice drinks green tea", "user:alice")["record"]
     pid = propose(client, "Alice drinks green tea without sugar", "user:alice")
     lone = propose(client, "The project deadline is on Friday", "user:alice")
-    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await open_review(pilot)
+    async with workbench(engine, "review") as (app, pilot):
+        shown(app, ReviewScreen)
         # escape in the prompt decides nothing.
         await pilot.press("m")
         await pilot.pause()
@@ -198,9 +180,8 @@ async def test_the_threshold_is_checked_against_the_persons_verdicts(
     old = client.add("Alice prefers green tea in the morning", "user:alice")["record"]
     propose(client, "Alice prefers black tea in the morning", "user:alice")
     propose(client, "Alice prefers black coffee in the morning", "user:alice")
-    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        screen = await open_review(pilot)
+    async with workbench(engine, "review") as (app, pilot):
+        screen = shown(app, ReviewScreen)
         summary = str(screen.query_one("#review-summary", Static).render())
         assert "threshold 0.82 · no verdicts yet" in summary
         first = screen.current()
@@ -234,9 +215,8 @@ async def test_edit_in_the_persons_own_editor_then_add(
     )
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.setenv("EDITOR", f"{sys.executable} {editor}")
-    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await open_review(pilot)
+    async with workbench(engine, "review") as (app, pilot):
+        shown(app, ReviewScreen)
         await pilot.press("e", "ctrl+o")
         await pilot.pause()
         assert app.screen.query_one(TextArea).text == "Alice drinks green tea"
@@ -260,9 +240,8 @@ async def test_without_an_editor_set_ctrl_e_says_how(
     propose(client, "Alice drinks tea")
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.delenv("EDITOR", raising=False)
-    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await open_review(pilot)
+    async with workbench(engine, "review") as (app, pilot):
+        shown(app, ReviewScreen)
         await pilot.press("e", "ctrl+o")
         await pilot.pause()
         assert any("Set $VISUAL or $EDITOR" in note.message for note in app._notifications)
@@ -274,9 +253,8 @@ async def test_marks_then_batch_summary_cancel_then_apply(engine: Any, client: A
         propose(client, text)
         for text in ("Carol moved to Berlin", "Bob lives in Lyon", "The deadline is on Monday")
     ]
-    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        screen = await open_review(pilot)
+    async with workbench(engine, "review") as (app, pilot):
+        screen = shown(app, ReviewScreen)
         await pilot.press("space", "down", "space")  # marks #1 and #3
         assert screen.marked == {ids[0], ids[2]}
         assert "2 marked" in str(screen.query_one("#review-summary", Static).render())
@@ -311,9 +289,8 @@ async def test_duplicates_keep_both_then_retire(engine: Any, client: Any) -> Non
     newer = client.add("Alice prefers green tea in the mornings", "user:alice")["record"]
     lyon = client.add("Bob lives in Lyon", "user:alice")["record"]
     lyon2 = client.add("Bob lives in Lyon now", "user:alice")["record"]
-    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await open_review(pilot)
+    async with workbench(engine, "review") as (app, pilot):
+        shown(app, ReviewScreen)
         await pilot.press("right_square_bracket")
         await settle(pilot)
         assert app.screen.query_one(TabbedContent).active == "duplicates"
@@ -322,8 +299,8 @@ async def test_duplicates_keep_both_then_retire(engine: Any, client: Any) -> Non
         assert len(pane.pairs) == 2
         first = pane.current_pair()
         assert first is not None
-        shown = str(pane.query_one("#dup-diff", Static).render())
-        assert "lexical" in shown and first.tier in shown
+        diff = str(pane.query_one("#dup-diff", Static).render())
+        assert "lexical" in diff and first.tier in diff
         kept = {first.left.uri, first.right.uri}
         await pilot.press("b")
         await settle(pilot)
@@ -360,9 +337,8 @@ async def test_duplicates_keep_both_then_retire(engine: Any, client: Any) -> Non
 
 async def test_decision_log_shows_who_what_and_before_after(engine: Any, client: Any) -> None:
     propose(client, "Carol moved to Berlin")
-    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await open_review(pilot)
+    async with workbench(engine, "review") as (app, pilot):
+        shown(app, ReviewScreen)
         await pilot.press("a")
         await settle(pilot)
         await pilot.press("at")
@@ -381,11 +357,8 @@ async def test_decision_log_shows_who_what_and_before_after(engine: Any, client:
 
 async def test_read_only_review_decides_nothing(engine: Any, client: Any) -> None:
     pid = propose(client, "Carol moved to Berlin")
-    app = create_app(
-        service=MemoryService(engine), screen="review", watch_store=False, read_only=True
-    )
-    async with app.run_test(size=(140, 40)) as pilot:
-        await open_review(pilot)
+    async with workbench(engine, "review", read_only=True) as (app, pilot):
+        shown(app, ReviewScreen)
         await pilot.press("a", "s", "e", "x")
         await settle(pilot)
         assert isinstance(app.screen, ReviewScreen)
@@ -394,9 +367,8 @@ async def test_read_only_review_decides_nothing(engine: Any, client: Any) -> Non
 
 async def test_add_and_confirm_vouches_for_the_fact(engine: Any, client: Any) -> None:
     held = propose(client, "Dana leads the infra team", "team:infra")
-    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await open_review(pilot)
+    async with workbench(engine, "review") as (app, pilot):
+        shown(app, ReviewScreen)
         await pilot.press("C")
         await settle(pilot)
     assert states(engine)[held] == "added"
@@ -410,9 +382,8 @@ async def test_add_and_confirm_vouches_for_the_fact(engine: Any, client: Any) ->
 async def test_duplicates_newer_fact_use_policy_and_confidence(engine: Any, client: Any) -> None:
     client.add("Alice prefers green tea in the morning", "user:alice")
     newer = client.add("Alice prefers green tea in the mornings", "user:alice")["record"]
-    app = create_app(service=MemoryService(engine), screen="review", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await open_review(pilot)
+    async with workbench(engine, "review") as (app, pilot):
+        shown(app, ReviewScreen)
         await pilot.press("E")  # on the Proposals tab: refused with a hint, nothing changes
         await settle(pilot)
         assert "canUseAsInstruction" not in str(review.decision_log(engine))

@@ -9,18 +9,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from pilot_helpers import settle
+from pilot_helpers import keys, settle, shown, workbench
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import DataTable, Input, Static
 
 from engine.facade.factory import open_engine
-from engine.facade.service import MemoryService
 from engine.memory import browse
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.storage.store import MemoryEngine
-from gno_tui.app import create_app
 from screens.library import LibraryScreen
 from screens.reason_prompt import ReasonPrompt
 from screens.supersession import SupersessionScreen
@@ -29,10 +27,6 @@ if TYPE_CHECKING:
     from conftest import Client
 
 START = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
-
-
-def keys(text: str) -> list[str]:
-    return ["space" if c == " " else c for c in text]
 
 
 def rendered(app: Any, selector: str) -> str:
@@ -68,19 +62,10 @@ def clocked(tmp_path: Path) -> Iterator[tuple[MemoryEngine, Clock]]:
     store.db.dispose()
 
 
-def open_chain(store: MemoryEngine, ref: str) -> Any:
-    return create_app(
-        service=MemoryService(store), screen="supersession", watch_store=False, chain=ref
-    )
-
-
 async def test_supersede_the_head_grows_the_chain(engine: Any, client: Any) -> None:
     first = client.add("The deploy runs on Fridays at noon", "project:x")
-    app = open_chain(engine, first["record"]["recordId"])
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SupersessionScreen)
+    async with workbench(engine, "supersession", chain=first["record"]["recordId"]) as (app, pilot):
+        screen = shown(app, SupersessionScreen)
         assert len(screen.versions) == 1
         await pilot.press("s")
         await pilot.pause()
@@ -141,10 +126,8 @@ async def test_supersede_the_head_grows_the_chain(engine: Any, client: Any) -> N
 
 async def test_a_conflicting_head_says_refresh_and_reloads(engine: Any, client: Any) -> None:
     first = client.add("Carol drinks coffee", "user:carol")
-    app = open_chain(engine, first["record"]["uri"])
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        screen = app.screen
+    async with workbench(engine, "supersession", chain=first["record"]["uri"]) as (app, pilot):
+        screen = shown(app, SupersessionScreen)
         assert len(screen.versions) == 1
         client.supersede(first, "Carol drinks water")  # another writer, unseen by the screen
         await pilot.press("s")
@@ -169,10 +152,8 @@ async def test_as_of_highlights_the_version_current_then(
     clock.at = START + timedelta(days=20)
     client.supersede(second, "Alice lives in Berlin")
     clock.at = START + timedelta(days=30)
-    app = open_chain(store, second["record"]["recordId"])  # any version opens the whole chain
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
-        screen = app.screen
+    async with workbench(store, "supersession", chain=second["record"]["recordId"]) as (app, pilot):
+        screen = shown(app, SupersessionScreen)
         assert [v.text for v in screen.versions] == [
             "Alice lives in Paris",
             "Alice lives in Lyon",
@@ -205,15 +186,12 @@ async def test_the_library_and_recall_open_the_chain(engine: Any, client: Any) -
     first = client.add("Dave likes maps", "user:dave")
     client.supersede(first, "Dave likes old maps")
     client.add("Erin likes trains", "user:erin")
-    app = create_app(service=MemoryService(engine), screen="library", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, "library") as (app, pilot):
         library = app.screen
         assert isinstance(library, LibraryScreen)
         library.action_open_chain()  # the Library's "open chain" command (on the top row)
         await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SupersessionScreen)
+        screen = shown(app, SupersessionScreen)
         assert len(screen.versions) in (1, 2)
         # From Recall, enter on a fact opens its chain in the same (resumed) screen.
         await pilot.press("4")
@@ -234,7 +212,6 @@ async def test_the_library_and_recall_open_the_chain(engine: Any, client: Any) -
 
 async def test_a_keyed_chain_shows_key_revision_topic_tags_and_expiry(engine) -> None:
     from engine.keyed import service as keyed
-    from gno_tui.app import create_app
 
     keyed.remember(
         engine,
@@ -253,14 +230,7 @@ async def test_a_keyed_chain_shows_key_revision_topic_tags_and_expiry(engine) ->
         },
     )
     assert head["revision"] == 2
-    app = create_app(
-        service=MemoryService(engine),
-        screen="supersession",
-        watch_store=False,
-        chain=browse_head(engine),
-    )
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, "supersession", chain=browse_head(engine)) as (app, _pilot):
         import io
 
         from rich.console import Console
@@ -282,13 +252,10 @@ async def test_colon_jumps_to_a_fact_by_docid_from_any_screen(engine: Any, clien
     first = client.add("The deploy runs on Fridays at noon", "project:x")
     later = client.supersede(first, "The deploy runs on Mondays at noon")
     other = client.add("Bob lives in Lyon", "user:bob")
-    app = create_app(service=MemoryService(engine), screen="library", watch_store=False)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, "library") as (app, pilot):
         await pilot.press("colon", *keys(first["record"]["docid"]), "enter")
         await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SupersessionScreen)
+        screen = shown(app, SupersessionScreen)
         assert [v.record_id for v in screen.versions] == [
             first["record"]["recordId"],
             later["record"]["recordId"],
@@ -308,9 +275,7 @@ async def test_braces_set_how_much_unchanged_text_the_diffs_keep(engine: Any, cl
     client.supersede(
         first, "The deploy runs on Mondays at noon from the main branch after the tests pass"
     )
-    app = open_chain(engine, first["record"]["uri"])
-    async with app.run_test(size=(140, 40)) as pilot:
-        await settle(pilot)
+    async with workbench(engine, "supersession", chain=first["record"]["uri"]) as (app, pilot):
         app.screen.query_one("#chain-table", DataTable).focus()
         assert "The deploy runs on Fridays Mondays at noon from the main branch" in rendered(
             app, "#chain-diff-body"

@@ -1,0 +1,99 @@
+"""The in-process backend of the retrieval seam: a Snapshot of the current facts (BM25, the
+embedding matrix, word alignment, scope and collection postings) answering every question of
+RetrievalIndex with numpy. Built by engine/retrieval/snapshot.py's SnapshotCache."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine.retrieval.embeddings import Embedder
+from engine.retrieval.lexical import similarity as lexical_similarity
+from engine.retrieval.matching import (
+    LEXICAL_TIERS,
+    SEMANTIC_TIERS,
+    ScoredCandidate,
+    find_candidates,
+    tier_of,
+)
+from engine.retrieval.ranking import rank
+from engine.retrieval.seam import LEXICAL, SEMANTIC, DuplicatePair, Match, Ranking, Visibility
+from engine.retrieval.snapshot import IndexedFact, Snapshot
+
+
+class InMemoryIndex:
+    def __init__(self, snapshot: Snapshot, embedder: Embedder | None) -> None:
+        self.snapshot = snapshot
+        self._embedder = embedder
+        semantic = embedder is not None and snapshot.vectors is not None
+        self.capabilities = frozenset({LEXICAL, SEMANTIC} if semantic else {LEXICAL})
+
+    def _mask(self, visibility: Visibility) -> np.ndarray:
+        snapshot = self.snapshot
+        scopes: Sequence[str] = (
+            visibility.scopes
+            if visibility.scopes is not None
+            else sorted({scope for fact in snapshot.facts for scope in fact.scopes})
+        )
+        mask = snapshot.visible(
+            scopes=scopes, collections=visibility.collections, now=visibility.now
+        )
+        for record_id in visibility.exclude:
+            if record_id in snapshot.positions:
+                mask[snapshot.positions[record_id]] = False
+        return mask
+
+    def rank(self, query: str, visibility: Visibility) -> Ranking:
+        ranked = rank(self.snapshot, query, self._mask(visibility), self._embedder)
+        facts = self.snapshot.facts
+        matches = [
+            Match(facts[position], score, part)
+            for position, score, part in zip(
+                ranked.positions, ranked.scores, ranked.parts, strict=True
+            )
+        ]
+        return Ranking(matches, ranked.mode)
+
+    def candidates(self, text: str, visibility: Visibility) -> list[ScoredCandidate]:
+        return find_candidates(
+            self.snapshot, text=text, mask=self._mask(visibility), embedder=self._embedder
+        )
+
+    def exact_duplicate(self, content_hash: str, visibility: Visibility) -> IndexedFact | None:
+        mask = self._mask(visibility)
+        for position in self.snapshot.with_hash(content_hash):
+            if mask[position]:
+                return self.snapshot.facts[position]
+        return None
+
+    def duplicate_pairs(self, visibility: Visibility) -> list[DuplicatePair]:
+        snapshot = self.snapshot
+        positions = np.flatnonzero(self._mask(visibility))
+        pairs: list[DuplicatePair] = []
+        if len(positions) < 2:
+            return pairs
+        if SEMANTIC in self.capabilities and snapshot.vectors is not None:
+            block = snapshot.vectors[positions]
+            upper = np.triu(np.clip(block @ block.T, 0, 1), k=1)
+            for i, j in zip(*np.nonzero(upper >= SEMANTIC_TIERS.weak), strict=True):
+                left, right = snapshot.facts[positions[i]], snapshot.facts[positions[j]]
+                if left.collection == right.collection:
+                    score = float(upper[i, j])
+                    tier = tier_of(score, SEMANTIC_TIERS) or "weak"
+                    pairs.append(DuplicatePair(left, right, round(score, 4), tier, "semantic"))
+        else:
+            for a_index, a in enumerate(positions):
+                left = snapshot.facts[a]
+                scores = snapshot.lexical.scores(left.text)
+                for b in positions[a_index + 1 :]:
+                    right = snapshot.facts[b]
+                    if scores[b] <= 0 or left.collection != right.collection:
+                        continue
+                    score = lexical_similarity(left.text, right.text)
+                    if lexical_tier := tier_of(score, LEXICAL_TIERS):
+                        pairs.append(
+                            DuplicatePair(left, right, round(score, 4), lexical_tier, "lexical")
+                        )
+        pairs.sort(key=lambda pair: -pair.similarity)
+        return pairs

@@ -1,0 +1,81 @@
+"""The retrieval seam: what the engine asks of an index of current facts, whichever backend
+holds it. Recall ranks through it, remember and import ask it for dedup candidates and exact
+duplicates, the Duplicates tab for near-duplicate pairs, and why-not re-ranks through it.
+
+One implementation today: engine/retrieval/in_memory.py (a per-process snapshot of the current
+facts). A backend declares what it can do in `capabilities`, as harlequin's adapters do, so a
+caller can say why a leg is missing instead of guessing. To add one, implement
+`RetrievalIndex` and return it from MemoryEngine.retrieval()."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from engine.retrieval.matching import ScoredCandidate
+from engine.retrieval.ranking import ScoreParts
+from engine.retrieval.snapshot import IndexedFact
+
+# Capabilities a backend may declare.
+LEXICAL = "lexical"  # word matches (BM25 or full-text search)
+SEMANTIC = "semantic"  # vector similarity from the embedding model
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """Which current facts a question may see: sharing one of `scopes` (None: any scope), in
+    one of `collections` (None: any), not expired at `now`, and none of `exclude` (record ids).
+    Applied inside the index's query, never as a filter over a truncated result."""
+
+    scopes: Sequence[str] | None
+    collections: Sequence[str] | None
+    now: datetime
+    exclude: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class Match:
+    fact: IndexedFact
+    score: float
+    parts: ScoreParts
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Visible matches of a query, best first (at most MATCH_WINDOW), and the mode that ranked
+    them: `hybrid` (both legs) or `lexical`."""
+
+    matches: list[Match]
+    mode: str
+
+
+@dataclass(frozen=True)
+class DuplicatePair:
+    left: IndexedFact
+    right: IndexedFact
+    similarity: float
+    tier: str
+    method: str  # semantic | lexical
+
+
+class RetrievalIndex(Protocol):
+    capabilities: frozenset[str]
+
+    def rank(self, query: str, visibility: Visibility) -> Ranking:
+        """Recall's ranking, each match with the parts of its score."""
+        ...
+
+    def candidates(self, text: str, visibility: Visibility) -> list[ScoredCandidate]:
+        """Facts that say nearly what `text` says, scored and tiered, best first (remember's
+        propose, import's dedup)."""
+        ...
+
+    def exact_duplicate(self, content_hash: str, visibility: Visibility) -> IndexedFact | None:
+        """The oldest visible current fact with this content hash."""
+        ...
+
+    def duplicate_pairs(self, visibility: Visibility) -> list[DuplicatePair]:
+        """Near-duplicate pairs among the visible facts, within one collection, best first."""
+        ...

@@ -1,0 +1,67 @@
+"""What every modal of the workbench shares: a box in the middle of the screen it opens over,
+and a key that closes it with no answer. A modal names its box (`BOX_ID`, for its own CSS:
+width, a border colour or a fixed height) and yields what the box holds (`box_content`).
+TextPrompt: a question answered with a text; `ask` opens a modal and acts on its answer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.screen import ModalScreen, Screen
+
+_Answer = TypeVar("_Answer")
+
+
+class Modal(ModalScreen[_Answer]):
+    DEFAULT_CSS = """
+    Modal {
+        align: center middle;
+        & > .modal-box { height: auto; border: round $accent; padding: 1 2; background: $surface; }
+    }
+    """
+    BOX_ID: ClassVar[str]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id=self.BOX_ID, classes="modal-box"):
+            yield from self.box_content()
+
+    def box_content(self) -> ComposeResult:
+        """The widgets in the box."""
+        yield from ()
+
+    def action_close(self) -> None:
+        """Close with no answer (the screen that opened it decides nothing)."""
+        self.dismiss()
+
+
+def ask(
+    screen: Screen[Any], modal: Modal[_Answer | None], then: Callable[[_Answer], object]
+) -> None:
+    """Open `modal` over `screen`; `then` gets its answer, unless there is none (closed, or a
+    no to a yes/no question)."""
+
+    def answered(answer: _Answer | None) -> None:
+        if answer:
+            then(answer)
+
+    screen.app.push_screen(modal, answered)
+
+
+class TextPrompt(Modal[str | None]):
+    """A question answered with a text: `answer` returns it unless it is blank (then EMPTY says
+    what is missing); closing returns None."""
+
+    EMPTY: ClassVar[str] = "The answer is empty (escape cancels)."
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def answer(self, text: str) -> None:
+        if not text.strip():
+            self.notify(self.EMPTY, severity="warning")
+            return
+        self.dismiss(text.strip())
