@@ -364,6 +364,8 @@ def _fail(code: str, message: str, exit_code: int, wants_json: bool) -> int:
     # A message may quote what the user typed, bytes that are not UTF-8 included: shown
     # escaped, never a second failure while reporting the first.
     message = message.encode("utf-8", "backslashreplace").decode("utf-8")
+    # One line, no terminal controls: what the user typed is shown escaped.
+    message = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in message)
     if wants_json:
         emit_json({"error": {"code": code, "message": message}})
     else:
