@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.contract.errors import MemoryFailure
 from engine.curation import duplicates, labels, review
@@ -16,9 +16,6 @@ from engine.curation.undo import Redone, Undone, redo_last, undo_last
 from engine.facade.namespace import Namespace
 from engine.retrieval.matching import matching_block
 from engine.storage.proposals import list_proposals
-
-if TYPE_CHECKING:
-    pass
 
 
 class CurationAction(StrEnum):

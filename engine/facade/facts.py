@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.facade.namespace import Namespace
 from engine.memory import browse, library, resources
@@ -15,9 +15,6 @@ from engine.memory.library import LibraryFilter, LibraryPage
 from engine.memory.recall import RecallRequest
 from engine.memory.why_not import WhyNot, why_not
 from engine.storage import tables
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.facade.namespace import Namespace
 from engine.interop import transfer
 from engine.interop.transfer import ImportReport
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.contract.normalize import check_utf8
 from engine.facade.namespace import Namespace
 from engine.keyed import requests, service
-
-if TYPE_CHECKING:
-    pass
 
 
 class KeyedApi(Namespace):

@@ -6,14 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.facade.namespace import Namespace
 from engine.memory import receipts
 from engine.memory.receipts import NEAR_MISS_RATIO, FenceExposure, FenceNearMiss, ReceiptCheck
-
-if TYPE_CHECKING:
-    pass
 
 
 class ReceiptsApi(Namespace):
