@@ -32,7 +32,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import math
 import re
 import unicodedata
 import uuid
@@ -50,7 +49,6 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 
 from engine.facade import (
     FACT_TEMPLATE,
@@ -62,6 +60,7 @@ from engine.facade import (
 from gno_tui import __version__
 from gno_tui.mcp_registry import TOOLS, TOOLS_BY_NAME, ToolCall, tool_names
 from gno_tui.mcp_tools import check_arguments
+from gno_tui.mcp_wire import first_invalid_text, printable, relay, summary, text_invalid
 
 log = logging.getLogger("gno_tui.mcp")
 
@@ -144,48 +143,6 @@ def bind_scopes(scopes: Iterable[str] | None) -> frozenset[str] | None:
     for scope in given:
         bound.update(normalize_scopes([scope]))
     return frozenset(bound)
-
-
-def first_invalid_text(value: Any, where: str = "arguments") -> str | None:
-    """Where in `value` (a JSON document) a string is not Unicode text (a lone surrogate,
-    which a JSON \\u escape can carry), or None. Keys count as strings too."""
-    stack: list[tuple[Any, str]] = [(value, where)]
-    while stack:
-        item, path = stack.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return path
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                stack.append((key, f"{path} (a key)"))
-                stack.append((child, f"{path}/{_printable(key)}"))
-        elif isinstance(item, list | tuple):
-            stack.extend((child, f"{path}/{index}") for index, child in enumerate(item))
-    return None
-
-
-def _printable(value: Any) -> str:
-    """A short form of `value` that is safe to log or send back."""
-    text = str(value)[:40]
-    return text.encode("utf-8", "replace").decode("utf-8") if text else "?"
-
-
-def text_invalid(where: str) -> MemoryFailure:
-    return MemoryFailure(
-        "MEMORY_TEXT_INVALID",
-        f"`{where}` is not valid Unicode text: it holds a lone surrogate (half of a UTF-16 "
-        "pair, e.g. a JSON \\ud800 escape without its partner). Send UTF-8 text; in JSON, "
-        "escape whole characters, never half a surrogate pair.",
-    )
-
-
-def _summary(exc: BaseException) -> str:
-    """The exception's type and first line, short: a database error's full text can carry SQL
-    parameters (other facts' text), which an agent must not see."""
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {first[:160]}" if first else type(exc).__name__
 
 
 def error_result(failure: MemoryFailure) -> types.CallToolResult:
@@ -349,7 +306,7 @@ class GnoMcp:
                 log.warning(
                     "%s request %s refused: %s holds a lone surrogate (MEMORY_TEXT_INVALID)",
                     tool.name,
-                    _printable(ctx.request_id),
+                    printable(ctx.request_id),
                     where,
                 )
                 raise text_invalid(where)
@@ -376,7 +333,7 @@ class GnoMcp:
             return error_result(
                 MemoryFailure(
                     "MEMORY_INTERNAL",
-                    f"{params.name} failed inside gno-tui ({_summary(exc)}). Retry "
+                    f"{params.name} failed inside gno-tui ({summary(exc)}). Retry "
                     "once; if it persists, tell the person running gno-tui (the server log has "
                     "the details).",
                 )
@@ -429,7 +386,7 @@ class GnoMcp:
             log.warning(
                 "resources/read request %s refused: the uri holds a lone surrogate "
                 "(MEMORY_TEXT_INVALID)",
-                _printable(ctx.request_id),
+                printable(ctx.request_id),
             )
             failure = text_invalid("uri")
             raise MCPError(  # the uri is not echoed: it cannot be encoded
@@ -466,128 +423,11 @@ class GnoMcp:
         async with stdio_server() as (read_stream, write_stream):
             send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
             async with anyio.create_task_group() as group:
-                group.start_soon(relay, read_stream, send)
+                group.start_soon(relay, read_stream, send, write_stream)
                 await self.server.run(
                     receive, write_stream, self.server.create_initialization_options()
                 )
                 group.cancel_scope.cancel()
-
-
-async def relay(source: Any, sink: anyio.abc.ObjectSendStream[SessionMessage | Exception]) -> None:
-    """Pass the transport's messages on, re-reading a line the SDK could not parse: its JSON
-    parser refuses a lone surrogate escape (\\ud800), and the SDK drops such a request
-    without an answer or a log line; Python's parser keeps it, so the tool or resource
-    handler can answer MEMORY_TEXT_INVALID."""
-    async with sink:
-        async for item in source:
-            await sink.send(reread(item) if isinstance(item, Exception) else item)
-
-
-def reread(error: Exception) -> SessionMessage | Exception:
-    """The message of a JSON line the SDK's parser refused but Python's reads: one holding a
-    lone surrogate, or one nested deeper than the SDK parses (about 200 levels), so that
-    the handler answers it with a coded error; else `error` itself, logged (the SDK drops it
-    without a word)."""
-    line = _unparsed_line(error)
-    document: Any = None
-    if line is not None:
-        try:
-            document = json.loads(line, parse_constant=_refuse_constant, parse_int=_bounded_int)
-        except (ValueError, RecursionError):
-            document = None
-    if isinstance(document, dict):
-        if first_invalid_text(document.get("id"), "id") is not None:
-            # An id that cannot be encoded cannot be answered (the reply would carry it).
-            log.warning(
-                "a %s request was dropped: its id holds a lone surrogate, so no answer can name it",
-                _printable(document.get("method")),
-            )
-            return error
-        try:
-            message = types.jsonrpc_message_adapter.validate_python(
-                _scrubbed(document), by_name=False
-            )
-        except (ValidationError, RecursionError):
-            pass
-        else:
-            params = document.get("params")
-            data = (
-                {k: params[k] for k in _DATA_PARAMS if k in params}
-                if isinstance(params, dict)
-                else {}
-            )
-            if first_invalid_text(document, "message") is None:
-                log.warning(
-                    "a %s request (id %s) was read with Python's JSON parser (the SDK's "
-                    "refused it: nested too deep, or a number too long)",
-                    _printable(document.get("method")),
-                    _printable(document.get("id")),
-                )
-            else:
-                log.warning(
-                    "a %s request (id %s) holds a lone surrogate: %s",
-                    _printable(document.get("method")),
-                    _printable(document.get("id")),
-                    "it is answered MEMORY_TEXT_INVALID"
-                    if first_invalid_text(data) is not None
-                    else "replaced by U+FFFD where it only routes the request",
-                )
-            return SessionMessage(message)
-    log.warning("an unreadable message was dropped: %s", _summary(error))
-    return error
-
-
-# The parts of a request that reach a handler as data, which refuses a lone surrogate in them
-# (MEMORY_TEXT_INVALID). Anywhere else (method, _meta, a tool's name, a cursor) one is
-# replaced by U+FFFD: those parts only route the request, and some are echoed in the answer,
-# which could not be written with a lone surrogate in it.
-_DATA_PARAMS = ("arguments", "uri")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _scrubbed(document: dict[str, Any]) -> dict[str, Any]:
-    params = document.get("params")
-    kept = {}
-    if isinstance(params, dict):
-        kept = {name: params[name] for name in _DATA_PARAMS if name in params}
-        params = {**_replace_surrogates(
-            {name: value for name, value in params.items() if name not in kept}
-        ), **kept}  # fmt: skip
-    scrubbed = _replace_surrogates({k: v for k, v in document.items() if k != "params"})
-    if "params" in document:
-        scrubbed["params"] = params
-    return dict(scrubbed)
-
-
-def _replace_surrogates(value: Any) -> Any:
-    if isinstance(value, str):  # json.loads joins a proper pair: a surrogate left is lone
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_replace_surrogates(key): _replace_surrogates(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_replace_surrogates(item) for item in value]
-    return value
-
-
-def _unparsed_line(error: Exception) -> str | None:
-    if not isinstance(error, ValidationError):
-        return None
-    for detail in error.errors():
-        if detail.get("type") == "json_invalid" and isinstance(detail.get("input"), str):
-            return str(detail["input"])
-    return None
-
-
-def _bounded_int(digits: str) -> int | float:
-    """A JSON integer; one too long for int() (Python refuses thousands of digits) becomes an
-    infinity, which every argument check refuses with the argument's own code."""
-    if len(digits) <= 4000:
-        return int(digits)
-    return -math.inf if digits.startswith("-") else math.inf
-
-
-def _refuse_constant(constant: str) -> Any:
-    raise ValueError(f"{constant} is not JSON")
 
 
 def serve(

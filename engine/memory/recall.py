@@ -8,6 +8,7 @@ hits down (docs/retrieval.md)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +61,8 @@ class RecallRequest:
 
 
 def _budget_value(value: Any, name: str, limit: int) -> int:
-    if isinstance(value, str) and value.strip().lstrip("+").isdigit():
+    # ASCII digits only: "²" passes str.isdigit() and int() refuses it.
+    if isinstance(value, str) and re.fullmatch(r"\s*\+?[0-9]+\s*", value):
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
         raise MemoryFailure(

@@ -134,6 +134,8 @@ def test_budget_skips_a_fact_that_does_not_fit_and_keeps_filling(client):
         ("max_facts", 1.5),
         ("max_tokens", True),
         ("max_facts", 10**9),
+        ("max_facts", "²"),  # a digit to str.isdigit, not to int()
+        ("max_tokens", "١٢"),  # Arabic-Indic digits: whole numbers are written 0-9 here
     ],
 )
 def test_bad_budget_is_rejected(client, field, value):

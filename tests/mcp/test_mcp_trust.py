@@ -191,7 +191,9 @@ class Raw:
         line = self.process.stdout.readline()
         return json.loads(line) if line else None
 
-    def request(self, line: str, *, id_: int, timeout: float = 20.0) -> dict[str, Any] | None:
+    def request(
+        self, line: str, *, id_: int | None, timeout: float = 20.0
+    ) -> dict[str, Any] | None:
         self.send(line)
         while (message := self.receive(timeout)) is not None:
             if message.get("id") == id_:
@@ -655,7 +657,7 @@ def test_a_lone_surrogate_is_answered_with_a_coded_error_and_logged(raw: Raw) ->
     assert answer is not None and "error" in answer
     assert answer["error"]["data"]["error"]["code"] == "MEMORY_TEXT_INVALID"
     # Where a surrogate only routes the request (a cursor, a tool's name), it is replaced;
-    # a request whose id holds one cannot be answered, but is logged, and the server lives on.
+    # a request whose id holds one gets a JSON-RPC error with a null id, and the server lives on.
     listed = raw.request(
         json.dumps(
             {"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"cursor": "\ud800"}}
@@ -663,13 +665,53 @@ def test_a_lone_surrogate_is_answered_with_a_coded_error_and_logged(raw: Raw) ->
         id_=5,
     )
     assert listed is not None and "result" in listed
-    raw.send(
+    refused = raw.request(
         _call(6, "gno_recall", {"query": "tea", "scopes": [BOB]}).replace(
             '"id": 6', '"id": "\\ud800"'
-        )
+        ),
+        id_=None,
     )
+    assert refused is not None and refused["error"]["code"] == -32600, refused
+    assert "id holds a lone surrogate" in refused["error"]["message"]
     fine = raw.request(_call(7, "gno_recall", {"query": "tea", "scopes": [BOB]}), id_=7)
     assert fine is not None and fine["result"]["isError"] is False
     log = raw.close()
     assert log.count("answered MEMORY_TEXT_INVALID") >= 4
-    assert "its id holds a lone surrogate" in log
+    assert "id holds a lone surrogate" in log
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        ("this is not json", -32700),
+        ('{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {', -32700),
+        ("[1, 2]", -32600),
+        ('{"jsonrpc": "1.0", "id": "x\\ud800"}', -32600),
+    ],
+    ids=["prose", "truncated", "not-an-object", "not-json-rpc"],
+)
+def test_a_line_that_is_no_request_gets_a_json_rpc_error_with_a_null_id(
+    raw: Raw, line: str, code: int
+) -> None:
+    raw.initialize()
+    answer = raw.request(line, id_=None)
+    assert answer is not None, "the line got no answer"
+    assert answer["error"]["code"] == code, answer
+    assert "one JSON-RPC 2.0 message per line" in answer["error"]["message"]
+    fine = raw.request(_call(3, "gno_recall", {"query": "tea", "scopes": [BOB]}), id_=3)
+    assert fine is not None and fine["result"]["isError"] is False
+    assert "refused with JSON-RPC error" in raw.close()
+
+
+def test_nan_beside_a_lone_surrogate_is_answered_with_the_arguments_code(raw: Raw) -> None:
+    """The SDK's parser reads NaN but not a lone surrogate; Python's reads both, so the
+    request reaches its handler and is refused with a coded error, not dropped."""
+    raw.initialize()
+    line = _call(4, "gno_recall", {"query": "tea \ud800", "scopes": [BOB]}).replace(
+        '"scopes"', '"maxFacts": NaN, "scopes"'
+    )
+    answer = raw.request(line, id_=4)
+    assert answer is not None, "no answer"
+    error = answer["result"]["structuredContent"]["error"]
+    assert error["code"] in {"MEMORY_TEXT_INVALID", "MEMORY_BUDGET_INVALID"}, error
+    raw.close()
