@@ -32,9 +32,7 @@ class InMemoryIndex:
     def _mask(self, visibility: Visibility) -> np.ndarray:
         snapshot = self.snapshot
         scopes: Sequence[str] = (
-            visibility.scopes
-            if visibility.scopes is not None
-            else sorted({scope for fact in snapshot.facts for scope in fact.scopes})
+            visibility.scopes if visibility.scopes is not None else snapshot.scopes()
         )
         mask = snapshot.visible(
             scopes=scopes, collections=visibility.collections, now=visibility.now
@@ -45,6 +43,10 @@ class InMemoryIndex:
         return mask
 
     def rank(self, query: str, visibility: Visibility) -> Ranking:
+        with self.snapshot.lock:
+            return self._rank(query, visibility)
+
+    def _rank(self, query: str, visibility: Visibility) -> Ranking:
         ranked = rank(self.snapshot, query, self._mask(visibility), self._embedder)
         facts = self.snapshot.facts
         matches = [
@@ -56,20 +58,39 @@ class InMemoryIndex:
         return Ranking(matches, ranked.mode)
 
     def candidates(self, text: str, visibility: Visibility) -> list[ScoredCandidate]:
-        return find_candidates(
-            self.snapshot, text=text, mask=self._mask(visibility), embedder=self._embedder
-        )
+        with self.snapshot.lock:
+            return find_candidates(
+                self.snapshot, text=text, mask=self._mask(visibility), embedder=self._embedder
+            )
 
     def exact_duplicate(self, content_hash: str, visibility: Visibility) -> IndexedFact | None:
-        mask = self._mask(visibility)
-        for position in self.snapshot.with_hash(content_hash):
-            if mask[position]:
-                return self.snapshot.facts[position]
-        return None
+        with self.snapshot.lock:
+            mask = self._mask(visibility)
+            for position in self.snapshot.with_hash(content_hash):
+                if mask[position]:
+                    return self.snapshot.facts[position]
+            return None
 
     def duplicate_pairs(self, visibility: Visibility) -> list[DuplicatePair]:
+        with self.snapshot.lock:
+            pairs = self._duplicate_pairs(visibility)
+        # Each pair older fact first, and ties by the facts' age: the same list whatever
+        # order the index learnt of the facts in.
+        pairs = [
+            pair
+            if _age(pair.left) <= _age(pair.right)
+            else DuplicatePair(pair.right, pair.left, pair.similarity, pair.tier, pair.method)
+            for pair in pairs
+        ]
+        pairs.sort(key=lambda pair: (-pair.similarity, _age(pair.left), _age(pair.right)))
+        return pairs
+
+    def _duplicate_pairs(self, visibility: Visibility) -> list[DuplicatePair]:
         snapshot = self.snapshot
         positions = np.flatnonzero(self._mask(visibility))
+        # Oldest first: the same block, bit for bit, however the index learnt of the facts.
+        created, ids = snapshot.order_keys(positions)
+        positions = positions[np.lexsort((ids, created))]
         pairs: list[DuplicatePair] = []
         if len(positions) < 2:
             return pairs
@@ -85,7 +106,7 @@ class InMemoryIndex:
         else:
             for a_index, a in enumerate(positions):
                 left = snapshot.facts[a]
-                scores = snapshot.lexical.scores(left.text)
+                scores = snapshot.lexical.scores(left.text, len(snapshot.facts))
                 for b in positions[a_index + 1 :]:
                     right = snapshot.facts[b]
                     if scores[b] <= 0 or left.collection != right.collection:
@@ -95,5 +116,8 @@ class InMemoryIndex:
                         pairs.append(
                             DuplicatePair(left, right, round(score, 4), lexical_tier, "lexical")
                         )
-        pairs.sort(key=lambda pair: -pair.similarity)
         return pairs
+
+
+def _age(fact: IndexedFact) -> tuple[object, str]:
+    return (fact.created_at, fact.record_id)

@@ -18,6 +18,8 @@ from functools import lru_cache
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from engine.retrieval.growing import Postings
+
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 # Function words carry no evidence in short facts; questions are full of them.
@@ -106,7 +108,14 @@ def similarity(left: str, right: str) -> float:
 
 
 class Bm25Index:
-    """BM25 (k1=1.2, b=0.75) over documents given by position; scoring is numpy over postings."""
+    """BM25 (k1=1.2, b=0.75) over documents given by position, kept up to date one document at
+    a time: `add` a new document, `remove` one that left, `restore` one that came back.
+
+    Postings keep term frequencies, not weights: idf and length normalisation depend on the
+    whole index (documents, average length), so they are applied per query from live counts.
+    A removed document's postings stay (its position never matches: callers mask by
+    liveness) but it no longer counts in any statistic, so scores equal those of an index
+    built from the live documents alone."""
 
     K1 = 1.2
     B = 0.75
@@ -114,44 +123,79 @@ class Bm25Index:
     FUZZY_TERM_CUTOFF = 84
     FUZZY_TERM_LIMIT = 3
 
-    def __init__(self, documents: Sequence[str]) -> None:
-        self.size = len(documents)
-        postings: dict[str, tuple[list[int], list[int]]] = {}
-        lengths = np.zeros(self.size, dtype=np.float32)
+    def __init__(self, documents: Sequence[str] = ()) -> None:
+        self.size = 0  # live documents
+        self._total_length = 0  # of live documents
+        self._lengths = np.zeros(max(16, len(documents)), dtype=np.float32)
+        self._postings: dict[str, Postings] = {}
+        self._vocabulary: list[str] = []  # every term ever seen, in order of arrival
+        self.positions_seen = 0  # one past the highest position added
         for position, text in enumerate(documents):
-            counts = Counter(tokenize(text))
-            lengths[position] = sum(counts.values())
-            for term, tf in counts.items():
-                ids, tfs = postings.setdefault(term, ([], []))
-                ids.append(position)
-                tfs.append(tf)
-        average = float(lengths.mean()) if self.size else 1.0
-        norm = self.K1 * (1 - self.B + self.B * lengths / max(average, 1e-9))
-        self._postings: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        for term, (ids, tfs) in postings.items():
-            id_array = np.asarray(ids, dtype=np.int64)
-            tf_array = np.asarray(tfs, dtype=np.float32)
-            idf = math.log(1 + (self.size - len(ids) + 0.5) / (len(ids) + 0.5))
-            weights = idf * tf_array * (self.K1 + 1) / (tf_array + norm[id_array])
-            self._postings[term] = (id_array, weights.astype(np.float32))
-        self._vocabulary = list(self._postings)
+            self.add(position, text)
+
+    def add(self, position: int, text: str) -> None:
+        counts = Counter(tokenize(text))
+        length = sum(counts.values())
+        if position >= len(self._lengths):
+            grown = np.zeros(max(position + 1, 2 * len(self._lengths)), dtype=np.float32)
+            grown[: len(self._lengths)] = self._lengths
+            self._lengths = grown
+        self._lengths[position] = length
+        self.positions_seen = max(self.positions_seen, position + 1)
+        for term, tf in counts.items():
+            postings = self._postings.get(term)
+            if postings is None:
+                postings = self._postings[term] = Postings(np.float32)
+                self._vocabulary.append(term)
+            postings.append(position, tf)
+            postings.live += 1
+        self.size += 1
+        self._total_length += length
+
+    def remove(self, text: str) -> None:
+        """The document `text` (added before) leaves the statistics."""
+        self._count(text, -1)
+
+    def restore(self, text: str) -> None:
+        """A removed document `text` is back (its postings never left)."""
+        self._count(text, +1)
+
+    def _count(self, text: str, step: int) -> None:
+        counts = Counter(tokenize(text))
+        for term in counts:
+            self._postings[term].live += step
+        self.size += step
+        self._total_length += step * sum(counts.values())
+
+    def _idf(self, df: int) -> float:
+        return math.log(1 + (self.size - df + 0.5) / (df + 0.5))
 
     def expand(self, terms: Sequence[str]) -> dict[str, float]:
-        """Query terms with a weight; unknown terms map to close vocabulary words (typos)."""
+        """Query terms with a weight; unknown terms map to close vocabulary words (typos):
+        the FUZZY_TERM_LIMIT closest live words, ties by the word itself, so the choice does
+        not depend on the order the words arrived in."""
         weights: dict[str, float] = {}
         for term in terms:
-            if term in self._postings:
+            postings = self._postings.get(term)
+            if postings is not None and postings.live > 0:
                 weights[term] = max(weights.get(term, 0.0), 1.0)
                 continue
             if len(term) < 4 or not self._vocabulary:
                 continue
-            for word, score, _ in process.extract(
-                term,
-                self._vocabulary,
-                scorer=fuzz.ratio,
-                score_cutoff=self.FUZZY_TERM_CUTOFF,
-                limit=self.FUZZY_TERM_LIMIT,
-            ):
+            close = [
+                (score, word)
+                for word, score, _ in process.extract(
+                    term,
+                    self._vocabulary,
+                    scorer=fuzz.ratio,
+                    score_cutoff=self.FUZZY_TERM_CUTOFF,
+                    limit=None,
+                )
+                if self._postings[word].live > 0
+            ]
+            for score, word in sorted(close, key=lambda item: (-item[0], item[1]))[
+                : self.FUZZY_TERM_LIMIT
+            ]:
                 weights[word] = max(weights.get(word, 0.0), score / 100.0)
         return weights
 
@@ -160,15 +204,20 @@ class Bm25Index:
         saturation): dividing by it keeps a match on one common word a weak match."""
         total = 0.0
         for term, weight in self.expand(tokenize(query)).items():
-            ids, _ = self._postings[term]
-            idf = math.log(1 + (self.size - len(ids) + 0.5) / (len(ids) + 0.5))
-            total += weight * idf * (self.K1 + 1)
+            total += weight * self._idf(self._postings[term].live) * (self.K1 + 1)
         return total
 
-    def scores(self, query: str) -> np.ndarray:
-        """BM25 of every document for the query (0 where no term matches)."""
-        total = np.zeros(self.size, dtype=np.float32)
+    def scores(self, query: str, capacity: int | None = None) -> np.ndarray:
+        """BM25 of every position for the query (0 where no term matches; a removed
+        document's value is meaningless, callers mask it), `capacity` long (default: every
+        position seen)."""
+        size = capacity if capacity is not None else self.positions_seen
+        total = np.zeros(size, dtype=np.float32)
+        average = self._total_length / self.size if self.size else 1.0
         for term, weight in self.expand(tokenize(query)).items():
-            ids, term_weights = self._postings[term]
-            total[ids] += weight * term_weights
+            postings = self._postings[term]
+            ids, tfs = postings.arrays()
+            norm = self.K1 * (1 - self.B + self.B * self._lengths[ids] / max(average, 1e-9))
+            term_weights = self._idf(postings.live) * tfs * (self.K1 + 1) / (tfs + norm)
+            total[ids] += weight * term_weights.astype(np.float32)
         return total

@@ -13,6 +13,7 @@ import numpy as np
 
 from engine.retrieval.embeddings import Embedder
 from engine.retrieval.lexical import similarity as lexical_similarity
+from engine.retrieval.ranking import best_first
 from engine.retrieval.snapshot import IndexedFact, Snapshot
 
 
@@ -68,28 +69,29 @@ def find_candidates(
         # Only the visible rows are scored: a scope is usually a small part of the store, and
         # the product is the cost of a propose.
         visible = np.flatnonzero(mask)
-        similarity = np.clip(snapshot.vectors[visible] @ query, 0.0, 1.0)
+        # einsum: the same bits for a fact wherever it sits (engine/retrieval/snapshot.py).
+        similarity = np.clip(np.einsum("ij,j->i", snapshot.vectors[visible], query), 0.0, 1.0)
         tiers = SEMANTIC_TIERS
-        order = _top(similarity, MAX_CANDIDATES * 4)
+        order = best_first(snapshot, visible, similarity, MAX_CANDIDATES * 4)
         scored = [
             (int(visible[i]), float(similarity[i])) for i in order if similarity[i] >= tiers.weak
         ]
     else:
         tiers = LEXICAL_TIERS
-        bm25 = snapshot.lexical.scores(text)
-        bm25[~mask] = -1.0
-        shortlist = [int(i) for i in _top(bm25, LEXICAL_SHORTLIST) if bm25[i] > 0]
+        bm25 = snapshot.lexical.scores(text, len(mask))
+        hits = np.flatnonzero(mask & (bm25 > 0))
+        shortlist = [
+            int(hits[i]) for i in best_first(snapshot, hits, bm25[hits], LEXICAL_SHORTLIST)
+        ]
         scored = [(i, lexical_similarity(text, snapshot.facts[i].text)) for i in shortlist]
+    if not scored:
+        return []
+    positions = np.asarray([position for position, _ in scored], dtype=np.int64)
+    scores = np.asarray([score for _, score in scored], dtype=np.float64)
     results = []
-    for position, score in sorted(scored, key=lambda item: -item[1]):
+    for index in best_first(snapshot, positions, scores, len(scored)):
+        position, score = scored[int(index)]
         tier = tier_of(score, tiers)
         if tier is not None:
             results.append(ScoredCandidate(snapshot.facts[position], round(score, 4), tier))
     return results[:MAX_CANDIDATES]
-
-
-def _top(scores: np.ndarray, k: int) -> np.ndarray:
-    if len(scores) <= k:
-        return np.argsort(-scores, kind="stable")
-    part = np.argpartition(-scores, k)[:k]
-    return part[np.argsort(-scores[part], kind="stable")]

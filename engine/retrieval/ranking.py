@@ -56,10 +56,10 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
     Against the ceiling, a fact that only shares a common word stays a weak lexical match;
     normalising by the best hit instead would promote it to 1. docs/retrieval.md compares
     the fusions."""
-    lexical = snapshot.lexical.scores(query)
+    lexical = snapshot.lexical.scores(query, len(mask))
     if embedder is None or snapshot.rows is None:
         hits = np.flatnonzero(mask & (lexical > 0))
-        top = hits[np.argsort(-lexical[hits], kind="stable")][:MATCH_WINDOW]
+        top = hits[best_first(snapshot, hits, lexical[hits], MATCH_WINDOW)]
         return RankedMatches(
             [int(i) for i in top],
             [float(lexical[i]) for i in top],
@@ -70,7 +70,7 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
     normalised = lexical / ceiling if ceiling > 0 else np.zeros_like(lexical)
     # Word alignment does not depend on the query vector: computed once, before feedback.
     aligned = (
-        snapshot.alignment.scores(query)
+        snapshot.alignment.scores(query, len(mask))
         if snapshot.alignment is not None
         else np.zeros_like(lexical)
     )
@@ -81,12 +81,12 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
     if len(hits) and snapshot.vectors is not None:
         # Pseudo-relevance feedback (Rocchio): move the query towards its best first-pass
         # facts, then rank again; a static model's query vector alone misses paraphrases.
-        first = hits[np.argsort(-fused, kind="stable")[:FEEDBACK_FACTS]]
+        first = hits[best_first(snapshot, hits, fused, FEEDBACK_FACTS)]
         query_vector = query_vector + FEEDBACK_WEIGHT * snapshot.vectors[first].mean(axis=0)
         query_vector /= max(float(np.linalg.norm(query_vector)), 1e-12)
         hits, cosine = _semantic_hits(snapshot, query_vector, lexical, mask)
         fused = evidence[hits] + SEMANTIC_WEIGHT * cosine
-    order = np.argsort(-fused, kind="stable")[:MATCH_WINDOW]
+    order = best_first(snapshot, hits, fused, MATCH_WINDOW)
     return RankedMatches(
         [int(hits[i]) for i in order],
         [float(fused[i]) for i in order],
@@ -96,6 +96,25 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
             for i in order
         ],
     )
+
+
+def best_first(
+    snapshot: Snapshot, positions: np.ndarray, scores: np.ndarray, limit: int
+) -> np.ndarray:
+    """Indices into `scores` (those of the facts at `positions`), best first, at most `limit`.
+    Scores equal to six decimals tie, and ties go to the older fact (created_at, then record
+    id): never to a position, which depends on the order the index learnt of the facts."""
+    if not len(scores):
+        return np.zeros(0, dtype=np.int64)
+    rounded = np.round(scores.astype(np.float64), 6)
+    if len(scores) > limit:
+        kth = np.partition(rounded, len(scores) - limit)[len(scores) - limit]
+        candidates = np.flatnonzero(rounded >= kth)  # the best `limit`, and all tied with them
+    else:
+        candidates = np.arange(len(scores))
+    created, ids = snapshot.order_keys(positions[candidates])
+    order = np.lexsort((ids, created, -rounded[candidates]))
+    return candidates[order][:limit]
 
 
 def _semantic_hits(

@@ -1,17 +1,29 @@
-"""An in-memory view of the current facts for ranking: the BM25 index, the embedding matrix and
-per-scope / per-collection positions. Rebuilt when the store's generation counter moves, so a
-write by any process is seen by every other process's next query.
+"""An in-memory index of the current facts for ranking: BM25, the embedding matrix, word
+alignment and per-scope / per-collection positions, kept up to date incrementally.
 
-Visibility (scopes, collection, egress, expiry) becomes a boolean mask that is applied before
-any ranking or top-k cut, never as a post-filter over a truncated window.
+Every write to `facts` leaves a row in the change log (`fact_changes`, written by triggers:
+engine/storage/database.py). When the store's generation counter has moved, a process reads
+the changes after the last one it applied and reconciles only those facts with the index
+(added, left recall, came back, changed), so another process's write costs a reader
+O(changes), not O(store). A reader too far behind (more changes than a quarter of the
+store, or changes already pruned from the log) rebuilds once. An index built by applying
+changes ranks exactly as one built afresh (tests/engine/test_incremental_index.py): facts
+keep their positions, ties are broken by (created_at, record id), never by position, and
+the statistics (BM25's document counts and lengths, word alignment's idf) count live facts
+only.
+
+Visibility (scopes, collection, egress, expiry, liveness) becomes a boolean mask that is
+applied before any ranking or top-k cut, never as a post-filter over a truncated window.
 """
 
 from __future__ import annotations
 
+import re
 import threading
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -19,10 +31,11 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from engine.retrieval.embeddings import Embedder, embed_facts, vector_from_bytes, vector_to_bytes
+from engine.retrieval.growing import GrowingArray, GrowingRows, Postings
 from engine.retrieval.lexical import Bm25Index
 from engine.retrieval.word_alignment import WordAlignment, WordVectors
 from engine.storage import tables
-from engine.storage.database import read_generation
+from engine.storage.database import changes_since, last_change, read_generation
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,88 +76,190 @@ class IndexedFact:
 
 
 class Snapshot:
+    """The index. Positions are stable: a fact that leaves recall keeps its position, marked
+    not live (its postings stay but count nowhere); one that comes back is live again; one
+    whose indexed fields changed leaves and is added anew at the end."""
+
     def __init__(
         self,
         generation: int,
-        facts: list[IndexedFact],
-        blocks: list[np.ndarray] | None,
+        change_seq: int,
         dims: int = 0,
         word_vectors: WordVectors | None = None,
+        semantic: bool = False,
     ) -> None:
         self.generation = generation
-        self.facts = facts
-        # (n, dims) whole-text unit vectors, or None without a model; `rows` stacks every
-        # fact's block (whole text, then its sentences) and `starts` says where each begins.
-        self.vectors: np.ndarray | None = None
-        self.rows: np.ndarray | None = None
-        self.starts: np.ndarray | None = None
-        if blocks is not None and blocks:
-            self.vectors = np.vstack([block[0] for block in blocks])
-            self.rows = np.vstack(blocks)
-            self.starts = np.cumsum([0] + [len(block) for block in blocks[:-1]])
-        elif blocks is not None:
-            self.vectors = self.rows = np.zeros((0, dims), dtype=np.float32)
-            self.starts = np.zeros(0, dtype=np.int64)
-        self.lexical = Bm25Index([fact.text for fact in facts])
+        self.change_seq = change_seq  # the last change log entry this index reflects
+        self.lock = threading.RLock()  # held while the index is read or changed
+        self.facts: list[IndexedFact] = []
+        self.positions: dict[str, int] = {}  # record id -> its latest position
+        self._semantic = semantic
+        self._vectors = GrowingRows(max(dims, 1))  # whole-text unit vector per position
+        self._rows = GrowingRows(max(dims, 1))  # every position's block (whole, sentences)
+        self._starts = GrowingArray(np.int64)  # where each position's block begins in _rows
+        self._live = GrowingArray(np.bool_, False)
+        self._expiry = GrowingArray(np.float64, np.inf)
+        self._created = GrowingArray(np.int64)  # microseconds: the first tie-break
+        self._id_key = GrowingArray(np.uint64)  # the record id as a number: the second
+        self.lexical = Bm25Index()
         # The semantic leg's word alignment; None without a model, like `vectors`.
-        self.alignment = (
-            WordAlignment([fact.text for fact in facts], word_vectors)
-            if word_vectors is not None
-            else None
-        )
-        self.positions = {fact.record_id: i for i, fact in enumerate(facts)}
+        self.alignment = WordAlignment([], word_vectors) if word_vectors is not None else None
         self._by_hash: dict[str, list[int]] = {}
-        for position, fact in enumerate(facts):
-            self._by_hash.setdefault(fact.content_hash, []).append(position)
-        by_scope: dict[str, list[int]] = {}
-        by_collection: dict[str, list[int]] = {}
-        for position, fact in enumerate(facts):
-            for scope in fact.scopes:
-                by_scope.setdefault(scope, []).append(position)
-            by_collection.setdefault(fact.collection, []).append(position)
-        # Index arrays, not lists: numpy would convert a list on every query.
-        self._by_scope = {k: np.asarray(v, dtype=np.int64) for k, v in by_scope.items()}
-        self._by_collection = {k: np.asarray(v, dtype=np.int64) for k, v in by_collection.items()}
-        self._expiry = np.array(
-            [fact.expires_at.timestamp() if fact.expires_at else np.inf for fact in facts],
-            dtype=np.float64,
-        )
+        self._by_scope: dict[str, Postings] = {}
+        self._by_collection: dict[str, Postings] = {}
+        self.live_count = 0
+
+    # -- reading ----------------------------------------------------------------------------
+
+    @property
+    def vectors(self) -> np.ndarray | None:
+        """(positions, dims) whole-text unit vectors, or None without a model."""
+        return self._vectors.view() if self._semantic else None
+
+    @property
+    def rows(self) -> np.ndarray | None:
+        return self._rows.view() if self._semantic else None
+
+    @property
+    def live(self) -> np.ndarray:
+        return self._live.view()
+
+    def order_keys(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(created_at, record id) of `positions` as numbers: the order ties are broken in."""
+        return self._created.view()[positions], self._id_key.view()[positions]
 
     def with_hash(self, content_hash: str) -> list[int]:
-        """Positions of the facts with this content hash, oldest first."""
-        return self._by_hash.get(content_hash, [])
+        """Live positions of the facts with this content hash, oldest first."""
+        found = [p for p in self._by_hash.get(content_hash, []) if self._live.view()[p]]
+        return sorted(found, key=lambda p: (self._created.view()[p], self._id_key.view()[p]))
 
     def best_cosine(self, query: np.ndarray) -> np.ndarray:
-        """Per fact, the cosine of its best row (whole text or one of its sentences)."""
-        assert self.rows is not None and self.starts is not None
-        if not len(self.facts):
+        """Per position, the cosine of its best row (whole text or one of its sentences)."""
+        if not self.facts:
             return np.zeros(0, dtype=np.float32)
-        return np.maximum.reduceat(self.rows @ query, self.starts)
+        # einsum, not BLAS: each row's dot product is summed in the same order wherever the
+        # row sits, so a fact scores the same bits in an index built afresh or grown.
+        cosines = np.einsum("ij,j->i", self._rows.view(), query)
+        return np.maximum.reduceat(cosines, self._starts.view())
+
+    def scopes(self) -> list[str]:
+        return sorted(scope for scope, postings in self._by_scope.items() if postings.live > 0)
 
     def visible(
         self, *, scopes: Sequence[str], collections: Iterable[str] | None, now: datetime
     ) -> np.ndarray:
-        """Mask of facts sharing a scope, in one of `collections` (None: any), not expired."""
+        """Mask of live facts sharing a scope, in one of `collections` (None: any), not
+        expired."""
         mask = np.zeros(len(self.facts), dtype=bool)
         for scope in scopes:
             if scope in self._by_scope:
-                mask[self._by_scope[scope]] = True
+                mask[self._by_scope[scope].arrays()[0]] = True
         if collections is not None:
             allowed = np.zeros(len(self.facts), dtype=bool)
             for name in collections:
                 if name in self._by_collection:
-                    allowed[self._by_collection[name]] = True
+                    allowed[self._by_collection[name].arrays()[0]] = True
             mask &= allowed
-        mask &= self._expiry > now.timestamp()
+        mask &= self._live.view()
+        mask &= self._expiry.view() > now.timestamp()
         return mask
+
+    # -- changing ---------------------------------------------------------------------------
+
+    def add_many(self, facts: Sequence[IndexedFact], blocks: Sequence[np.ndarray | None]) -> None:
+        """Index current facts at new positions, in order; their new words are embedded for
+        the word alignment in one batch."""
+        positions = [
+            self.add(fact, block, align=False) for fact, block in zip(facts, blocks, strict=True)
+        ]
+        if self.alignment is not None:
+            self.alignment.add_many([(p, f.text) for p, f in zip(positions, facts, strict=True)])
+
+    def add(self, fact: IndexedFact, block: np.ndarray | None, *, align: bool = True) -> int:
+        """Index a current fact at a new position (its block: whole text, then sentences)."""
+        position = len(self.facts)
+        self.facts.append(fact)
+        self.positions[fact.record_id] = position
+        if self._semantic:
+            assert block is not None
+            self._vectors.append(block[:1])
+            self._starts.append(self._rows.append(block))
+        self._live.append(True)
+        self._expiry.append(fact.expires_at.timestamp() if fact.expires_at else np.inf)
+        self._created.append((fact.created_at - _EPOCH) // _MICROSECOND)
+        self._id_key.append(record_id_key(fact.record_id))
+        self._by_hash.setdefault(fact.content_hash, []).append(position)
+        for scope in fact.scopes:
+            self._by_scope.setdefault(scope, Postings(np.int8)).append(position, 0)
+        self._by_collection.setdefault(fact.collection, Postings(np.int8)).append(position, 0)
+        self._count(fact, +1)
+        self.lexical.add(position, fact.text)
+        if align and self.alignment is not None:
+            self.alignment.add_many([(position, fact.text)])
+        return position
+
+    def leave(self, position: int) -> None:
+        """The fact at `position` left recall (superseded, retired, deleted or changed)."""
+        fact = self.facts[position]
+        self._live[position] = False
+        self._count(fact, -1)
+        self.lexical.remove(fact.text)
+        if self.alignment is not None:
+            self.alignment.remove(fact.text)
+
+    def come_back(self, position: int) -> None:
+        """The fact at `position` is current again, unchanged (restored, a revert)."""
+        fact = self.facts[position]
+        self._live[position] = True
+        self._count(fact, +1)
+        self.lexical.restore(fact.text)
+        if self.alignment is not None:
+            self.alignment.restore(fact.text)
+
+    def _count(self, fact: IndexedFact, step: int) -> None:
+        self.live_count += step
+        for scope in fact.scopes:
+            self._by_scope[scope].live += step
+        self._by_collection[fact.collection].live += step
+
+    def block_of(self, position: int) -> np.ndarray | None:
+        if not self._semantic:
+            return None
+        start = int(self._starts.view()[position])
+        end = (
+            int(self._starts.view()[position + 1])
+            if position + 1 < len(self.facts)
+            else self._rows.filled
+        )
+        return self._rows.view()[start:end]
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_RECORD_ID_HEX = re.compile(r"mem-([0-9a-f]{16})")
+
+
+def record_id_key(record_id: str) -> int:
+    """A record id as an unsigned 64-bit number, ordered as the ids are (`mem-` + 16 hex
+    digits); any other id (not written by gno-tui) by a checksum, still deterministic."""
+    matched = _RECORD_ID_HEX.fullmatch(record_id)
+    if matched:
+        return int(matched.group(1), 16)
+    return zlib.crc32(record_id.encode("utf-8", "surrogatepass"))
 
 
 # What a snapshot reads of each current fact: the FactRow columns named like IndexedFact's fields.
 SNAPSHOT_COLUMNS = tuple(getattr(tables.FactRow, field.name) for field in fields(IndexedFact))
+_STATE_COLUMNS = (tables.FactRow.superseded_by, tables.FactRow.retired_at)
+# A reader this far behind (changes against live facts) rebuilds instead of applying them.
+REBUILD_FRACTION = 0.25
+REBUILD_MIN_CHANGES = 2_000
+_IN_CHUNK = 500  # record ids per IN (...) query
 
 
 class SnapshotCache:
-    """Keeps the last snapshot and rebuilds it when the generation counter has moved."""
+    """Keeps the index and brings it up to date when the generation counter has moved: the
+    changes since it, applied; or, the first time and when too far behind, a rebuild."""
 
     def __init__(self, db: Engine, embedder: Embedder | None) -> None:
         self._db = db
@@ -152,16 +267,64 @@ class SnapshotCache:
         self._word_vectors = WordVectors(embedder) if embedder is not None else None
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
+        self.rebuilds = 0  # how many times the whole index was built (for tests, benchmarks)
 
     def get(self) -> Snapshot:
         with self._lock:
             with Session(self._db, expire_on_commit=False) as session:
                 generation = read_generation(session)
-                if self._snapshot is None or self._snapshot.generation != generation:
-                    self._snapshot = self._build(session, generation)
-            return self._snapshot
+                snapshot = self._snapshot
+                if snapshot is not None and snapshot.generation == generation:
+                    return snapshot
+                if snapshot is not None and self._catch_up(session, snapshot, generation):
+                    return snapshot
+                self._snapshot = self._build(session, generation)
+                return self._snapshot
+
+    def _catch_up(self, session: Session, snapshot: Snapshot, generation: int) -> bool:
+        limit = max(REBUILD_MIN_CHANGES, int(snapshot.live_count * REBUILD_FRACTION))
+        changes = changes_since(session, snapshot.change_seq, limit=limit)
+        if changes is None:
+            return False
+        changed = list(dict.fromkeys(record_id for _, record_id in changes))
+        rows: dict[str, Any] = {}
+        for start in range(0, len(changed), _IN_CHUNK):
+            chunk = changed[start : start + _IN_CHUNK]
+            for row in session.execute(
+                select(*SNAPSHOT_COLUMNS, *_STATE_COLUMNS).where(
+                    tables.FactRow.record_id.in_(chunk)
+                )
+            ):
+                if row.superseded_by is None and row.retired_at is None:
+                    rows[row.record_id] = row
+        with snapshot.lock:
+            arriving: list[IndexedFact] = []
+            for record_id in changed:
+                position = snapshot.positions.get(record_id)
+                live = position is not None and bool(snapshot.live[position])
+                current = rows.get(record_id)
+                fact = IndexedFact.from_row(current) if current is not None else None
+                if position is not None and fact == snapshot.facts[position]:
+                    if not live:
+                        snapshot.come_back(position)
+                    continue
+                if live:
+                    assert position is not None
+                    snapshot.leave(position)
+                if fact is not None:
+                    arriving.append(fact)
+            arriving.sort(key=lambda f: (f.created_at, f.record_id))
+            snapshot.add_many(arriving, self._blocks(session, arriving, snapshot))
+            if changes:
+                snapshot.change_seq = changes[-1][0]
+            snapshot.generation = generation
+        return True
 
     def _build(self, session: Session, generation: int) -> Snapshot:
+        self.rebuilds += 1
+        # The log's position first: a write that lands while the rows are read is in the
+        # rows and in the log after it, and applying it again changes nothing.
+        change_seq = last_change(session)
         # Plain columns, not ORM objects: building 100k table instances was half of a rebuild.
         rows = session.execute(
             select(*SNAPSHOT_COLUMNS)
@@ -170,43 +333,62 @@ class SnapshotCache:
             .order_by(tables.FactRow.created_at, tables.FactRow.record_id)
         ).all()
         facts = [IndexedFact.from_row(row) for row in rows]
-        if self._embedder is None:
-            return Snapshot(generation, facts, None)
-        return Snapshot(
+        embedder = self._embedder
+        snapshot = Snapshot(
             generation,
-            facts,
-            self._vectors(session, facts),
-            self._embedder.dims,
+            change_seq,
+            embedder.dims if embedder is not None else 0,
             self._word_vectors,
+            semantic=embedder is not None,
         )
+        blocks = self._blocks(session, facts, None)
+        with snapshot.lock:
+            snapshot.add_many(facts, blocks)
+        return snapshot
 
-    def _vectors(self, session: Session, facts: list[IndexedFact]) -> list[np.ndarray]:
-        assert self._embedder is not None
+    def _blocks(
+        self, session: Session, facts: list[IndexedFact], snapshot: Snapshot | None
+    ) -> list[np.ndarray | None]:
+        """Each fact's vector block: kept in the index already (same record, same text), or
+        stored by the writer, or embedded now (and stored for the next reader)."""
+        if self._embedder is None:
+            return [None] * len(facts)
         dims = self._embedder.dims
+        blocks: list[np.ndarray | None] = [None] * len(facts)
+        wanted: dict[str, int] = {}
+        for index, fact in enumerate(facts):
+            old = snapshot.positions.get(fact.record_id) if snapshot is not None else None
+            if (
+                snapshot is not None
+                and old is not None
+                and snapshot.facts[old].content_hash == fact.content_hash
+            ):
+                blocks[index] = snapshot.block_of(old)
+                continue
+            wanted[fact.record_id] = index
         embedding = tables.EmbeddingRow
-        stored = {
-            row.record_id: row
-            for row in session.execute(
-                select(embedding.record_id, embedding.content_hash, embedding.vector).where(
-                    embedding.model_id == self._embedder.model_id
-                )
-            )
-        }
-        blocks: list[np.ndarray] = []
-        missing: list[int] = []
-        for position, fact in enumerate(facts):
-            row = stored.get(fact.record_id)
-            if row is not None and row.content_hash == fact.content_hash:
-                blocks.append(vector_from_bytes(row.vector, dims))
-            else:
-                blocks.append(np.zeros((1, dims), dtype=np.float32))
-                missing.append(position)
+        query = select(embedding.record_id, embedding.content_hash, embedding.vector).where(
+            embedding.model_id == self._embedder.model_id
+        )
+        ids = list(wanted)
+        if snapshot is None:
+            stored = list(session.execute(query))  # a rebuild: every vector, in one query
+        else:
+            stored = []
+            for start in range(0, len(ids), _IN_CHUNK):
+                chunk = ids[start : start + _IN_CHUNK]
+                stored.extend(session.execute(query.where(embedding.record_id.in_(chunk))))
+        for row in stored:
+            index_of = wanted.get(row.record_id)
+            if index_of is not None and row.content_hash == facts[index_of].content_hash:
+                blocks[index_of] = vector_from_bytes(row.vector, dims)
+        missing = [index for index in wanted.values() if blocks[index] is None]
         if missing:
             # Facts written by a process without the model (or another model): embed them now
-            # and keep the vectors, so the next snapshot does not pay again.
+            # and keep the vectors, so the next reader does not pay again.
             fresh = embed_facts(self._embedder, [facts[i].text for i in missing])
-            for position, block in zip(missing, fresh, strict=True):
-                blocks[position] = block
+            for index, block in zip(missing, fresh, strict=True):
+                blocks[index] = block
             store_vectors(self._db, self._embedder.model_id, [facts[i] for i in missing], fresh)
         return blocks
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from engine.retrieval.embeddings import Embedder
+from engine.retrieval.growing import GrowingRows, Postings
 from engine.retrieval.lexical import content_words
 
 # Word pairs less similar than this are not an alignment: below it a static model's word
@@ -47,43 +48,70 @@ class WordVectors:
 
 
 class WordAlignment:
-    """The facts' vocabulary with its word vectors and postings (word -> fact positions)."""
+    """The facts' vocabulary with its word vectors and postings (word -> fact positions), kept
+    up to date one fact at a time like the BM25 index (engine/retrieval/lexical.py): a removed
+    fact's postings stay, but it no longer counts in the idf."""
 
     def __init__(self, texts: Sequence[str], vectors: WordVectors) -> None:
-        self.size = len(texts)
+        self.size = 0  # live facts
+        self.positions_seen = 0
+        self._vectors = vectors
         self._embedder = vectors.embedder
-        index: dict[str, int] = {}
-        positions: list[list[int]] = []
-        for position, text in enumerate(texts):
+        self._index: dict[str, int] = {}
+        self._postings: list[Postings] = []
+        self._matrix = GrowingRows(self._embedder.dims)
+        self.add_many(list(enumerate(texts)))
+
+    def add_many(self, items: Sequence[tuple[int, str]]) -> None:
+        """Add facts (position, text); their new words are embedded in one batch."""
+        new_words: list[str] = []
+        for position, text in items:
             for word in content_words(text):
-                slot = index.setdefault(word, len(index))
-                if slot == len(positions):
-                    positions.append([])
-                positions[slot].append(position)
-        self._index = index
-        self._matrix = vectors.matrix(list(index))
-        self._postings = [np.asarray(p, dtype=np.int64) for p in positions]
+                slot = self._index.get(word)
+                if slot is None:
+                    slot = self._index[word] = len(self._postings)
+                    self._postings.append(Postings(np.int64))
+                    new_words.append(word)
+                postings = self._postings[slot]
+                postings.append(position, 0)
+                postings.live += 1
+            self.size += 1
+            self.positions_seen = max(self.positions_seen, position + 1)
+        if new_words:
+            self._matrix.append(self._vectors.matrix(new_words))
+
+    def remove(self, text: str) -> None:
+        self._count(text, -1)
+
+    def restore(self, text: str) -> None:
+        self._count(text, +1)
+
+    def _count(self, text: str, step: int) -> None:
+        for word in content_words(text):
+            self._postings[self._index[word]].live += step
+        self.size += step
 
     def _idf(self, word: str) -> float:
         slot = self._index.get(word)
-        df = len(self._postings[slot]) if slot is not None else 0
+        df = self._postings[slot].live if slot is not None else 0
         return math.log(1 + (self.size - df + 0.5) / (df + 0.5))
 
-    def scores(self, query: str) -> np.ndarray:
-        """Per fact, in [0, 1]: the idf-weighted mean over the query's content words of the
+    def scores(self, query: str, capacity: int | None = None) -> np.ndarray:
+        """Per position, in [0, 1]: the idf-weighted mean over the query's content words of the
         similarity of the fact's closest word (0 where none reaches MIN_WORD_SIMILARITY)."""
-        total = np.zeros(self.size, dtype=np.float32)
+        total = np.zeros(capacity if capacity is not None else self.positions_seen, np.float32)
         words = content_words(query)
         if not words or not self._index:
             return total
-        similarities = self._embedder.embed(words) @ self._matrix.T
+        # einsum: a word's similarity does not depend on where the vocabulary holds it.
+        similarities = np.einsum("ij,kj->ik", self._embedder.embed(words), self._matrix.view())
         weights = [self._idf(word) for word in words]
         for row, weight in zip(similarities, weights, strict=True):
             columns = np.flatnonzero(row >= MIN_WORD_SIMILARITY)
             if not columns.size:
                 continue
-            best = np.zeros(self.size, dtype=np.float32)
-            postings = [self._postings[c] for c in columns]
+            best = np.zeros(len(total), dtype=np.float32)
+            postings = [self._postings[c].arrays()[0] for c in columns]
             lengths = [len(p) for p in postings]
             np.maximum.at(best, np.concatenate(postings), np.repeat(row[columns], lengths))
             total += weight * np.minimum(best, 1.0)

@@ -70,6 +70,97 @@ def columns_missing(engine: Engine) -> bool:
 def create_tables(engine: Engine) -> None:
     SQLModel.metadata.create_all(engine)
     _add_missing_columns(engine)
+    create_change_triggers(engine)
+
+
+# -- the change log ------------------------------------------------------------------------
+# Triggers on `facts` append the record id of every inserted, updated or deleted row to
+# `fact_changes`, inside the writing transaction: a reader applies exactly what changed since
+# the last seq it saw (engine/retrieval/snapshot.py), and no write path can forget to log.
+
+CHANGE_TRIGGERS = ("fact_changes_on_insert", "fact_changes_on_update", "fact_changes_on_delete")
+_SQLITE_TRIGGER = """CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON facts
+BEGIN INSERT INTO fact_changes (record_id) VALUES ({row}.record_id); END"""
+_POSTGRES_FUNCTION = """CREATE OR REPLACE FUNCTION log_fact_change() RETURNS trigger AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    INSERT INTO fact_changes (record_id) VALUES (OLD.record_id);
+  ELSE
+    INSERT INTO fact_changes (record_id) VALUES (NEW.record_id);
+  END IF;
+  RETURN NULL;
+END $$ LANGUAGE plpgsql"""
+_POSTGRES_TRIGGER = """CREATE OR REPLACE TRIGGER {name} AFTER {event} ON facts
+FOR EACH ROW EXECUTE FUNCTION log_fact_change()"""
+_EVENTS = (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD"))
+
+
+def create_change_triggers(engine: Engine) -> None:
+    with engine.begin() as connection:
+        if engine.dialect.name == "sqlite":
+            for name, (event_name, row) in zip(CHANGE_TRIGGERS, _EVENTS, strict=True):
+                connection.execute(
+                    text(_SQLITE_TRIGGER.format(name=name, event=event_name, row=row))
+                )
+        elif engine.dialect.name == "postgresql":
+            connection.execute(text(_POSTGRES_FUNCTION))
+            for name, (event_name, _row) in zip(CHANGE_TRIGGERS, _EVENTS, strict=True):
+                connection.execute(text(_POSTGRES_TRIGGER.format(name=name, event=event_name)))
+
+
+def change_triggers_missing(engine: Engine) -> bool:
+    if engine.dialect.name == "sqlite":
+        query = "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+    elif engine.dialect.name == "postgresql":
+        query = "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"
+    else:
+        return False
+    with engine.connect() as connection:
+        present = {row[0] for row in connection.execute(text(query))}
+    return not set(CHANGE_TRIGGERS) <= present
+
+
+def last_change(session: Session) -> int:
+    """The seq of the newest change (0 for none)."""
+    from sqlalchemy import func
+
+    return int(session.scalar(select(func.max(tables.FactChangeRow.seq))) or 0)
+
+
+def changes_since(session: Session, seq: int, *, limit: int) -> list[tuple[int, str]] | None:
+    """(seq, record id) of the changes after `seq`, oldest first; None when there are more than
+    `limit` of them or the log no longer reaches back to `seq` (pruned): rebuild instead."""
+    pruned_to = session.get(tables.StoreMetaRow, "changes_pruned_to")
+    if pruned_to is not None and pruned_to.value > seq:
+        return None
+    found = session.execute(
+        select(tables.FactChangeRow.seq, tables.FactChangeRow.record_id)
+        .where(tables.FactChangeRow.seq > seq)
+        .order_by(tables.FactChangeRow.seq)
+        .limit(limit + 1)
+    ).all()
+    if len(found) > limit:
+        return None
+    return [(int(row.seq), str(row.record_id)) for row in found]
+
+
+# The change log keeps at least this many rows; a reader further behind rebuilds, once.
+CHANGES_KEPT = 200_000
+
+
+def prune_changes(session: Session) -> int:
+    """Drop the oldest changes beyond CHANGES_KEPT (inside a write transaction); how many."""
+    newest = last_change(session)
+    cut = newest - CHANGES_KEPT
+    if cut <= 0:
+        return 0
+    removed = session.execute(delete(tables.FactChangeRow).where(tables.FactChangeRow.seq <= cut))
+    row = session.get(tables.StoreMetaRow, "changes_pruned_to")
+    if row is None:
+        session.add(tables.StoreMetaRow(name="changes_pruned_to", value=cut))
+    else:
+        row.value = max(row.value, cut)
+    return int(getattr(removed, "rowcount", 0) or 0)
 
 
 def _add_missing_columns(engine: Engine) -> None:

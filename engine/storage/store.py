@@ -48,6 +48,7 @@ from engine.retrieval.snapshot import Snapshot, SnapshotCache
 from engine.storage import tables
 from engine.storage.database import (
     bump_generation,
+    change_triggers_missing,
     columns_missing,
     create_tables,
     is_unreadable_sqlite,
@@ -196,6 +197,7 @@ class MemoryEngine:
             missing
             or self.collections_file_missing()
             or columns_missing(self.db)
+            or change_triggers_missing(self.db)
             or not keyed_index_unique(self.db)
         ):
             with self.write_lock(settle=False):

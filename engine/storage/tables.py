@@ -7,7 +7,17 @@ SQLModel needs real annotations at class creation.
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index, LargeBinary, String, Text, TypeDecorator
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    TypeDecorator,
+)
 from sqlmodel import Field, SQLModel
 
 from engine.contract.normalize import iso_utc, parse_iso
@@ -188,3 +198,22 @@ class StoreMetaRow(SQLModel, table=True):
 
     name: str = Field(primary_key=True)
     value: int = 0
+
+
+class FactChangeRow(SQLModel, table=True):
+    """The change log: one row per insert, update or delete of a fact row, written by triggers
+    on `facts` (engine/storage/database.py), so no write path can forget it. A process keeps
+    its in-memory index current by applying the rows after the last `seq` it applied
+    (engine/retrieval/snapshot.py); writes are serialised (the home's write lock, or the
+    database's in server mode), so `seq` order is commit order."""
+
+    __tablename__ = "fact_changes"
+    __table_args__ = {"sqlite_autoincrement": True}  # a pruned seq is never handed out again
+
+    seq: int | None = Field(
+        default=None,
+        sa_column=Column(
+            BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+        ),
+    )
+    record_id: str = Field(sa_column=Column(String(64), nullable=False))
