@@ -16,7 +16,7 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import Worker
 
-from engine.facade import MemoryFailure, MemoryService, open_service
+from engine.facade import MemoryFailure, MemoryService, Undone, open_service
 from gno_tui.messages import (
     OpenChain,
     OpenLibraryAsOf,
@@ -25,10 +25,17 @@ from gno_tui.messages import (
     forward_failure,
 )
 from gno_tui.theme import WORKBENCH_THEME
-from gno_tui.workbench_commands import GLOBAL_COMMANDS, WorkbenchCommand, bindings, writes
+from gno_tui.workbench_commands import (
+    GLOBAL_COMMANDS,
+    WorkbenchCommand,
+    bindings,
+    screen_keys_in_inputs,
+    writes,
+)
 from screens import SCREENS_BY_MODE
 from screens.base import UsesWorkbench, Workbench, WorkbenchScreen
 from screens.decision_log import DecisionLogScreen
+from screens.help_screen import HelpScreen, key_names
 from screens.library import LibraryScreen
 from screens.reason_prompt import ReasonPrompt
 from screens.supersession import SupersessionScreen
@@ -53,7 +60,7 @@ def failure_notice(worker: Worker[Any]) -> tuple[str, str]:
 class GnoApp(UsesWorkbench, App[None]):
     TITLE = "gno-tui"
     CSS_PATH = "app.tcss"
-    BINDINGS = bindings(GLOBAL_COMMANDS)
+    BINDINGS = [*bindings(GLOBAL_COMMANDS), *screen_keys_in_inputs()]
 
     def __init__(
         self,
@@ -175,12 +182,19 @@ class GnoApp(UsesWorkbench, App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="app-undo")
     def step_back_or_forth(self, *, undo: bool) -> None:
         """Take back the person's latest decision (undo), or do again what their latest undo
-        took back (redo). A refusal (nothing to undo, a review decision) is a MemoryFailure:
+        took back (redo). A refusal (nothing left to undo) is a MemoryFailure:
         the worker failure handler shows it with its code."""
         curation = self.service.curation
         step = curation.undo(actor=self.actor) if undo else curation.redo(actor=self.actor)
         done = "undone" if undo else "redone"
-        self.call_from_thread(self.notify, f"{done}: {step.action} on {step.target}")
+        what = f"{step.action} on {step.target}"
+        if step.count > 1:
+            what = f"a batch of {step.count} ({what}, …)"
+        note = f"{done}: {what}"
+        if isinstance(step, Undone) and step.passed_over:
+            # Newer decisions that cannot be taken back do not block this one: said so.
+            note += "\npassed over: " + "; ".join(step.passed_over)
+        self.call_from_thread(self.notify, note, timeout=8 if "passed over" in note else 5)
         screen = self.screen
         if isinstance(screen, WorkbenchScreen):
             self.call_from_thread(screen.refresh_from_store)
@@ -194,17 +208,25 @@ class GnoApp(UsesWorkbench, App[None]):
         self.call_from_thread(self.push_screen, DecisionLogScreen(entries))
 
     def action_show_screen_help(self) -> None:
-        if self.screen.query("HelpPanel"):
-            self.action_hide_help_panel()
-        else:
-            self.action_show_help_panel()
+        """F1 / ?: the help of the screen in front, in a modal that scrolls (HelpScreen
+        closes itself on the same keys)."""
+        screen = self.screen
+        if isinstance(screen, HelpScreen):
+            screen.dismiss()
+            return
+        own = screen.COMMANDS_LIST if isinstance(screen, WorkbenchScreen) else ()
+        help_text = str(getattr(screen, "HELP", None) or "")
+        self.push_screen(HelpScreen(help_text, own, GLOBAL_COMMANDS))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         own = screen.COMMANDS_LIST if isinstance(screen, WorkbenchScreen) else ()
         for command in (*GLOBAL_COMMANDS, *own):
+            # The key in the title: the palette teaches the key for next time.
             yield SystemCommand(
-                command.title, command.help, lambda c=command: self._run_command(c, screen)
+                f"{command.title} ({key_names(self, command)})",
+                command.help,
+                lambda c=command: self._run_command(c, screen),
             )
 
     def _run_command(self, command: WorkbenchCommand, screen: Screen[Any]) -> None:

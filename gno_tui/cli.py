@@ -8,10 +8,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from gno_tui import __version__
 from gno_tui.cli_io import emit_json
+from gno_tui.cli_memory import add_memory
 
 POLICIES = ("local_only", "lan", "remote")
 
@@ -57,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--demo",
         action="store_true",
-        help="open the workbench on a throwaway store seeded with demo facts (deleted on exit)",
+        help="open the workbench on a store seeded with demo facts: a throwaway one (deleted "
+        "on exit), or with --home a new one in that folder (empty or new; it stays)",
     )
     parser.add_argument("--version", action="version", version=f"gno-tui {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -106,26 +108,40 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  gno-tui recall 'where does alice live' --scope user:alice\n"
         "  gno-tui recall 'deadlines' --scope project:x --max-tokens 200 --egress lan --json",
     )
-    recall.add_argument("query", nargs="?", metavar="QUERY")
-    recall.add_argument("--scope", action="append", dest="scopes", metavar="S")
+    recall.add_argument("query", nargs="?", metavar="QUERY", help="what to look for, in words")
+    recall.add_argument(
+        "--scope",
+        action="append",
+        dest="scopes",
+        metavar="S",
+        help="a scope to recall from (repeat for more): a fact is returned when it shares one",
+    )
     recall.add_argument("--max-facts", default="8", metavar="N", help="at most N facts (8)")
     recall.add_argument("--max-tokens", default="512", metavar="N", help="token budget (512)")
     recall.add_argument(
-        "--egress", metavar="P", help="only facts that may leave for local_only | lan | remote"
+        "--egress",
+        metavar="P",
+        help="where the answer goes: local_only (this machine, the default) | lan | remote; "
+        "only facts whose collection's policy allows it are returned",
     )
     recall.add_argument(
         "--format",
         default="gno",
         choices=("gno", "ob1"),
-        help="result shape (gno: seed 001; ob1: OB1 recall response)",
+        help="result shape: gno (GNO's memory-recall@1.0 result, the default) or ob1 (an "
+        "OB1 recall response)",
     )
-    _common(recall, collection=True, identity=True)
+    recall.add_argument(
+        "--collection", metavar="NAME", help="only facts of this collection (default: all)"
+    )
+    _common(recall, identity=True, reads=True)
 
     collection = commands.add_parser(
         "collection",
         formatter_class=_formatter,
-        help="list, add or re-police collections",
-        description="Collections group facts under a root folder and an egress policy.",
+        help="list or add collections, or change their egress policy",
+        description="Collections group facts under a root folder and an egress policy: where "
+        "their facts may be sent (local_only: this machine, lan, remote).",
         epilog="examples:\n  gno-tui collection add work --policy lan\n"
         "  gno-tui collection list --json\n  gno-tui collection set-policy work remote",
     )
@@ -136,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_formatter,
         epilog="example:\n  gno-tui collection add work --policy lan",
     )
-    add.add_argument("name", metavar="NAME")
+    add.add_argument("name", metavar="NAME", help="the new collection's name")
     add.add_argument("--path", metavar="DIR", help="root folder (default under the home)")
     add.add_argument(
         "--policy", default="local_only", metavar="P", help="local_only (default) | lan | remote"
@@ -155,8 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_formatter,
         epilog="example:\n  gno-tui collection set-policy work remote",
     )
-    policy.add_argument("name", metavar="NAME")
-    policy.add_argument("policy", metavar="P")
+    policy.add_argument("name", metavar="NAME", help="the collection")
+    policy.add_argument("policy", metavar="P", help="local_only | lan | remote")
     _common(policy)
 
     review = commands.add_parser(
@@ -219,7 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
         "  gno-tui export --format ob1 --output ob1.json\n"
         "  gno-tui export --format gno --output ./backup",
     )
-    exporter.add_argument("--format", default="jsonl", choices=("jsonl", "ob1", "gno"))
+    exporter.add_argument(
+        "--format",
+        default="jsonl",
+        choices=("jsonl", "ob1", "gno"),
+        help="jsonl (one fact a line, the default), ob1 (an OB1 recall response) or gno (a "
+        "folder of GNO fact files)",
+    )
     exporter.add_argument("--output", metavar="PATH", help="file (jsonl, ob1) or folder (gno)")
     _common(exporter)
 
@@ -228,9 +250,13 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_formatter,
         help="serve the memory to agents over MCP (stdio)",
         description="An MCP server over stdio. By default it is propose-only: an agent's add or "
-        "supersede waits in the review queue for a person; --enable-write lets writes through.",
+        "supersede waits in the review queue for a person; --enable-write lets writes through. "
+        "Global options (--home, --db, --model) go before `mcp`. To connect an agent, "
+        "--print-config CLIENT prints the configuration for Claude Code, Claude Desktop, "
+        "Codex, Cursor or any client taking the standard mcpServers JSON.",
         epilog="examples:\n  gno-tui --home ~/agent-memory mcp --allow-scope user:alice\n"
-        "  gno-tui mcp --enable-write",
+        "  gno-tui mcp --enable-write\n"
+        "  gno-tui --home ~/agent-memory mcp --print-config claude-code --allow-scope user:alice",
     )
     mcp.add_argument(
         "--enable-write",
@@ -245,97 +271,39 @@ def build_parser() -> argparse.ArgumentParser:
         help="bind the server to this scope (repeat for more): calls naming another scope "
         "are refused and resources show only these scopes; without it every scope is served",
     )
-    _add_memory(commands)
+    mcp.add_argument(
+        "--print-config",
+        metavar="CLIENT",
+        help="print the configuration that starts this server in CLIENT (claude-code, "
+        "claude-desktop, codex, cursor, or json: any client taking the standard mcpServers "
+        "JSON), with this machine's paths and the flags given here; starts nothing",
+    )
+    add_memory(commands, formatter=_formatter, common=_common)
     return parser
 
 
-def _add_memory(commands: Any) -> None:
-    """`gno-tui memory ...`: the keyed API (docs/contract.md section 8, docs/keyed-api.md)."""
-    memory = commands.add_parser(
-        "memory",
-        formatter_class=_formatter,
-        help="the keyed memory API (instantKV requests)",
-        description="Keyed memories with revisions, tags, topic, TTL and byte-bounded pages. "
-        "remember/recall/search read one seed-003 JSON request (--request FILE, or stdin) and "
-        "print the response as compact JSON on stdout; errors follow --json.",
-        epilog='examples:\n  echo \'{"key": "pref/tea", "memory": {"content": "Alice '
-        'prefers green tea", "tags": ["food"]}}\' | gno-tui memory remember --json\n'
-        '  echo \'{"tag": "food", "limit": 5}\' | gno-tui memory recall\n'
-        "  gno-tui memory search --request query.json --namespace team-a\n"
-        "  gno-tui memory history pref/tea",
-    )
-    actions = memory.add_subparsers(dest="action", metavar="ACTION")
-    examples = {
-        "remember": (
-            "store a memory under a key (create, retry or update by if_revision)",
-            "RememberRequest",
-            '{"key": "pref/tea", "if_revision": 1, "memory": {"content": "Alice '
-            'prefers black tea", "topic": "drinks", "tags": ["alice"]}}',
-        ),
-        "recall": (
-            "memories newest event first; every query term must occur",
-            "MemoryQuery",
-            '{"query": "tea", "tag": "alice", "since_ms": 1764460800000, "limit": 10}',
-        ),
-        "search": (
-            "memories ranked by BM25; any term may match",
-            "SearchQuery",
-            '{"query": "what does alice drink", "expand": true, "max_bytes": 4096}',
-        ),
-    }
-    for name, (summary, title, example) in examples.items():
-        sub = actions.add_parser(
-            name,
-            formatter_class=_formatter,
-            help=summary,
-            description=f"{summary[0].upper()}{summary[1:]}. The request is seed 003's {title} "
-            "(schemas/keyed-memory-requests.schema.json).",
-            epilog=f"example:\n  echo '{example}' | gno-tui memory {name} --json",
-        )
-        sub.add_argument(
-            "--request",
-            default="-",
-            metavar="FILE",
-            help="the JSON request ('-', the default, reads stdin)",
-        )
-        sub.add_argument(
-            "--namespace",
-            default="default",
-            metavar="NAME",
-            help="keyed namespace; its facts get the scope kv:NAME (default)",
-        )
-        _common(sub, identity=name == "remember")
-    for name, summary in (
-        ("get", "the current revision of a key"),
-        ("history", "every revision of a key, oldest first"),
-    ):
-        sub = actions.add_parser(
-            name,
-            formatter_class=_formatter,
-            help=summary,
-            description=f"Print {summary} as JSON.",
-            epilog=f"example:\n  gno-tui memory {name} pref/tea --json",
-        )
-        sub.add_argument("key", metavar="KEY")
-        sub.add_argument(
-            "--namespace", default="default", metavar="NAME", help="keyed namespace (default)"
-        )
-        _common(sub)
-
-
 def _common(
-    sub: argparse.ArgumentParser, *, collection: bool = False, identity: bool = False
+    sub: argparse.ArgumentParser,
+    *,
+    collection: bool = False,
+    identity: bool = False,
+    reads: bool = False,
 ) -> None:
+    """--collection (where a fact is written), --caller and --session (who writes, or with
+    `reads` who asks: recorded in the receipt), and --json."""
     if collection:
         sub.add_argument("--collection", metavar="NAME", help="collection (default memory)")
     if identity:
+        who = "who asks, recorded in the receipt" if reads else "who writes"
         sub.add_argument(
-            "--caller", metavar="ID", help="who writes (default $GNO_TUI_CALLER or cli:<user>)"
+            "--caller", metavar="ID", help=f"{who} (default $GNO_TUI_CALLER or cli:<user>)"
         )
         sub.add_argument(
             "--session",
             metavar="ID",
-            help="session (default $GNO_TUI_SESSION or ppid:<parent pid>)",
+            help="the agent's run or conversation, recorded with the "
+            + ("receipt" if reads else "fact")
+            + " (default $GNO_TUI_SESSION or ppid:<parent pid>)",
         )
     sub.add_argument("--json", action="store_true", help="machine-readable output")
 

@@ -18,9 +18,13 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from engine.facade import CollectionRecord, ImportReport
+    from engine.facade import CollectionRecord, ImportReport, NoMatch
 
-console = Console(highlight=False, emoji=False)
+# On a terminal Rich wraps to the terminal's width. Piped or redirected, nothing is wrapped at
+# a guessed 80 columns: a line (a file path, a uri) stays whole for grep, cut and copy, and a
+# table is as wide as its cells.
+PIPE_WIDTH = 100_000
+console = Console(highlight=False, emoji=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
 
 # Bidi embeddings, overrides and isolates reorder what follows them on the screen.
 _BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -98,7 +102,8 @@ def render_remember(result: dict[str, Any]) -> None:
         f", likely ≥ {matching['threshold']}); nothing was written.",
     )
     if candidates:
-        table = Table("tier", "similarity", "docid", "text", "uri")
+        table = Table("tier", "similarity", "docid", "text")
+        table.add_column("uri", overflow="fold")
         for c in candidates:
             table.add_row(
                 _cell(c["match"]),
@@ -111,16 +116,26 @@ def render_remember(result: dict[str, Any]) -> None:
     say("Write it with --add, or replace one with --supersede URI --predecessor-hash HASH.")
 
 
-def render_recall(result: dict[str, Any], fmt: str) -> None:
+def _say_no_match(no_match: NoMatch | None, hint: str) -> None:
+    say(plain(no_match.message if no_match else hint))
+    if no_match is not None and no_match.reason == "empty":
+        say('Store one with: gno-tui remember "<fact>" --scope <scope> --add')
+
+
+def render_recall(result: dict[str, Any], fmt: str, *, no_match: NoMatch | None = None) -> None:
+    """A recall (gno) or its OB1 shape (ob1); `no_match` says why nothing was returned."""
     if fmt == "ob1":
-        table = Table("memory_id", "status", "summary")
-        for memory in result["memories"]:
-            table.add_row(
-                _cell(memory["memory_id"]),
-                _cell(memory["provenance"]["status"]),
-                _cell(memory["summary"], 70),
-            )
-        console.print(table)
+        if result["memories"]:
+            table = Table("memory_id", "status", "summary")
+            for memory in result["memories"]:
+                table.add_row(
+                    _cell(memory["memory_id"]),
+                    _cell(memory["provenance"]["status"]),
+                    _cell(memory["summary"], 70),
+                )
+            console.print(table)
+        else:
+            _say_no_match(no_match, "No memory matched.")
         say("request_id (receipt digest): ", plain(result["request_id"]))
         return
     budget, retrieval = result["budget"], result["retrieval"]
@@ -128,7 +143,7 @@ def render_recall(result: dict[str, Any], fmt: str) -> None:
     if retrieval.get("semanticUnavailable"):
         mode += f" ({retrieval['semanticUnavailable']})"
     if not result["facts"]:
-        say(plain(result.get("hint", "No facts.")))
+        _say_no_match(no_match, result.get("hint", "No facts."))
     else:
         table = Table("#", "score", "docid", "text", "egress")
         for rank, fact in enumerate(result["facts"], start=1):
@@ -162,7 +177,9 @@ def collection_json(row: CollectionRecord) -> dict[str, Any]:
 
 
 def render_collections(rows: list[CollectionRecord]) -> None:
-    table = Table("name", "policy", "source", "revision", "root")
+    table = Table("name", "policy", "source", "revision")
+    # A narrow terminal folds the root onto more lines rather than cutting it short.
+    table.add_column("root", overflow="fold")
     for row in rows:
         table.add_row(
             _cell(row.name),

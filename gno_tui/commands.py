@@ -272,13 +272,15 @@ def cmd_recall(args: argparse.Namespace) -> int:
         egress=args.egress,
     )
     store = open_store(args)
-    result = store.recall_ob1(request) if args.format == "ob1" else store.recall(request)
     if args.json:
-        emit_json(result)
-    else:
-        from gno_tui.cli_render import render_recall
+        emit_json(store.recall_ob1(request) if args.format == "ob1" else store.recall(request))
+        return 0
+    from gno_tui.cli_render import render_recall
 
-        render_recall(result, args.format)
+    result = store.recall(request)
+    empty = store.facts.no_match(request, result)  # why nothing came back, for a person
+    shown = store.recall_as_ob1(result) if args.format == "ob1" else result
+    render_recall(shown, args.format, no_match=empty)
     return 0
 
 
@@ -379,6 +381,10 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    if args.print_config is not None:  # a snippet for an MCP client: nothing is opened
+        from gno_tui.mcp_config import print_config
+
+        return print_config(args)
     from gno_tui.mcp_server import serve
 
     serve(open_store(args), enable_write=args.enable_write, allowed_scopes=args.allow_scopes)

@@ -26,6 +26,33 @@ def bindings(commands: Iterable[WorkbenchCommand]) -> list[BindingType]:
     ]
 
 
+# The one rule for keys inside a text box (docs/decisions.md, "Keys inside a text box"): shown
+# in every screen's help; SCREEN_KEYS_IN_INPUTS and each screen's escape binding keep it.
+INPUT_RULE = (
+    "inside a text box every key is text, digits too. escape leaves the box (for the "
+    "screen's list); then 1-6 switch screens. alt+1 ... alt+6 switch from anywhere, inside "
+    "a box too (a terminal sends escape and a digit typed quickly as alt+digit)."
+)
+
+SCREEN_MODES = ("library", "remember", "review", "recall", "supersession", "receipts")
+
+
+def screen_keys_in_inputs() -> list[BindingType]:
+    """alt+1 ... alt+6: the screen keys that work inside a text box too (priority: ahead of the
+    box, which would type the digit). Not in the footer; the help names them."""
+    return [
+        Binding(
+            f"alt+{number}",
+            f"app.switch_mode('{mode}')",
+            mode,
+            show=False,
+            priority=True,
+            id=f"app.{mode}.alt",
+        )
+        for number, mode in enumerate(SCREEN_MODES, start=1)
+    ]
+
+
 def writes(commands: Iterable[WorkbenchCommand], action: str) -> bool:
     """Whether `action`, as Textual checks it (without the `app.` namespace or arguments), is
     one of the write commands among `commands`: refused in a read-only workbench."""

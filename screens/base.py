@@ -16,7 +16,7 @@ from textual.worker import Worker, get_current_worker
 from engine.facade import Curation, CurationAction, FactRecord, MemoryService
 from gno_tui.messages import StoreChanged, forward_failure
 from gno_tui.workbench_commands import WorkbenchCommand, bindings, writes
-from screens.modal import ask
+from screens.modal import ask, quoted
 from screens.reason_prompt import ReasonPrompt
 
 
@@ -63,6 +63,17 @@ class WorkbenchScreen(UsesWorkbench, Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Write commands are disabled (greyed out) in a read-only workbench."""
         return None if self.workbench.read_only and writes(self.COMMANDS_LIST, action) else True
+
+    # The pane the backslash key hides (and shows again), leaving its width to the list.
+    DETAIL_PANE: ClassVar[str | None] = None
+
+    def action_toggle_detail(self) -> None:
+        if self.DETAIL_PANE is None:
+            return
+        pane = self.query_one(self.DETAIL_PANE)
+        pane.display = not pane.display
+        if not pane.display and pane.has_focus_within:
+            self.focus_next()  # the focus leaves with the pane
 
     def remeasure_tab_underline(self, tabs: Tabs) -> None:
         """Call after changing tab labels (counts). Tabs moves its underline when a label
@@ -155,4 +166,6 @@ class WorkbenchScreen(UsesWorkbench, Screen[None]):
                 Curation(CurationAction.CONFIDENCE, row.record_id, self.actor, confidence=value)
             )
 
-        ask(self, ReasonPrompt(f"Confidence of {row.docid} (0 to 1)", initial=str(current)), apply)
+        question = f"Confidence of {row.docid} (0 to 1)"
+        prompt = ReasonPrompt(question, initial=str(current), context=quoted(row.text))
+        ask(self, prompt, apply)

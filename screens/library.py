@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.coordinate import Coordinate
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Input, Static, Tab, Tabs
+from textual.widgets import DataTable, Header, Input, Static, Tab, Tabs
 
 from engine.facade import (
     Curation,
@@ -23,15 +23,18 @@ from engine.facade import (
     iso_utc,
 )
 from gno_tui.messages import OpenChain
-from gno_tui.render.library import COLUMNS, TABS, detail_text, fact_cells
+from gno_tui.render.library import COLUMN_RANKS, COLUMNS, TABS, detail_text, fact_cells
 from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.fitted_table import Column, FittedTable
+from gno_tui.widgets.footer import WorkbenchFooter
 from screens.base import Workbench, WorkbenchScreen
 from screens.batch_prompt import BatchChoice, FactBatchPrompt
 from screens.commands.library import LIBRARY_COMMANDS
-from screens.modal import ask
+from screens.modal import ask, quoted
 from screens.reason_prompt import ReasonPrompt
 
 PAGE_SIZE = 200
+FILTER_SETTING = "library.filter"  # the home's surface setting that keeps the filter
 
 
 @dataclass
@@ -63,7 +66,8 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 (superseded, retired, expired) are dimmed.
 
 - `/` filters as you type: words must all occur; `s:scope`, `c:collection`, `st:status`
-  narrow further; a leading `!` inverts the words. A typo falls back to fuzzy matching.
+  narrow further; `!` before any term leaves out what it names (`c:team !backups`,
+  `!s:user:bob`, `!st:retired`). A typo falls back to fuzzy matching.
 - `@2026-11-01` (or any ISO time, UTC if no zone) in the filter, or `:@time` from any
   screen, shows the store as it was then: the facts it held and their status at that time
   (record time). *Needs attention* is about now and shows the facts current then.
@@ -75,7 +79,8 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
   between (`ctrl+a` marks every row shown, `ctrl+\\` clears);
   `y` then applies one decision to every marked fact (confirm, stale, evidence-only, or
   retire with one reason) after a count summary answered with `y` or `n`.
-- `enter` opens the fact's supersession chain.
+- `enter` opens the fact's supersession chain. `\\` hides the detail pane (more columns
+  fit; the narrowest tables keep summary and status).
 - `z` takes back your latest decision (any screen), `ctrl+z` does it again; `@` shows the log.
 """
 
@@ -90,6 +95,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     }
     """
 
+    DETAIL_PANE = "#library-detail"
     COMMANDS_LIST = LIBRARY_COMMANDS
 
     def __init__(self, workbench: Workbench) -> None:
@@ -105,48 +111,56 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         yield Header()
         yield Tabs(*[Tab(label, id=f"tab-{key}") for key, label in TABS], id="library-tabs")
         yield Input(
-            placeholder="filter: words  s:scope  c:collection  st:status  @time  !invert",
+            placeholder="filter: words  s:scope  c:collection  st:status  @time  !term leaves out",
             id="library-filter",
         )
         with Horizontal(id="library-body"):
             with Vertical(id="library-list"):
-                yield FactTable(id="library-table")
+                columns = [Column(title, width, COLUMN_RANKS[title]) for title, width in COLUMNS]
+                yield FittedTable(columns, id="library-table")
                 yield Static("", id="library-summary")
             with VerticalScroll(id="library-detail"):
                 yield Static("Select a fact to see every field.", id="library-detail-body")
-        yield Footer()
+        yield WorkbenchFooter()
 
     def on_mount(self) -> None:
-        table = self.query_one(FactTable)
-        # Fixed widths: auto-sized columns are measured on a later refresh, so the layout
-        # would jump as the first page arrives (and pictures of it would depend on timing).
-        for title, width in COLUMNS:
-            table.add_column(title, width=width)
-        table.focus()
+        # The table adds its columns itself, fixed widths chosen for its width: auto-sized
+        # columns are measured on a later refresh, so the layout would jump as rows arrive.
+        self.query_one(FactTable).focus()
+        saved = self.service.surface_setting(FILTER_SETTING)
+        if saved:  # the filter this home had when the workbench last closed (UX.md: persisted)
+            box = self.query_one("#library-filter", Input)
+            box.value = saved
+            box.add_class("-visible")
+            self.filter = LibraryFilter.parse(saved)
         self.reload()
 
     # -- loading ------------------------------------------------------------------------
 
     def refresh_from_store(self) -> None:
-        self.reload()
+        # Every row loaded so far, again: the fact under the cursor may lie past the first page.
+        self.load_page(self.filter, self.tab, 0, max(PAGE_SIZE, len(self.rows)))
 
     def reload(self, offset: int = 0) -> None:
         self.load_page(self.filter, self.tab, offset)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="library-load")
-    def load_page(self, wanted: LibraryFilter, tab: str, offset: int) -> None:
-        page = self.service.facts.library_page(wanted, tab=tab, offset=offset, limit=PAGE_SIZE)
+    def load_page(
+        self, wanted: LibraryFilter, tab: str, offset: int, limit: int = PAGE_SIZE
+    ) -> None:
+        page = self.service.facts.library_page(wanted, tab=tab, offset=offset, limit=limit)
         self.deliver(PageLoaded(page))
 
     def on_page_loaded(self, message: PageLoaded) -> None:
         page = message.page
         table = self.query_one(FactTable)
+        # A reload keeps the cursor on its fact (by record id), not on its row number: another
+        # process's write moves rows, and the next key must act on the fact the person chose.
+        keep: tuple[str | None, int] | None = None
         if page.offset == 0:
-            keep = table.cursor_row
+            keep = (table.key_at_cursor(), table.cursor_row)
             table.clear()
             self.rows = []
-        else:
-            keep = None
         now = self.service.now()
         for row in page.rows:
             self.rows.append(row)
@@ -154,7 +168,9 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
             table.add_row(*fact_cells(row, now, marked, self.filter.as_of), key=row.record_id)
         self.total = page.total
         if keep is not None and self.rows:
-            table.move_cursor(row=min(keep, len(self.rows) - 1))
+            table.place_cursor(*keep)
+            if (key := table.key_at_cursor()) is not None:
+                self.load_detail(key)  # its fields may have changed, even where it stayed
         for key, label in TABS:
             count = (
                 sum(page.counts.values()) - page.counts.get("attention", 0)
@@ -166,8 +182,8 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         self._summary()
         if not self.rows:
             self.query_one("#library-detail-body", Static).update(
-                "No fact matches. Agents add facts with `gno-tui remember`; press 2 to "
-                "compose one here."
+                "No fact matches. Agents add facts with gno-tui remember; press 2 to "
+                "compose one here (escape leaves its text box, then 1 comes back here)."
             )
 
     def _summary(self) -> None:
@@ -196,7 +212,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="library-detail")
     def load_detail(self, record_id: str) -> None:
-        service = self.service
+        service, as_of = self.service, self.filter.as_of
         row = service.facts.get(record_id)
         recalled, last_by = service.receipts.usage(record_id)
         path = service.collection_root(row.collection) / row.rel_path
@@ -208,10 +224,14 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
             else str(path)
         )
         self.deliver(
-            DetailLoaded(record_id, detail_text(row, service.now(), shown, recalled, last_by))
+            DetailLoaded(
+                record_id, detail_text(row, service.now(), shown, recalled, last_by, as_of)
+            )
         )
 
     def on_detail_loaded(self, message: DetailLoaded) -> None:
+        if message.record_id != self.query_one(FactTable).key_at_cursor():
+            return  # the cursor moved on meanwhile: the pane shows only the fact under it
         self.query_one("#library-detail-body", Static).update(message.body)
 
     # -- filter and tabs ----------------------------------------------------------------
@@ -233,6 +253,14 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         if self.filter.problem:
             self.notify(self.filter.problem, severity="warning")
         self.reload()
+        self.keep_filter(event.value)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="library-keep-filter")
+    def keep_filter(self, raw: str) -> None:
+        """The filter is kept per home for the next run, without its `@time`: a look at the
+        past is for now, a restart opens on the present."""
+        kept = " ".join(word for word in raw.split() if not word.startswith("@"))
+        self.service.set_surface_setting(FILTER_SETTING, kept or None)
 
     def show_as_of(self, moment: str) -> None:
         """The Library as it was at `moment` (`:@time` from anywhere): an `@` filter."""
@@ -281,7 +309,8 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         def retire(reason: str) -> None:
             self.curate(Curation(CurationAction.RETIRE, row.record_id, self.actor, reason))
 
-        ask(self, ReasonPrompt(f"Why retire {row.docid}?"), retire)
+        prompt = ReasonPrompt(f"Why retire {row.docid}?", context=quoted(row.text))
+        ask(self, prompt, retire)
 
     def curated_note(self, label: str, ref: str) -> str:
         return f"{label}: done"
@@ -341,11 +370,12 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         retired, say) is counted with its error code and the rest go on."""
         curation_of = batch_curation(choice)  # an unknown choice fails the worker, loudly
         refused: list[str] = []
-        for record_id in record_ids:
-            try:
-                self.service.curation.curate(curation_of(record_id, self.actor))
-            except MemoryFailure as failure:
-                refused.append(failure.code)
+        with self.service.curation.batch():  # one `z` takes the whole batch back
+            for record_id in record_ids:
+                try:
+                    self.service.curation.curate(curation_of(record_id, self.actor))
+                except MemoryFailure as failure:
+                    refused.append(failure.code)
         done = len(record_ids) - len(refused)
         note = f"{choice.action}: {done} done"
         if refused:

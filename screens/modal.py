@@ -11,6 +11,7 @@ from typing import Any, ClassVar, TypeVar
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
 
 _Answer = TypeVar("_Answer")
 
@@ -19,7 +20,13 @@ class Modal(ModalScreen[_Answer]):
     DEFAULT_CSS = """
     Modal {
         align: center middle;
-        & > .modal-box { height: auto; border: round $accent; padding: 1 2; background: $surface; }
+        & > .modal-box {
+            height: auto; max-height: 100%; max-width: 100%;
+            border: round $accent; padding: 1 2; background: $surface;
+        }
+        /* A question wraps to the box: a Label sizes to its text and would be cut. */
+        & > .modal-box > Label { width: 100%; }
+        & .modal-context { width: 100%; color: $text-muted; margin-bottom: 1; }
     }
     """
     BOX_ID: ClassVar[str]
@@ -35,6 +42,18 @@ class Modal(ModalScreen[_Answer]):
     def action_close(self) -> None:
         """Close with no answer (the screen that opened it decides nothing)."""
         self.dismiss()
+
+
+def quoted(text: str, limit: int = 240) -> str:
+    """A fact's text as a prompt shows it: on one line, quoted, cut (with …) past `limit`."""
+    line = " ".join(text.split())
+    return f"“{line if len(line) <= limit else line[: limit - 1] + '…'}”"
+
+
+def context_block(context: str) -> ComposeResult:
+    """What a prompt acts on (a fact, receipts), shown under its question; nothing if none."""
+    if context:
+        yield Static(context, classes="modal-context", markup=False)
 
 
 def ask(

@@ -7,13 +7,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input, Label
 
-from screens.modal import TextPrompt
+from screens.modal import TextPrompt, context_block
 
 
 class ReasonPrompt(TextPrompt):
     CSS = """
     ReasonPrompt {
-        #reason-box { width: 70; }
+        #reason-box { width: 76; }
     }
     """
     BOX_ID = "reason-box"
@@ -24,12 +24,14 @@ class ReasonPrompt(TextPrompt):
         )
     ]
 
-    def __init__(self, question: str, *, initial: str = "") -> None:
+    def __init__(self, question: str, *, initial: str = "", context: str = "") -> None:
         super().__init__(question)
         self.initial = initial
+        self.context = context  # what the answer acts on (the fact), shown under the question
 
     def box_content(self) -> ComposeResult:
-        yield Label(self.question)
+        yield Label(self.question, id="reason-question", markup=False)
+        yield from context_block(self.context)
         yield Input(
             value=self.initial,
             placeholder="type, then enter; escape cancels",

@@ -10,13 +10,14 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Input, Label, ProgressBar, Static
+from textual.widgets import DataTable, Header, Input, Label, ProgressBar, Static
 
 from engine.facade import (
     ALIGNMENT_WEIGHT,
     POLICIES,
     SEMANTIC_WEIGHT,
     LabelSummary,
+    NoMatch,
     RecallRequest,
     ReceiptCheck,
     ScoreParts,
@@ -25,6 +26,7 @@ from engine.facade import (
 )
 from gno_tui.messages import OpenChain
 from gno_tui.render.recall import (
+    COLUMN_FIT,
     COLUMNS,
     cut_line,
     fact_cells,
@@ -34,6 +36,8 @@ from gno_tui.render.recall import (
 )
 from gno_tui.render.why_not import why_not_text
 from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.fitted_table import Column, FittedTable
+from gno_tui.widgets.footer import WorkbenchFooter
 from screens.base import Workbench
 from screens.commands.recall import RECALL_COMMANDS
 from screens.json_modal import JsonModal
@@ -54,6 +58,7 @@ class RecallDone(Message):
     errors: list[str]
     uses: dict[str, str]  # recordId -> the fact's use policy when it was recalled
     parts: dict[str, ScoreParts]  # recordId -> what its score is made of
+    no_match: NoMatch | None = None  # why nothing was returned (None: facts were)
 
 
 @dataclass
@@ -89,7 +94,8 @@ Recall the facts an agent would get for a query, under a budget.
   word); hybrid score = lex + {SEMANTIC_WEIGHT:g} x cos + {ALIGNMENT_WEIGHT:g} x align.
   In lexical mode the score is BM25 and the semantic parts show `—`.
 - `t` cycles the output format (gno / ob1); the retrieval mode (hybrid or lexical, with the
-  reason the model is unavailable) is shown above the results. `e` cycles the egress ceiling.
+  reason the model is unavailable) is shown above the results. `e` cycles the egress ceiling
+  for the next recall (`enter`); neither key recalls again (a recall issues a receipt).
 - `w` shows why-not: the matches left out, by scope, egress ceiling, budget or status.
 - `V` verifies the receipt (digest, stored, drift since issue); `o` shows the raw JSON,
   validated against its schema.
@@ -114,6 +120,7 @@ Recall the facts an agent would get for a query, under a budget.
     }
     """
 
+    DETAIL_PANE = "#recall-receipt-pane"
     COMMANDS_LIST = RECALL_COMMANDS
 
     def __init__(self, workbench: Workbench) -> None:
@@ -126,6 +133,8 @@ Recall the facts an agent would get for a query, under a budget.
         self.errors: list[str] = []
         self.check: ReceiptCheck | None = None
         self.last_request: RecallRequest | None = None
+        self.last_done: RecallDone | None = None
+        self.shown_query: str | None = None  # the query of the results on screen
         self.why: WhyNot | None = None
         self.labels: dict[str, str] = {}  # record id -> this person's label, for this recall
         self.summary: LabelSummary | None = None  # this person's labels across recalls
@@ -143,15 +152,14 @@ Recall the facts an agent would get for a query, under a budget.
             yield Label("budget: no recall yet", id="recall-budget-label")
         with Horizontal(id="recall-body"):
             with Vertical(id="recall-results"):
-                yield FactTable(id="recall-table")
+                columns = [Column(t, *COLUMN_FIT[t]) for t in COLUMNS]
+                yield FittedTable(columns, id="recall-table")
             with VerticalScroll(id="recall-receipt-pane"):
                 yield Static("Run a recall to see its receipt.", id="recall-receipt")
                 yield Static("", id="recall-why")
-        yield Footer()
+        yield WorkbenchFooter()
 
     def on_mount(self) -> None:
-        table = self.query_one("#recall-table", FactTable)
-        table.add_columns(*COLUMNS)
         for name, title in (
             ("query", "query"),
             ("scopes", "scopes"),
@@ -209,22 +217,38 @@ Recall the facts an agent would get for a query, under a budget.
         if output == "ob1":
             document, schema = self.service.recall_as_ob1(result), "ob1_recall"
         errors = schema_errors(schema, document)
-        self.deliver(RecallDone(result, document, schema, errors, uses, parts))
+        no_match = self.service.facts.no_match(request, result)
+        self.deliver(RecallDone(result, document, schema, errors, uses, parts, no_match))
 
     def on_recall_done(self, message: RecallDone) -> None:
+        self.last_done = message  # what t shows again in the other format
+        query = self.last_request.query if self.last_request is not None else None
+        rerun, self.shown_query = query == self.shown_query, query
         self.result, self.document = message.result, message.document
         self.schema, self.errors, self.check = message.schema, message.errors, None
         result = message.result
         table = self.query_one("#recall-table", FactTable)
-        table.clear()
-        for rank, fact in enumerate(result["facts"], start=1):
-            use = message.uses.get(fact["recordId"], "?")
-            parts = message.parts.get(fact["recordId"])
-            table.add_row(*fact_cells(rank, fact, use, parts, ""), key=fact["recordId"])
         budget = result["budget"]
+        rows: list[tuple[list[Any], str | None]] = [
+            (
+                fact_cells(
+                    rank,
+                    fact,
+                    message.uses.get(fact["recordId"], "?"),
+                    message.parts.get(fact["recordId"]),
+                    "",
+                ),
+                fact["recordId"],
+            )
+            for rank, fact in enumerate(result["facts"], start=1)
+        ]
         if budget["omitted"]:
-            blanks = [""] * (len(COLUMNS) - 1)
-            table.add_row(*blanks, cut_line(budget["omitted"]), key="budget-cut")
+            rows.append(([""] * (len(COLUMNS) - 1) + [cut_line(budget["omitted"])], "budget-cut"))
+        # The same query run again (a mode, the egress) keeps the cursor on the same fact; a
+        # new query starts at its best match.
+        table.refill(rows)
+        if not rerun and table.row_count:
+            table.move_cursor(row=0)
         bar = self.query_one("#recall-budget", ProgressBar)
         bar.update(total=budget["maxTokens"], progress=budget["usedTokens"])
         self.query_one("#recall-budget-label", Label).update(
@@ -242,26 +266,40 @@ Recall the facts an agent would get for a query, under a budget.
         if result["facts"]:
             table.focus()
         else:
-            self.notify(result.get("hint", "No fact matched."), severity="warning")
+            why = message.no_match
+            self.notify(why.message if why else result.get("hint", "No fact matched."),
+                        title="No fact returned", severity="warning", timeout=12)  # fmt: skip
 
     # -- actions ------------------------------------------------------------------------
 
+    # t and e never recall again: a recall issues a receipt, and a person flipping through
+    # the formats would leave a receipt per press. `enter` recalls.
+
     def action_cycle_format(self) -> None:
         self.format = FORMATS[(FORMATS.index(self.format) + 1) % len(FORMATS)]
-        self._setting_changed()
+        self._show_status()
+        if self.last_done is not None:
+            self.reshape(self.last_done, self.format)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="recall-run")
+    def reshape(self, done: RecallDone, output: str) -> None:
+        """The result on screen in the other output format (no second recall, no receipt)."""
+        document, schema = done.result, "recall"
+        if output == "ob1":
+            document, schema = self.service.recall_as_ob1(done.result), "ob1_recall"
+        errors = schema_errors(schema, document)
+        self.deliver(RecallDone(done.result, document, schema, errors, done.uses, done.parts))
 
     def action_cycle_egress(self) -> None:
         self.egress = POLICIES[(POLICIES.index(self.egress) + 1) % len(POLICIES)]
-        self._setting_changed()
+        self._show_status()
+        if self.result is not None:
+            self.notify(f"Egress ceiling {self.egress}: enter recalls under it.")
 
-    def _setting_changed(self) -> None:
-        """The output format or the egress ceiling changed: show it, and run the recall again
-        if one was run."""
+    def _show_status(self) -> None:
         self.query_one("#recall-status", Static).update(
             status_text(self.result, self.format, self.egress)
         )
-        if self.result is not None and self.query_one("#recall-query", Input).value.strip():
-            self.action_run_recall()
 
     def action_verify_receipt(self) -> None:
         if self.result is None:

@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from engine.facade import LabelSummary, ReceiptCheck
-from gno_tui.render.recall import COLUMNS, label_cell, labels_text
+from gno_tui.render.recall import label_cell, labels_text
 from gno_tui.render.receipts import receipt_text
 from gno_tui.widgets.fact_table import FactTable
 from screens.base import WorkbenchScreen
@@ -61,7 +61,7 @@ class RecallLabelling(WorkbenchScreen):
 
     def show_labels(self, message: LabelsLoaded) -> None:
         table = self.query_one("#recall-table", FactTable)
-        column = table.ordered_columns[COLUMNS.index("label")].key
+        column = "label"  # the column's key (the table may leave the column out)
         for fact in self.result["facts"] if self.result else []:
             if fact["recordId"] in table.rows:
                 cell = label_cell(self.labels.get(fact["recordId"], ""))

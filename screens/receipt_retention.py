@@ -62,10 +62,24 @@ class ReceiptRetention(WorkbenchScreen):
             self,
             YesNoPrompt(
                 f"Delete {len(digests)} receipt(s)? They stop fencing and cannot be presented "
-                "again; the decision log keeps their digests."
+                "again; the decision log keeps their digests.",
+                context=self.receipts_line(digests),
             ),
             lambda _: self.delete_chosen(digests),
         )
+
+    def receipts_line(self, digests: list[str], most: int = 5) -> str:
+        """The receipts a prompt acts on, one a line: digest, when, by whom, how many ids."""
+        by_digest = {receipt["digest"]: receipt for receipt in self.receipts}
+        lines = []
+        for digest in digests[:most]:
+            receipt = by_digest.get(digest, {})
+            issued = str(receipt.get("issuedAt", ""))[:19].replace("T", " ")
+            ids = len(receipt.get("memoryIds", []))
+            lines.append(f"{digest[:12]}  {issued}  {receipt.get('caller', '?')}  {ids} id(s)")
+        if len(digests) > most:
+            lines.append(f"… and {len(digests) - most} more")
+        return "\n".join(lines)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-retention")
     def delete_chosen(self, digests: list[str]) -> None:

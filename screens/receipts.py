@@ -12,18 +12,30 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Input, Label, Static
+from textual.widgets import DataTable, Header, Input, Label, Static
 
 from engine.facade import POLICY_STRICTNESS, CollectionRecord, ReceiptCheck
 from gno_tui.render.badges import egress_badge, short_hash
 from gno_tui.render.receipts import effective_text, fence_verdict, receipt_state, receipt_text
 from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.fitted_table import Column, FittedTable
+from gno_tui.widgets.footer import WorkbenchFooter
 from screens.base import Workbench
 from screens.commands.receipts import RECEIPTS_COMMANDS
+from screens.modal import ask
+from screens.policy_picker import PolicyPicker
 from screens.receipt_retention import ReceiptRetention
 from screens.yes_no import YesNoPrompt
 
-NEXT_POLICY = {"local_only": "lan", "lan": "remote", "remote": "local_only"}
+# The receipts' columns (width, rank): digest and state stay longest, the session goes first.
+RECEIPT_COLUMNS = [
+    Column("issued", 19, 2),
+    Column("caller", 14, 4),
+    Column("session", 14, 5),
+    Column("ids", 3, 3),
+    Column("digest", 13, 0),
+    Column("state", 12, 1),
+]
 
 
 @dataclass
@@ -72,8 +84,8 @@ verifies and whether its facts have changed since (superseded, retired, expired)
 **Collections** carry an egress policy (local_only < lan < remote) with its source and
 revision.
 
-- `p` cycles the highlighted collection's policy. Tightening applies at once; relaxing
-  asks `y` first, bound to the revision you saw.
+- `p` chooses the highlighted collection's policy from the three (`enter` picks).
+  Tightening applies at once; relaxing asks `y` first, bound to the revision you saw.
 - `space` (in the collections) marks collections; `P` shows the effective policy (the
   lineage a recall over the marked collections would carry).
 - `tab` moves between the receipts and the collections.
@@ -93,6 +105,7 @@ revision.
     }
     """
 
+    DETAIL_PANE = "#receipts-detail"
     COMMANDS_LIST = RECEIPTS_COMMANDS
 
     def __init__(self, workbench: Workbench) -> None:
@@ -110,7 +123,7 @@ revision.
         yield Label("Receipts, newest first", classes="pane-title")
         with Horizontal(id="receipts-top"):
             with Vertical(id="receipts-list"):
-                yield FactTable(id="receipts-table")
+                yield FittedTable(RECEIPT_COLUMNS, id="receipts-table")
             with VerticalScroll(id="receipts-detail"):
                 yield Static("No receipt yet: recalls issue them.", id="receipts-detail-body")
         with Horizontal(id="fence-row"):
@@ -121,19 +134,16 @@ revision.
             )
             yield Static("", id="fence-verdict")
         yield Label(
-            "Collections (space marks · p cycles the policy · P effective policy)",
+            "Collections (space marks · p chooses the policy · P effective policy)",
             classes="pane-title",
         )
         with Horizontal(id="collections-row"):
             yield FactTable(id="collections-table")
             with VerticalScroll(id="collections-effective"):
                 yield Static("Mark collections with space, then P.", id="effective-body")
-        yield Footer()
+        yield WorkbenchFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#receipts-table", FactTable).add_columns(
-            "issued", "caller", "session", "ids", "digest", "state"
-        )
         collections = self.query_one("#collections-table", FactTable)
         # Fixed widths: an unfocused table otherwise keeps a header measured before its rows.
         for label, width in ((" ", 1), ("collection", 16), ("policy", 12), ("source", 15),
@@ -231,9 +241,7 @@ revision.
         self.verified.add(message.digest)
         table = self.query_one("#receipts-table", FactTable)
         if message.digest in table.rows:
-            table.update_cell(
-                message.digest, table.ordered_columns[5].key, receipt_state(message.check)
-            )
+            table.update_cell(message.digest, "state", receipt_state(message.check))
         self.show_detail()
 
     def action_fence(self) -> None:
@@ -285,7 +293,7 @@ revision.
             if receipt is not None:
                 self.marked_receipts.symmetric_difference_update({receipt["digest"]})
                 marked = self._receipt_cells(receipt)[0]  # the issued time, with the mark
-                receipts.update_cell(receipt["digest"], receipts.ordered_columns[0].key, marked)
+                receipts.update_cell(receipt["digest"], "issued", marked)
                 receipts.action_cursor_down()
             return
         row = self.selected_collection()
@@ -296,15 +304,24 @@ revision.
         table = self.query_one("#collections-table", FactTable)
         table.action_cursor_down()
 
-    def action_cycle_policy(self) -> None:
+    def action_choose_policy(self) -> None:
+        """Pick the policy directly: a tighter one applies at once (never by way of a looser
+        one, as a cycle would); a looser one asks `y` first, bound to the revision seen."""
         row = self.selected_collection()
         if row is None:
             return
-        new = NEXT_POLICY[row.policy]
-        if POLICY_STRICTNESS[new] < POLICY_STRICTNESS[row.policy]:
-            self.set_policy(row.name, new, row.policy_revision)
-            return
 
+        def chosen(new: str) -> None:
+            if new == row.policy:
+                self.notify(f"{row.name} stays {row.policy}.")
+            elif POLICY_STRICTNESS[new] < POLICY_STRICTNESS[row.policy]:
+                self.set_policy(row.name, new, row.policy_revision)
+            else:
+                self.confirm_relax(row, new)
+
+        ask(self, PolicyPicker(row.name, row.policy), chosen)
+
+    def confirm_relax(self, row: CollectionRecord, new: str) -> None:
         def answered(yes: bool | None) -> None:
             if yes:
                 self.set_policy(row.name, new, row.policy_revision)

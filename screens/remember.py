@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Static, TextArea
+from textual.widgets import DataTable, Header, Input, Label, Select, Static, TextArea
 
 from engine.facade import (
     FenceExposure,
@@ -32,8 +32,10 @@ from gno_tui.render.remember import (
     matching_summary,
     near_misses_text,
     outcome_text,
+    waiting_text,
 )
 from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.footer import WorkbenchFooter
 from gno_tui.widgets.scope_suggester import ScopeSuggester, split_scopes
 from screens.base import Workbench, WorkbenchScreen
 from screens.commands.remember import REMEMBER_COMMANDS
@@ -94,7 +96,8 @@ you choose:
 - `ctrl+g` merges the draft with the highlighted candidate: one text for both, edited
   first, written as the candidate's successor.
 - `ctrl+l` clears the draft.
-- `tab` moves between the fields and the candidate list (`j`/`k` move in the list).
+- `tab` moves between the fields and the candidate list (`j`/`k` move in the list);
+  `escape` leaves the fields for the list (then `1`-`6` switch screens), `/` goes back.
 
 Hidden characters (zero-width, bidi controls, non-breaking spaces) are flagged before you
 write. The fence preview says when recall receipts already returned this exact text: an
@@ -162,7 +165,7 @@ with their similarity: a write that only rewords a recalled memory is probably a
                 with VerticalScroll(id="remember-diff-box"):
                     yield Static("", id="remember-diff")
                 yield Static("", id="remember-outcome", classes="-empty")
-        yield Footer()
+        yield WorkbenchFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#remember-candidates", FactTable)
@@ -229,7 +232,8 @@ with their similarity: a write that only rewords a recalled memory is probably a
     def _propose_now(self) -> None:
         self._debounce = None
         draft = self.draft()
-        if not collapse_text(draft.text):
+        if not collapse_text(draft.text) or not draft.scopes:
+            # No scope yet is no mistake while typing: the scopes box is below the text.
             self.show_fence(None)
             self.show_candidates(draft, None, "")
             return
@@ -302,9 +306,7 @@ with their similarity: a write that only rewords a recalled memory is probably a
         matching = self.query_one("#remember-matching", Static)
         if result is None:
             matching.update(
-                Text(problem, style="yellow")
-                if problem
-                else "Type a fact to see its near-duplicates."
+                Text(problem, style="yellow") if problem else waiting_text(draft.text, draft.scopes)
             )
             self.show_diff()
             return
@@ -345,6 +347,10 @@ with their similarity: a write that only rewords a recalled memory is probably a
         draft = self.draft()
         if not collapse_text(draft.text):
             self.notify("Type the fact first.", severity="warning")
+            return
+        if not draft.scopes:
+            self.notify("Give the fact a scope first, e.g. user:alice.", severity="warning")
+            self.query_one("#remember-scopes", Input).focus()
             return
         self.write(draft, None)
 
@@ -405,6 +411,12 @@ with their similarity: a write that only rewords a recalled memory is probably a
             self.query_one("#remember-text", TextArea).clear()
             self.query_one("#remember-text", TextArea).focus()
         self.load_store_facts()
+
+    def action_leave_input(self) -> None:
+        self.query_one("#remember-candidates", FactTable).focus()
+
+    def action_edit_text(self) -> None:
+        self.query_one("#remember-text", TextArea).focus()
 
     def action_clear(self) -> None:
         self.query_one("#remember-text", TextArea).clear()

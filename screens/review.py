@@ -5,6 +5,7 @@ is logged; `@` shows the log."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,6 @@ from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import (
     DataTable,
-    Footer,
     Header,
     Input,
     Select,
@@ -35,11 +35,12 @@ from engine.facade import (
 from gno_tui.render.proposals import calibration_line, proposal_cells, proposal_detail
 from gno_tui.widgets.duplicates_pane import DuplicatesPane, PairsCounted
 from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.footer import WorkbenchFooter
 from screens.base import Workbench, WorkbenchScreen
 from screens.batch_prompt import BatchChoice, ProposalBatchPrompt
 from screens.commands.review import REVIEW_COMMANDS
 from screens.edit_prompt import EditPrompt, MergePrompt
-from screens.modal import ask
+from screens.modal import ask, quoted
 from screens.reason_prompt import ReasonPrompt
 
 PROPOSAL_ACTIONS = {
@@ -108,8 +109,10 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         super().__init__(workbench)
         self.proposals: list[dict[str, Any]] = []
         self.predecessors: dict[str, dict[str, Any]] = {}
+        self.heads: dict[str, dict[str, Any]] = {}  # a superseded target's uri -> its head
         self.marked: set[int] = set()
         self.chosen = 0
+        self.chosen_for: int | None = None  # the proposal `chosen` picks a target of
         self.calibration: ThresholdCheck | None = None
 
     def compose(self) -> ComposeResult:
@@ -124,7 +127,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
                         yield Static("", id="review-detail-body")
             with TabPane("Duplicates", id="duplicates"):
                 yield DuplicatesPane(self.service, id="dup-pane")
-        yield Footer()
+        yield WorkbenchFooter()
 
     def on_mount(self) -> None:
         self.query_one("#review-proposals", FactTable).add_columns(
@@ -159,7 +162,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
     def on_queue_loaded(self, message: QueueLoaded) -> None:
         queue = message.queue
         self.proposals, self.predecessors = queue.proposals, queue.predecessors
-        self.calibration = queue.calibration
+        self.calibration, self.heads = queue.calibration, queue.heads
         self.marked &= {p["id"] for p in self.proposals}
         now = self.service.now()
         self.query_one("#review-proposals", FactTable).refill(
@@ -183,13 +186,27 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         return self.query_one("#review-proposals", FactTable).at_cursor(self.proposals)
 
     def targets(self, proposal: dict[str, Any]) -> list[dict[str, Any]]:
-        """What `s` may supersede: the predecessor the agent named, then the candidates."""
+        """What `s` may supersede: the predecessor the agent named, then the candidates. One
+        superseded since the proposal was made is offered as its chain's current head (with
+        the stale fact named), since superseding the old one could only conflict."""
         first = self.predecessors.get(proposal.get("predecessor") or "")
-        return ([first] if first else []) + list(proposal["candidates"])
+        offered: list[dict[str, Any]] = []
+        for target in ([first] if first else []) + list(proposal["candidates"]):
+            head = self.heads.get(target["uri"])
+            if head is not None:
+                target = {**head, "similarity": target.get("similarity"),
+                          "match": f"current head of {head['was']} (superseded)"}  # fmt: skip
+            if all(target["uri"] != seen["uri"] for seen in offered):
+                offered.append(target)
+        return offered
 
     @on(DataTable.RowHighlighted, "#review-proposals")
     def proposal_highlighted(self) -> None:
-        self.chosen = 0
+        # A refresh highlights the same proposal again: its chosen target stays.
+        proposal = self.current()
+        if proposal is None or proposal["id"] != self.chosen_for:
+            self.chosen = 0
+            self.chosen_for = proposal["id"] if proposal is not None else None
         self.show_proposal()
 
     def show_proposal(self) -> None:
@@ -215,6 +232,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         proposal = self.current()
         if proposal is not None and self.targets(proposal):
             self.chosen = (self.chosen + step) % len(self.targets(proposal))
+            self.chosen_for = proposal["id"]
             self.show_proposal()
 
     def decide_one(self, proposal: dict[str, Any], action: str, **details: Any) -> None:
@@ -248,7 +266,9 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         if (proposal := self.current()) is not None:
             ask(
                 self,
-                ReasonPrompt(f"Why reject proposal #{proposal['id']}?"),
+                ReasonPrompt(
+                    f"Why reject proposal #{proposal['id']}?", context=quoted(proposal["text"])
+                ),
                 lambda reason: self.decide_one(proposal, "reject", reason=reason),
             )
 
@@ -297,10 +317,12 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
     def decide(self, decisions: list[Decision]) -> None:
         done: dict[str, int] = {}
         try:
-            for decision in decisions:
-                result = self.service.curation.decide(decision)
-                what = result.get("outcome") or result.get("state") or decision.action
-                done[what] = done.get(what, 0) + 1
+            # A batch (y over marked proposals) is one step: one `z` takes all of it back.
+            with self.service.curation.batch() if len(decisions) > 1 else nullcontext():
+                for decision in decisions:
+                    result = self.service.curation.decide(decision)
+                    what = result.get("outcome") or result.get("state") or decision.action
+                    done[what] = done.get(what, 0) + 1
         finally:
             if done:
                 summary = " · ".join(f"{count} {what}" for what, count in done.items())

@@ -10,18 +10,19 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from engine.facade import (
+    ChainEdit,
     FactRecord,
     MemoryFailure,
-    RememberRequest,
     current_at,
     iso_utc,
     parse_iso,
 )
 from gno_tui.render.chain import chain_diff, chain_row, chain_status
 from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.footer import WorkbenchFooter
 from screens.base import Workbench, WorkbenchScreen
 from screens.commands.supersession import SUPERSESSION_COMMANDS
 from screens.modal import ask
@@ -90,6 +91,7 @@ red, added words in green).
         self.now: datetime | None = None
         self.split = False
         self.context_step = len(CONTEXT_STEPS) - 1  # the whole text
+        self.to_head = False  # the next load moves the cursor to the head (after a supersede)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -104,7 +106,7 @@ red, added words in green).
             yield FactTable(id="chain-table")
         with VerticalScroll(id="chain-diffs"):
             yield Static("", id="chain-diff-body")
-        yield Footer()
+        yield WorkbenchFooter()
 
     def on_mount(self) -> None:
         self.query_one("#chain-table", FactTable).add_columns(
@@ -134,14 +136,17 @@ red, added words in green).
 
     def on_chain_loaded(self, message: ChainLoaded) -> None:
         table = self.query_one("#chain-table", FactTable)
-        same = message.ref == self.ref and len(message.versions) == len(self.versions)
-        keep = table.cursor_row if same else None
+        # A reload of the same chain keeps the cursor on its version (by record id): a version
+        # another process appended moves the head, not the person's place.
+        keep = table.key_at_cursor() if message.ref == self.ref and not self.to_head else None
+        self.to_head = False
         self.versions, self.now = message.versions, message.now
         if self.as_of is not None:
             found = current_at(self.versions, self.as_of)
             self.as_of_id = found.record_id if found else None
         self.render_chain()
-        target = len(self.versions) - 1 if keep is None else min(keep, len(self.versions) - 1)
+        ids = [version.record_id for version in self.versions]
+        target = ids.index(keep) if keep in ids else len(self.versions) - 1
         if self.as_of_id is not None:
             target = self._index_of(self.as_of_id)
         table.move_cursor(row=target)
@@ -248,31 +253,23 @@ red, added words in green).
             return
         older = self.versions[table.cursor_row]
         prompt = f"Revert to v{table.cursor_row + 1} {older.docid}: the new head will say"
-        self.ask_successor(prompt, older.text)
+        self.ask_successor(prompt, older.text, revert=True)
 
-    def ask_successor(self, question: str, text: str) -> None:
+    def ask_successor(self, question: str, text: str, *, revert: bool = False) -> None:
         """Ask for the head's successor (`text`, editable, first), then write it."""
         head = self.versions[-1]
         ask(
             self,
             ReasonPrompt(question, initial=text),
-            lambda written: self.supersede(head.uri, head.content_hash, written),
+            lambda written: self.supersede(head.uri, head.content_hash, written, revert=revert),
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chain-write")
-    def supersede(self, uri: str, content_hash: str, text: str) -> None:
-        request = RememberRequest(
-            text=text,
-            scopes=None,
-            caller=self.actor,
-            session=self.workbench.session,
-            decision="supersede",
-            predecessor=uri,
-            predecessor_hash=content_hash,
-            created_by="user",
-        )
+    def supersede(self, uri: str, content_hash: str, text: str, *, revert: bool = False) -> None:
+        """A person's decision, logged (`@`) and undone by `z`, like any other."""
+        edit = ChainEdit(uri, content_hash, text, self.actor, self.workbench.session, revert)
         try:
-            result = self.service.remember(request)
+            result = self.service.curation.edit_chain(edit)
         except MemoryFailure as failure:
             if failure.code in ("MEMORY_SUPERSEDE_CONFLICT", "MEMORY_PREDECESSOR_HASH_MISMATCH"):
                 self.post_message(HeadConflict(failure.message))
@@ -294,4 +291,5 @@ red, added words in green).
             self.notify("Unchanged: that text is already a current fact.", severity="warning")
         else:
             self.notify(f"Superseded the head: {message.record_id} is the new head.")
+        self.to_head = True
         self.action_reload()

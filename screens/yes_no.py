@@ -8,13 +8,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Label
 
-from screens.modal import Modal
+from screens.modal import Modal, context_block
 
 
 class YesNoPrompt(Modal[bool | None]):
     CSS = """
     YesNoPrompt {
-        #yes-no-box { width: 72; border: round $warning; }
+        #yes-no-box { width: 76; border: round $warning; }
         #yes-no-keys { color: $text-muted; margin-top: 1; }
     }
     """
@@ -24,12 +24,14 @@ class YesNoPrompt(Modal[bool | None]):
         Binding("n,escape", "answer(False)", "No", id="yes_no.no", tooltip="Leave it as it is"),
     ]
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, *, context: str = "") -> None:
         super().__init__()
         self.question = question
+        self.context = context  # what the answer acts on, shown under the question
 
     def box_content(self) -> ComposeResult:
-        yield Label(self.question, id="yes-no-question")
+        yield Label(self.question, id="yes-no-question", markup=False)
+        yield from context_block(self.context)
         yield Label("y: yes · n / escape: no", id="yes-no-keys")
 
     def action_answer(self, answer: bool) -> None:

@@ -91,7 +91,7 @@ def judged_pairs(engine: MemoryEngine) -> list[JudgedPair]:
 def _duplicate_verdicts(session: Session) -> list[JudgedPair]:
     rows = session.scalars(
         select(tables.DecisionRow)
-        .where(tables.DecisionRow.action.in_([KEEP_BOTH, "retire"]))
+        .where(tables.DecisionRow.action.in_([KEEP_BOTH, f"redo:{KEEP_BOTH}", "retire"]))
         .order_by(tables.DecisionRow.id)
     ).all()
     undone = {

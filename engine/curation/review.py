@@ -5,6 +5,7 @@ sync) and is logged with who, when and what."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
-from engine.curation.journal import journal_action, journal_detail
+from engine.curation.journal import batch, journal_action, journal_detail
 from engine.keyed import service as keyed_service
 from engine.memory.remember import RememberRequest, remember
 from engine.storage import tables
@@ -40,6 +41,7 @@ class Decision:
     reason: str | None = None  # why, for `reject`
     # The person also vouches for the fact: it is written, then confirmed (user_confirmed).
     confirm: bool = False
+    redoes: int | None = None  # set by redo (engine/curation/undo.py): the undo it takes back
 
 
 def decide(engine: MemoryEngine, decision: Decision) -> dict[str, Any]:
@@ -52,7 +54,9 @@ def decide(engine: MemoryEngine, decision: Decision) -> dict[str, Any]:
         )
     proposal = _claim(engine, decision.proposal_id)
     try:
-        return _apply(engine, decision, proposal)
+        # A confirmed add logs two decisions (the confirm, the add): one step for undo.
+        with batch() if decision.confirm else nullcontext():
+            return _apply(engine, decision, proposal)
     except BaseException:
         _set_state(engine, decision.proposal_id, "pending")  # the claim is released
         raise
@@ -167,9 +171,12 @@ def _apply(
             tables.DecisionRow(
                 at=engine.now(),
                 actor=decision.actor,
-                action=f"review:{decision.action}",
+                action=journal_action(
+                    f"review:{decision.action}", undoes=None, redoes=decision.redoes, undo_of=""
+                ),
                 target=f"proposal:{decision.proposal_id}",
                 detail={
+                    **journal_detail(None, decision.redoes),
                     "before": {"text": proposal.text, "decision": proposal.decision},
                     "after": {
                         "state": state,
@@ -210,12 +217,14 @@ def retire(
     undoes: int | None = None,
     redoes: int | None = None,
     extra: dict[str, Any] | None = None,
+    undo_of: str = "restore",
 ) -> None:
     """A person takes a current fact out of recall and candidates; the file stays.
     `extra` adds to the logged detail (engine/curation/duplicates.py: which fact it duplicates).
 
-    `undoes` / `redoes` (decision ids) mark the retire as an undo of a restore or a redo of an
-    undone retire, so the log keeps the journal (engine/curation/undo.py)."""
+    `undoes` / `redoes` (decision ids) mark the retire as an undo (of a restore, or of what
+    `undo_of` names: a review add) or a redo of an undone retire, so the log keeps the journal
+    (engine/curation/undo.py)."""
     if not reason.strip():
         raise MemoryFailure("MEMORY_DECISION_INVALID", "Say why the fact is retired.")
     now = engine.now()
@@ -233,7 +242,7 @@ def retire(
             tables.DecisionRow(
                 at=now,
                 actor=actor,
-                action=journal_action("retire", undoes=undoes, redoes=redoes, undo_of="restore"),
+                action=journal_action("retire", undoes=undoes, redoes=redoes, undo_of=undo_of),
                 target=row.uri,
                 detail={
                     "reason": reason.strip(),
@@ -253,15 +262,22 @@ def restore(
     actor: str,
     undoes: int | None = None,
     redoes: int | None = None,
+    extra: dict[str, Any] | None = None,
+    journal_as: str = "restore",
 ) -> None:
     """A retired fact comes back; the log keeps the reason it had, so an undo can retire it
-    again with the same reason."""
+    again with the same reason. `extra` adds to the logged detail; `journal_as` names the
+    decision a redo does again (a review add whose undo retired its fact)."""
     now = engine.now()
     with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
         row = get_fact(session, ref=ref)
         if row is None or row.retired_at is None:
             raise MemoryFailure("MEMORY_NOT_FOUND", f"No retired fact {ref}.")
-        detail: dict[str, Any] = {"reason": row.retired_reason, **journal_detail(undoes, redoes)}
+        detail: dict[str, Any] = {
+            "reason": row.retired_reason,
+            **(extra or {}),
+            **journal_detail(undoes, redoes),
+        }
         _rewrite_workbench(engine, row, {"retired": None})
         row.retired_at = row.retired_by = row.retired_reason = None
         row.workbench = {k: v for k, v in row.workbench.items() if k != "retired"}
@@ -269,7 +285,7 @@ def restore(
             tables.DecisionRow(
                 at=now,
                 actor=actor,
-                action=journal_action("restore", undoes=undoes, redoes=redoes, undo_of="retire"),
+                action=journal_action(journal_as, undoes=undoes, redoes=redoes, undo_of="retire"),
                 target=row.uri,
                 detail=detail,
             )

@@ -3,7 +3,7 @@ to supersede, and the threshold in force checked against the person's own verdic
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from engine.contract.errors import MemoryFailure
@@ -21,6 +21,9 @@ class ReviewQueue:
     proposals: list[dict[str, Any]]
     predecessors: dict[str, dict[str, Any]]  # uri -> the fact an agent meant to supersede
     calibration: ThresholdCheck | None  # the threshold in force against the person's verdicts
+    # uri of a candidate (or predecessor) superseded since it was proposed -> its chain's
+    # current head, the target to offer instead (a supersede of the old one would conflict).
+    heads: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def review_queue(engine: MemoryEngine) -> ReviewQueue:
@@ -45,4 +48,29 @@ def review_queue(engine: MemoryEngine) -> ReviewQueue:
     calibration = check_threshold(
         judged_pairs(engine), mode=matching["mode"], threshold=matching["threshold"]
     )
-    return ReviewQueue(proposals, predecessors, calibration)
+    targets = {c["uri"] for p in proposals for c in p["candidates"]} | set(predecessors)
+    heads = {uri: head for uri in sorted(targets) if (head := current_head(engine, uri))}
+    return ReviewQueue(proposals, predecessors, calibration, heads)
+
+
+def current_head(engine: MemoryEngine, uri: str) -> dict[str, Any] | None:
+    """When the fact `uri` was superseded: its chain's current head as a target (`was` names
+    the stale fact, `superseded` says so); None when it is not superseded or its chain has no
+    current head any more (retired), when there is nothing better to offer."""
+    try:
+        row = browse.fact_row(engine, uri)
+    except MemoryFailure:
+        return None
+    if not row.superseded_by:
+        return None
+    head = browse.chain(engine, uri)[-1]
+    if head.superseded_by or head.retired_at:
+        return None
+    return {
+        "uri": head.uri,
+        "docid": head.docid,
+        "text": head.text,
+        "contentHash": head.content_hash,
+        "was": row.docid,
+        "superseded": True,
+    }

@@ -19,6 +19,7 @@ from engine.contract.normalize import (
 )
 from engine.contract.validation import load_schema, schema_errors
 from engine.curation.calibration import ThresholdCheck
+from engine.curation.chain_edits import ChainEdit
 from engine.curation.labels import LABELS, LabelSummary
 from engine.curation.merge import merged_text
 from engine.curation.review import Decision
@@ -48,7 +49,7 @@ from engine.memory.receipts import FenceExposure, FenceNearMiss, ReceiptCheck
 from engine.memory.remember import RememberRequest
 from engine.memory.resources import FACT_TEMPLATE, FACT_URI, PROPOSALS_URI
 from engine.memory.why_not import REASONS as WHY_NOT_REASONS
-from engine.memory.why_not import LeftOut, WhyNot
+from engine.memory.why_not import LeftOut, NoMatch, WhyNot
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.retrieval.ranking import ALIGNMENT_WEIGHT, SEMANTIC_WEIGHT, ScoreParts
 from engine.retrieval.seam import DuplicatePair
@@ -71,6 +72,7 @@ __all__ = [
     "STATUSES",
     "UINT64_MAX",
     "WHY_NOT_REASONS",
+    "ChainEdit",
     "CollectionRecord",
     "Curation",
     "CurationAction",
@@ -92,6 +94,7 @@ __all__ = [
     "LibraryPage",
     "MemoryFailure",
     "MemoryService",
+    "NoMatch",
     "RecallRequest",
     "ReceiptCheck",
     "Redone",

@@ -3,13 +3,15 @@ undo and redo, recall labels and the threshold check."""
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from engine.contract.errors import MemoryFailure
-from engine.curation import duplicates, labels, review
+from engine.curation import duplicates, journal, labels, review
 from engine.curation.calibration import ThresholdCheck, check_threshold, judged_pairs
+from engine.curation.chain_edits import ChainEdit, edit_chain
 from engine.curation.review import Decision
 from engine.curation.review_queue import ReviewQueue, review_queue
 from engine.curation.undo import Redone, Undone, redo_last, undo_last
@@ -137,6 +139,16 @@ class CurationApi(Namespace):
 
     def decision_log(self, *, limit: int = 200) -> list[dict[str, Any]]:
         return review.decision_log(self._engine, limit=limit)
+
+    def batch(self) -> AbstractContextManager[str]:
+        """Every decision made inside (in this thread) is one step for undo and redo: a batch
+        decision over marked items is taken back with one `z`."""
+        return journal.batch()
+
+    def edit_chain(self, edit: ChainEdit) -> dict[str, Any]:
+        """Supersede a chain's head (or revert it to an older text) as a person's decision:
+        logged, so `@` shows it and `z` takes it back; the remember result."""
+        return edit_chain(self._engine, edit)
 
     def undo(self, *, actor: str) -> Undone:
         return undo_last(self._engine, actor=actor)

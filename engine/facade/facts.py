@@ -13,7 +13,7 @@ from engine.memory import browse, library, resources
 from engine.memory.browse import DuplicatePair, FactPage
 from engine.memory.library import LibraryFilter, LibraryPage
 from engine.memory.recall import RecallRequest
-from engine.memory.why_not import WhyNot, why_not
+from engine.memory.why_not import NoMatch, WhyNot, no_match, why_not
 from engine.storage import tables
 
 
@@ -67,6 +67,15 @@ class FactsApi(Namespace):
     def why_not(self, request: RecallRequest, result: dict[str, Any]) -> WhyNot:
         """What the recall `result` of `request` left out, and why."""
         return why_not(self._engine, request, result)
+
+    def no_match(self, request: RecallRequest, result: dict[str, Any]) -> NoMatch | None:
+        """Why the recall `result` of `request` returned nothing, for a person (None when it
+        returned facts): nothing stored in those scopes, matches withheld by the egress
+        ceiling or too big for the budget, or nothing close enough to the query. Not part of
+        the result: seed 001 admits no extra fields."""
+        if result["facts"]:
+            return None
+        return no_match(self._engine, request, result)
 
     def read_resource(self, uri: str, *, scopes: Collection[str] | None = None) -> tuple[str, str]:
         """A fact (`.md` file or `.json` shape) or the proposals list by uri: (text, MIME).

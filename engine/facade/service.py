@@ -23,6 +23,7 @@ from engine.facade.keyed import KeyedApi
 from engine.facade.receipts import ReceiptsApi
 from engine.interop.ob1 import ob1_memory, ob1_response
 from engine.interop.ob1_recall import recall_ob1
+from engine.memory import surface_state
 from engine.memory.recall import RecallRequest, ScoreParts, recall_explained
 from engine.memory.remember import RememberRequest, remember
 from engine.retrieval.embeddings import EmbedderStatus
@@ -64,6 +65,16 @@ class MemoryService:
     def generation(self) -> int:
         """A counter every write moves: a cheap way to see that another process wrote."""
         return self.engine.generation()
+
+    def surface_setting(self, name: str) -> str | None:
+        """A surface's own setting kept in this home between runs (the workbench's Library
+        filter); no memory: never recalled, exported or reindexed."""
+        return surface_state.read_setting(self.engine.home, name)
+
+    def set_surface_setting(self, name: str, value: str | None) -> None:
+        """Keep (None: forget) a surface's setting in this home; a home that cannot be written
+        keeps nothing, silently (the setting is a convenience, not memory)."""
+        surface_state.write_setting(self.engine.home, name, value)
 
     @property
     def embedder_status(self) -> EmbedderStatus:

@@ -21,17 +21,17 @@ from engine.contract.normalize import (
     MAX_TEXT_BYTES,
     check_collection_name,
     clean_text,
-    content_hash,
     is_record_id,
     iso_utc,
     normalize_scopes,
 )
 from engine.contract.validation import ensure_valid
 from engine.interop.formats import Incoming, detect_format, read_incoming
+from engine.interop.import_plan import Verdict, plan_import
 from engine.interop.ob1 import ob1_memory, ob1_response
 from engine.memory.remember import KEYED_MAX_CONTENT_BYTES, RememberRequest
-from engine.retrieval.matching import matching_block
-from engine.retrieval.seam import Visibility
+from engine.retrieval.matching import MAX_CANDIDATES, matching_block
+from engine.retrieval.snapshot import IndexedFact
 from engine.storage import tables
 from engine.storage.bulk import BulkFact, add_many
 from engine.storage.factfiles import FieldError, check_time, iter_fact_paths
@@ -70,7 +70,7 @@ class ImportReport:
         }
 
 
-def _check(engine: MemoryEngine, item: Incoming, collection: str) -> None:
+def _check(engine: MemoryEngine, item: Incoming, collection: str, known: set[str]) -> None:
     """Every item passes remember's validation before anything is written (the readers in
     formats.py have checked each field's type and shape already)."""
     try:
@@ -78,8 +78,10 @@ def _check(engine: MemoryEngine, item: Incoming, collection: str) -> None:
         limit = KEYED_MAX_CONTENT_BYTES if "keyed" in item.workbench else MAX_TEXT_BYTES
         item.text = clean_text(item.text, max_bytes=limit)
         item.scopes = normalize_scopes(item.scopes)
-        check_collection_name(collection)
-        engine.require_collection(collection)
+        if collection not in known:  # one query per collection, not one per item
+            check_collection_name(collection)
+            engine.require_collection(collection)
+            known.add(collection)
         if item.created_at is not None:
             item.created_at = check_time(item.created_at, "createdAt")
         if item.source is not None and len(item.source.encode("utf-8")) > MAX_SOURCE_BYTES:
@@ -142,114 +144,143 @@ def run_import(
 ) -> ImportReport:
     fmt = fmt or detect_format(path)
     items = read_incoming(path, fmt, scopes or [])
+    checked_collections: set[str] = set()
     for item in items:
-        _check(engine, item, collection or item.collection or "memory")
+        _check(engine, item, collection or item.collection or "memory", checked_collections)
     _refuse_repeated_ids(items)
     report = ImportReport(fmt, str(path), dry_run)
     known = _known_record_ids(engine)
     on_disk = _unindexed_files(engine, items)
     status = engine.embedder_status
-    index = engine.retrieval()
-    to_add: list[BulkFact] = []
-    proposals: list[tuple[Incoming, str, dict[str, Any]]] = []
-    for item in items:
-        target = collection or item.collection or "memory"
+    targets = [collection or item.collection or "memory" for item in items]
+    settled: dict[int, tuple[str, str]] = {}  # item -> (action, reason) known without dedup
+    for position, item in enumerate(items):
         if item.record_id and item.record_id in known:
-            report.actions.append(
-                {
-                    "where": item.where,
-                    "action": "skip",
-                    "reason": f"{item.record_id} is already in the store",
-                }
+            settled[position] = ("skip", f"{item.record_id} is already in the store")
+        elif item.record_id and item.record_id in on_disk:
+            settled[position] = (
+                "skip",
+                f"{on_disk[item.record_id]} holds {item.record_id} but is not in the index; "
+                "run `gno-tui reindex` to index it",
             )
+        elif item.superseded:
+            settled[position] = ("add", "history (superseded in the source)")
+    planned = plan_import(
+        engine,
+        [item.text for item in items],
+        [item.scopes for item in items],
+        targets,
+        [position not in settled for position in range(len(items))],
+        engine.now(),
+    )
+    to_add: list[BulkFact] = []
+    added_as: dict[int, int] = {}  # item -> its position in to_add
+    proposals: list[tuple[int, Verdict]] = []
+    for position, item in enumerate(items):
+        verdict = planned.verdicts[position]
+        if position in settled:
+            action, reason = settled[position]
+        else:
+            assert verdict is not None  # every item not settled was decided
+            action, reason = verdict.action, verdict.reason
+        report.actions.append({"where": item.where, "action": action, "reason": reason})
+        if action == "propose" and verdict is not None:
+            proposals.append((position, verdict))
+        if action != "add":
             continue
-        if item.record_id and item.record_id in on_disk:
-            report.actions.append(
-                {
-                    "where": item.where,
-                    "action": "skip",
-                    "reason": f"{on_disk[item.record_id]} holds {item.record_id} but is not in "
-                    "the index; run `gno-tui reindex` to index it",
-                }
-            )
-            continue
-        if not item.superseded:
-            scored = index.candidates(item.text, Visibility(item.scopes, [target], engine.now()))
-            same = [c for c in scored if c.fact.content_hash == content_hash(item.text)]
-            if same:
-                report.actions.append(
-                    {
-                        "where": item.where,
-                        "action": "skip",
-                        "reason": f"exact duplicate of {same[0].fact.uri}",
-                    }
-                )
-                continue
-            likely = [c for c in scored if c.tier in ("exact", "likely")]
-            if likely:
-                result = {
-                    "outcome": "candidates",
-                    "matching": matching_block(status.embedder, status.unavailable_reason),
-                    "candidates": [
-                        {**public_fact(c.fact), "similarity": c.similarity, "match": c.tier}
-                        for c in scored
-                    ],
-                }
-                proposals.append((item, target, ensure_valid("remember", result)))
-                report.actions.append(
-                    {
-                        "where": item.where,
-                        "action": "propose",
-                        "reason": f"likely duplicate of {likely[0].fact.uri} "
-                        f"({likely[0].similarity:.2f})",
-                    }
-                )
-                continue
-        report.actions.append(
-            {
-                "where": item.where,
-                "action": "add",
-                "reason": "history (superseded in the source)" if item.superseded else "new",
-            }
-        )
+        added_as[position] = len(to_add)
         to_add.append(
             BulkFact(
                 text=item.text,
                 scopes=item.scopes,
                 caller=item.caller or caller,
                 session=item.session or f"import:{path.name}",
-                collection=target,
+                collection=targets[position],
                 source=item.source,
                 created_by="import",
                 workbench=item.workbench,
                 record_id=item.record_id,
                 created_at=item.created_at,
                 docid=item.docid,
-                supersedes=_retarget(item.supersedes, target),
+                supersedes=_retarget(item.supersedes, targets[position]),
                 history=item.superseded,
+                block=planned.blocks[position],
             )
         )
     if dry_run:
         return report
     outcome = add_many(engine, to_add, progress=progress)
-    added = iter(range(len(to_add)))
     skipped = set(outcome.skipped)
-    for action in report.actions:
-        if action["action"] == "add" and next(added) in skipped:
-            action["action"], action["reason"] = "skip", "exact duplicate within the file"
-    for item, target, result in proposals:
+    record_of = dict(
+        zip((i for i in range(len(to_add)) if i not in skipped), outcome.added, strict=True)
+    )
+    for position, entry in enumerate(report.actions):
+        if position in added_as and added_as[position] in skipped:
+            entry["action"], entry["reason"] = "skip", "exact duplicate within the file"
+    written = _facts_by_record_id(engine, [record_of[i] for i in record_of])
+    for position, verdict in proposals:
+        item = items[position]
+        result = {
+            "outcome": "candidates",
+            "matching": matching_block(status.embedder, status.unavailable_reason),
+            "candidates": _proposal_candidates(verdict, added_as, record_of, written),
+        }
         request = RememberRequest(
             text=item.text,
             scopes=item.scopes,
             caller=item.caller or caller,
             session=item.session or f"import:{path.name}",
             source=item.source,
-            collection=target,
+            collection=targets[position],
         )
         queue_proposal(
-            engine, request, item.text, item.scopes, target, "add", result, origin="import"
+            engine,
+            request,
+            item.text,
+            item.scopes,
+            targets[position],
+            "add",
+            ensure_valid("remember", result),
+            origin="import",
         )
     return report
+
+
+def _proposal_candidates(
+    verdict: Verdict,
+    added_as: dict[int, int],
+    record_of: dict[int, str],
+    written: dict[str, IndexedFact],
+) -> list[dict[str, Any]]:
+    """The store's candidates and the earlier items of the file (facts now), best first."""
+    found = [
+        (c.similarity, {**public_fact(c.fact), "similarity": c.similarity, "match": c.tier})
+        for c in verdict.store
+    ]
+    for earlier in verdict.earlier:
+        record_id = record_of.get(added_as.get(earlier.item, -1))
+        if record_id is not None and record_id in written:
+            fact = written[record_id]
+            found.append(
+                (
+                    earlier.similarity,
+                    {**public_fact(fact), "similarity": earlier.similarity, "match": earlier.tier},
+                )
+            )
+    found.sort(key=lambda pair: -pair[0])
+    return [candidate for _, candidate in found[:MAX_CANDIDATES]]
+
+
+def _facts_by_record_id(engine: MemoryEngine, record_ids: list[str]) -> dict[str, IndexedFact]:
+    facts: dict[str, IndexedFact] = {}
+    with Session(engine.db) as session:
+        for start in range(0, len(record_ids), 500):
+            chunk = record_ids[start : start + 500]
+            for row in session.scalars(
+                select(tables.FactRow).where(tables.FactRow.record_id.in_(chunk))
+            ):
+                facts[row.record_id] = IndexedFact.from_row(row)
+    return facts
 
 
 def _retarget(uris: list[str], collection: str) -> list[str]:

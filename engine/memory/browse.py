@@ -58,23 +58,40 @@ def status_at(row: tables.FactRow, moment: datetime) -> str:
     return "current"
 
 
-def _status_as_of(query: Any, status: str | None, moment: datetime) -> Any:
-    """`_filtered`'s status part for a past moment: the facts the store held then, by what
-    had happened to them by then."""
+@dataclass(frozen=True)
+class Exclusions:
+    """What a filter's `!` terms leave out: facts containing any of `words`, in any of
+    `scopes` or `collections`, or with any of `statuses`."""
+
+    words: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    collections: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()
+
+
+def _status_clause(status: str | None, now: datetime, as_of: datetime | None) -> Any | None:
+    """The facts with `status`, now or as of a past moment (by what had happened to them by
+    then); None for no (or no known) status. NULL-safe, so that `~` of it is its complement."""
     fact = tables.FactRow
-    query = query.where(fact.created_at <= moment)
-    superseded = and_(fact.superseded_at.is_not(None), fact.superseded_at <= moment)
-    retired = and_(fact.retired_at.is_not(None), fact.retired_at <= moment)
-    expired = and_(fact.expires_at.is_not(None), fact.expires_at <= moment)
-    if status == "current":
-        return query.where(~superseded, ~retired, ~expired)
-    if status == "superseded":
-        return query.where(superseded)
-    if status == "retired":
-        return query.where(~superseded, retired)
-    if status == "expired":
-        return query.where(~superseded, ~retired, expired)
-    return query
+    if as_of is not None:
+        superseded = and_(fact.superseded_at.is_not(None), fact.superseded_at <= as_of)
+        retired = and_(fact.retired_at.is_not(None), fact.retired_at <= as_of)
+        expired = and_(fact.expires_at.is_not(None), fact.expires_at <= as_of)
+        by_status = {
+            "current": and_(~superseded, ~retired, ~expired),
+            "superseded": superseded,
+            "retired": and_(~superseded, retired),
+            "expired": and_(~superseded, ~retired, expired),
+        }
+    else:
+        expired = and_(fact.expires_at.is_not(None), fact.expires_at <= now)
+        by_status = {
+            "current": and_(fact.superseded_by.is_(None), fact.retired_at.is_(None), ~expired),
+            "superseded": fact.superseded_by.is_not(None),
+            "retired": fact.retired_at.is_not(None),
+            "expired": expired,
+        }
+    return by_status.get(status or "")
 
 
 def _filtered(
@@ -87,34 +104,41 @@ def _filtered(
     now: datetime,
     invert: bool = False,
     as_of: datetime | None = None,
+    exclude: Exclusions | None = None,
 ) -> Any:
     fact = tables.FactRow
+    exclude = exclude or Exclusions()
     if scope:
         query = query.where(
             fact.record_id.in_(
                 select(tables.FactScopeRow.record_id).where(tables.FactScopeRow.scope == scope)
             )
         )
+    if exclude.scopes:
+        query = query.where(
+            fact.record_id.not_in(
+                select(tables.FactScopeRow.record_id).where(
+                    tables.FactScopeRow.scope.in_(exclude.scopes)
+                )
+            )
+        )
     if collection:
         query = query.where(fact.collection == collection)
+    if exclude.collections:
+        query = query.where(fact.collection.not_in(exclude.collections))
     if text:
         words = [fact.text.ilike(f"%{word}%") for word in text.split()]
         query = query.where(~and_(*words) if invert else and_(*words))
+    for word in exclude.words:
+        query = query.where(~fact.text.ilike(f"%{word}%"))
     if as_of is not None:
-        return _status_as_of(query, status, as_of)
-    not_expired = or_(fact.expires_at.is_(None), fact.expires_at > now)
-    if status == "current":
-        query = query.where(
-            fact.superseded_by.is_(None),
-            fact.retired_at.is_(None),
-            not_expired,
-        )
-    elif status == "superseded":
-        query = query.where(fact.superseded_by.is_not(None))
-    elif status == "retired":
-        query = query.where(fact.retired_at.is_not(None))
-    elif status == "expired":
-        query = query.where(fact.expires_at <= now)
+        query = query.where(fact.created_at <= as_of)  # the facts the store held then
+    clause = _status_clause(status, now, as_of)
+    if clause is not None:
+        query = query.where(clause)
+    for unwanted in exclude.statuses:
+        if (clause := _status_clause(unwanted, now, as_of)) is not None:
+            query = query.where(~clause)
     return query
 
 
@@ -129,10 +153,12 @@ def list_facts(
     offset: int = 0,
     limit: int = 200,
     as_of: datetime | None = None,
+    exclude: Exclusions | None = None,
 ) -> FactPage:
     """One page of facts, newest first; the total counts every match so a UI can page lazily.
-    `text` keeps facts containing every word (`invert`: facts that do not). With `as_of` the
-    store is seen as it was then: only facts created by then, statuses as of then."""
+    `text` keeps facts containing every word (`invert`: facts that do not); `exclude` leaves
+    out what a filter's `!` terms name. With `as_of` the store is seen as it was then: only
+    facts created by then, statuses as of then."""
     now = engine.now()
     options: dict[str, Any] = {
         "status": status,
@@ -142,6 +168,7 @@ def list_facts(
         "now": now,
         "invert": invert,
         "as_of": as_of,
+        "exclude": exclude,
     }
     with Session(engine.db, expire_on_commit=False) as session:
         total = (
@@ -170,9 +197,11 @@ def search_facts(
     collection: str | None = None,
     limit: int = 200,
     as_of: datetime | None = None,
+    exclude: Exclusions | None = None,
 ) -> FactPage:
     """Filter as you type: facts containing every word; when none does, the recent facts
-    closest to the text by rapidfuzz (so a typo still finds its fact)."""
+    closest to the text by rapidfuzz (so a typo still finds its fact). `exclude` applies to
+    both."""
     page = list_facts(
         engine,
         status=status,
@@ -181,6 +210,7 @@ def search_facts(
         text=text,
         limit=limit,
         as_of=as_of,
+        exclude=exclude,
     )
     if page.total or not text.strip():
         return page
@@ -193,6 +223,7 @@ def search_facts(
         collection=collection,
         limit=FUZZY_WINDOW,
         as_of=as_of,
+        exclude=exclude,
     ).rows
     found = process.extract(
         text.lower(),
@@ -351,9 +382,16 @@ def duplicate_pairs(engine: MemoryEngine, *, scope: str, limit: int = 200) -> li
 
 
 def kept_pairs(engine: MemoryEngine) -> set[frozenset[str]]:
-    """The uri pairs a person chose to keep both of."""
+    """The uri pairs a person chose to keep both of (a verdict undone is withdrawn; a redo
+    gives it again: engine/curation/undo_review.py)."""
+    actions = (KEEP_BOTH, f"undo:{KEEP_BOTH}", f"redo:{KEEP_BOTH}")
     with Session(engine.db) as session:
         rows = session.scalars(
-            select(tables.DecisionRow).where(tables.DecisionRow.action == KEEP_BOTH)
-        )
-        return {frozenset(row.target.split("|", 1)) for row in rows}
+            select(tables.DecisionRow).where(tables.DecisionRow.action.in_(actions))
+        ).all()
+    undone = {row.detail.get("undoes") for row in rows if row.action.startswith("undo:")}
+    return {
+        frozenset(row.target.split("|", 1))
+        for row in rows
+        if not row.action.startswith("undo:") and row.id not in undone
+    }

@@ -3,7 +3,7 @@ a status tab, with every tab's count."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -18,41 +18,55 @@ if TYPE_CHECKING:
 @dataclass
 class LibraryFilter:
     """Parsed from the filter box: `s:scope c:collection st:status` prefixes, `@time` for
-    as-of, `!` to invert, the rest is free text."""
+    as-of, the rest is free text. `!` before any term, wherever it stands, negates that term
+    alone: `c:team !backups` is the team collection's facts that do not say "backups"."""
 
     text: str = ""
     scope: str | None = None
     collection: str | None = None
     status: str | None = None
-    invert: bool = False
+    exclude: browse.Exclusions = field(default_factory=browse.Exclusions)
     as_of: datetime | None = None  # `@time`: the store as it was then
     problem: str | None = None  # a part of the filter that could not be read, and why
 
     @classmethod
     def parse(cls, raw: str) -> LibraryFilter:
         parsed = cls()
-        words = []
-        raw = raw.strip()
-        if raw.startswith("!"):
-            parsed.invert, raw = True, raw[1:]
+        words: list[str] = []
+        left_out: dict[str, list[str]] = {"s": [], "c": [], "st": [], "": []}
         for word in raw.split():
-            key, _, value = word.partition(":")
-            if value and key == "s":
+            negated = word.startswith("!")
+            term = word[1:] if negated else word
+            if not term:
+                continue  # a lone `!` (being typed) negates nothing yet
+            key, _, value = term.partition(":")
+            prefixed = bool(value) and key in ("s", "c", "st")
+            if negated and term.startswith("@"):
+                parsed.problem = f"{word}: a time cannot be negated; write @2026-11-01."
+            elif negated:
+                left_out[key if prefixed else ""].append(value.lower() if prefixed else term)
+            elif prefixed and key == "s":
                 parsed.scope = value.lower()
-            elif value and key == "c":
+            elif prefixed and key == "c":
                 parsed.collection = value.lower()
-            elif value and key == "st":
+            elif prefixed and key == "st":
                 parsed.status = value.lower()
-            elif word.startswith("@") and len(word) > 1:
+            elif term.startswith("@") and len(term) > 1:
                 try:
-                    parsed.as_of = parse_iso(word[1:])
+                    parsed.as_of = parse_iso(term[1:])
                 except ValueError:
                     parsed.problem = (
                         f"{word} is not a time: write @2026-11-01 or @2026-11-01T09:00Z."
                     )
             else:
-                words.append(word)
+                words.append(term)
         parsed.text = " ".join(words)
+        parsed.exclude = browse.Exclusions(
+            words=tuple(left_out[""]),
+            scopes=tuple(left_out["s"]),
+            collections=tuple(left_out["c"]),
+            statuses=tuple(left_out["st"]),
+        )
         return parsed
 
 
@@ -74,7 +88,7 @@ def library_page(
     status = wanted.status or (tab if tab in browse.STATUSES else None)
     if tab == "attention":
         page = browse.needs_attention(engine, offset=offset, limit=limit)
-    elif wanted.text and not wanted.invert and offset == 0:
+    elif wanted.text and offset == 0:
         page = browse.search_facts(
             engine,
             text=wanted.text,
@@ -83,6 +97,7 @@ def library_page(
             collection=wanted.collection,
             limit=limit,
             as_of=wanted.as_of,
+            exclude=wanted.exclude,
         )
     else:
         page = browse.list_facts(
@@ -91,10 +106,10 @@ def library_page(
             scope=wanted.scope,
             collection=wanted.collection,
             text=wanted.text or None,
-            invert=wanted.invert,
             offset=offset,
             limit=limit,
             as_of=wanted.as_of,
+            exclude=wanted.exclude,
         )
     counts = browse.status_counts(engine, as_of=wanted.as_of)
     counts["attention"] = (

@@ -1,15 +1,23 @@
 """Why not? For a recall, the facts that matched the query but were not returned, and why:
-out of scope, withheld by the egress ceiling, cut by the budget, or no longer current."""
+out of scope, outside the collection asked for, withheld by the egress ceiling, cut by the
+budget, or no longer current. For a recall that returned nothing, `no_match` says why in one
+message for a person: nothing stored in those scopes, matches withheld by the egress ceiling
+or too big for the budget, or nothing close enough to the query."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+from sqlmodel import col
+
 from engine.contract.normalize import estimate_tokens, normalize_scopes
 from engine.memory import browse
 from engine.memory.recall import EGRESS_ALLOWS, RecallRequest
 from engine.retrieval.seam import Visibility
+from engine.storage import tables
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -17,6 +25,7 @@ if TYPE_CHECKING:
 EXAMPLES = 4  # kept per reason; the count says how many there were
 REASONS = {
     "scope": "out of scope (shares no scope with the request)",
+    "collection": "in another collection than the one asked for",
     "egress": "withheld by the egress ceiling",
     "budget": "cut by the budget (maxFacts / maxTokens)",
     "status": "not current (superseded, retired or expired)",
@@ -58,6 +67,8 @@ def why_not(engine: MemoryEngine, request: RecallRequest, result: dict[str, Any]
             continue
         if not scopes & set(fact.scopes):
             reason, detail = "scope", "scopes " + ", ".join(fact.scopes)
+        elif request.collection is not None and fact.collection != request.collection:
+            reason, detail = "collection", f"in {fact.collection}"
         elif fact.collection not in allowed:
             reason, detail = "egress", f"{fact.collection} is {collections[fact.collection].policy}"
         else:
@@ -76,3 +87,124 @@ def _note(report: WhyNot, reason: str, item: LeftOut) -> None:
     examples = report.excluded.setdefault(reason, [])
     if len(examples) < EXAMPLES:
         examples.append(item)
+
+
+@dataclass(frozen=True)
+class NoMatch:
+    """Why a recall returned no fact, for a person (the CLI's plain output, the workbench):
+    `reason` is empty, egress, budget, collection or far; `message` says it in full."""
+
+    reason: str
+    in_scope: int  # current facts sharing a scope of the request (in its collection, if named)
+    withheld: int  # the query's matches in those scopes withheld by the egress ceiling
+    over_budget: int  # ... that fit no budget
+    other_collections: int  # ... in another collection than the one asked for
+    other_scopes: int  # the query's matches in other scopes (counted, never named)
+    not_current: int  # matches in those scopes no longer current
+    message: str
+
+
+def no_match(engine: MemoryEngine, request: RecallRequest, result: dict[str, Any]) -> NoMatch:
+    """Why the recall `result` of `request` is empty (call it only when it is)."""
+    report = why_not(engine, request, result)
+    counts = report.counts
+    scopes = normalize_scopes(request.scopes)
+    in_scope = _current_in(engine, scopes, request.collection)
+    where = _scopes_phrase(scopes) + (
+        f" in collection {request.collection}" if request.collection is not None else ""
+    )
+    withheld, over_budget = counts.get("egress", 0), counts.get("budget", 0)
+    elsewhere, other_scopes = counts.get("collection", 0), counts.get("scope", 0)
+    not_current = counts.get("status", 0)
+    if in_scope == 0:
+        reason = "empty"
+        those = "that scope" if len(scopes) == 1 else "any of those scopes"
+        message = f"Nothing is stored {where}: no current fact has {those}."
+        if elsewhere:
+            matches = _are(elsewhere, "matches", "match")
+            message += f" {_facts(elsewhere)} of those scopes in other collections {matches}."
+        if other_scopes:
+            matches = _are(other_scopes, "matches", "match")
+            message += f" {_facts(other_scopes)} in other scopes {matches} the query."
+    elif withheld:
+        reason = "egress"
+        ceiling = request.egress or "local_only"
+        policies = sorted({item.detail.rsplit(" ", 1)[-1] for item in report.excluded["egress"]})
+        them = _are(withheld, "it", "them")
+        message = (
+            f"{_facts(withheld)} {where} {_are(withheld, 'matches', 'match')}, but the egress "
+            f"ceiling {ceiling} withheld {them} ({withheld} withheld): "
+            f"{_are(withheld, 'its collection is', 'their collections are')} "
+            f"{' or '.join(policies)}, whose facts may not go {_destination(ceiling)}. Recall "
+            "under a looser ceiling only if the answer stays where that policy allows."
+        )
+    elif over_budget:
+        reason = "budget"
+        best = estimate_tokens(report.excluded["budget"][0].text)  # the best-ranked one
+        message = (
+            f"{_facts(over_budget)} {where} {_are(over_budget, 'matches', 'match')}, but none "
+            f"fits the budget of {result['budget']['maxTokens']} tokens (the best match is "
+            f"~{best} tokens). Raise max tokens."
+        )
+    elif elsewhere:
+        reason = "collection"
+        message = (
+            f"{_facts(elsewhere)} {_scopes_phrase(scopes)} {_are(elsewhere, 'matches', 'match')}"
+            f", in other collections than {request.collection}. Leave the collection out to "
+            "recall from all of them."
+        )
+    else:
+        reason = "far"
+        message = (
+            f"{_facts(in_scope)} {_are(in_scope)} stored {where}, but none is close enough to "
+            f"the query {request.query!r}."
+        )
+        if report.semantic_unavailable:
+            message += (
+                " Without the embedding model only shared words match "
+                f"({report.semantic_unavailable})."
+            )
+        else:
+            message += " Try other words, or the words the fact itself would use."
+    if not_current and reason != "empty":
+        message += (
+            f" {_facts(not_current)} that matched {_are(not_current)} no longer current "
+            "(superseded, retired or expired)."
+        )
+    return NoMatch(
+        reason, in_scope, withheld, over_budget, elsewhere, other_scopes, not_current, message
+    )
+
+
+def _current_in(engine: MemoryEngine, scopes: list[str], collection: str | None) -> int:
+    """How many current facts share one of `scopes` (in `collection`, when one is named)."""
+    fact, scope_row = tables.FactRow, tables.FactScopeRow
+    current = browse._status_clause("current", engine.now(), None)  # what browse calls current
+    assert current is not None
+    in_scopes = select(col(scope_row.record_id)).where(col(scope_row.scope).in_(scopes))
+    query = (
+        select(func.count()).select_from(fact).where(col(fact.record_id).in_(in_scopes), current)
+    )
+    if collection is not None:
+        query = query.where(col(fact.collection) == collection)
+    with Session(engine.db) as session:
+        return int(session.scalar(query) or 0)
+
+
+def _facts(count: int) -> str:
+    return f"{count} fact" + ("" if count == 1 else "s")
+
+
+def _are(count: int, one: str = "is", many: str = "are") -> str:
+    """`one` or `many`, as `count` asks (is/are, matches/match, it/them)."""
+    return one if count == 1 else many
+
+
+def _scopes_phrase(scopes: list[str]) -> str:
+    return ("in scope " if len(scopes) == 1 else "in scopes ") + ", ".join(scopes)
+
+
+def _destination(ceiling: str) -> str:
+    return {"lan": "over the local network", "remote": "to a remote service"}.get(
+        ceiling, "off this machine"
+    )

@@ -5,6 +5,7 @@ RetrievalIndex with numpy. Built by engine/retrieval/snapshot.py's SnapshotCache
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -15,10 +16,19 @@ from engine.retrieval.matching import (
     SEMANTIC_TIERS,
     ScoredCandidate,
     find_candidates,
+    semantic_candidates_many,
     tier_of,
 )
 from engine.retrieval.ranking import rank
-from engine.retrieval.seam import LEXICAL, SEMANTIC, DuplicatePair, Match, Ranking, Visibility
+from engine.retrieval.seam import (
+    BATCH_CANDIDATES,
+    LEXICAL,
+    SEMANTIC,
+    DuplicatePair,
+    Match,
+    Ranking,
+    Visibility,
+)
 from engine.retrieval.snapshot import IndexedFact, Snapshot
 
 
@@ -27,7 +37,8 @@ class InMemoryIndex:
         self.snapshot = snapshot
         self._embedder = embedder
         semantic = embedder is not None and snapshot.vectors is not None
-        self.capabilities = frozenset({LEXICAL, SEMANTIC} if semantic else {LEXICAL})
+        legs = {LEXICAL, SEMANTIC} if semantic else {LEXICAL}
+        self.capabilities = frozenset({*legs, BATCH_CANDIDATES})
 
     def _mask(self, visibility: Visibility) -> np.ndarray:
         snapshot = self.snapshot
@@ -62,6 +73,34 @@ class InMemoryIndex:
             return find_candidates(
                 self.snapshot, text=text, mask=self._mask(visibility), embedder=self._embedder
             )
+
+    def candidates_many(
+        self, texts: Sequence[str], visibilities: Sequence[Visibility], vectors: np.ndarray | None
+    ) -> list[list[ScoredCandidate]]:
+        """`candidates` for many texts at once (BATCH_CANDIDATES): with the model, texts that
+        see the same facts are scored in one matrix product (`vectors`: their unit vectors,
+        one row each); without it, one by one."""
+        if vectors is None or SEMANTIC not in self.capabilities:
+            return [self.candidates(t, v) for t, v in zip(texts, visibilities, strict=True)]
+        found: list[list[ScoredCandidate]] = [[] for _ in texts]
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for index, visibility in enumerate(visibilities):
+            key = (
+                tuple(visibility.scopes) if visibility.scopes is not None else None,
+                tuple(visibility.collections) if visibility.collections is not None else None,
+                visibility.now,
+                tuple(visibility.exclude),
+            )
+            groups.setdefault(key, []).append(index)
+        with self.snapshot.lock:
+            for members in groups.values():
+                mask = self._mask(visibilities[members[0]])
+                scored = semantic_candidates_many(
+                    self.snapshot, mask=mask, queries=vectors[members]
+                )
+                for index, candidates in zip(members, scored, strict=True):
+                    found[index] = candidates
+        return found
 
     def exact_duplicate(self, content_hash: str, visibility: Visibility) -> IndexedFact | None:
         with self.snapshot.lock:

@@ -95,3 +95,38 @@ def find_candidates(
         if tier is not None:
             results.append(ScoredCandidate(snapshot.facts[position], round(score, 4), tier))
     return results[:MAX_CANDIDATES]
+
+
+# Texts scored against the store per matrix product in semantic_candidates_many (memory: a
+# chunk x visible facts float32 block).
+QUERY_CHUNK = 128
+
+
+def semantic_candidates_many(
+    snapshot: Snapshot, *, mask: np.ndarray, queries: np.ndarray
+) -> list[list[ScoredCandidate]]:
+    """`find_candidates` for many texts that may see the same facts (`mask`), given their
+    unit vectors (`queries`, one row each): one matrix product per chunk of texts instead of
+    one scan of the store per text (an import's dedup)."""
+    assert snapshot.vectors is not None
+    visible = np.flatnonzero(mask)
+    if not len(visible):
+        return [[] for _ in range(len(queries))]
+    block = snapshot.vectors[visible]
+    found: list[list[ScoredCandidate]] = []
+    for start in range(0, len(queries), QUERY_CHUNK):
+        similarity = np.clip(queries[start : start + QUERY_CHUNK] @ block.T, 0.0, 1.0)
+        for row in similarity:
+            hits = np.flatnonzero(row >= SEMANTIC_TIERS.weak)
+            ordered = hits[best_first(snapshot, visible[hits], row[hits], MAX_CANDIDATES)]
+            found.append(
+                [
+                    ScoredCandidate(
+                        snapshot.facts[int(visible[i])],
+                        round(float(row[i]), 4),
+                        tier_of(float(row[i]), SEMANTIC_TIERS) or "weak",
+                    )
+                    for i in ordered
+                ]
+            )
+    return found

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from engine.retrieval.matching import ScoredCandidate
 from engine.retrieval.ranking import ScoreParts
@@ -21,6 +21,9 @@ from engine.retrieval.snapshot import IndexedFact
 # Capabilities a backend may declare.
 LEXICAL = "lexical"  # word matches (BM25 or full-text search)
 SEMANTIC = "semantic"  # vector similarity from the embedding model
+# `candidates_many(texts, visibilities, vectors)`: dedup candidates for a batch (an import)
+# cheaper than one `candidates` call per text. Without it, callers loop (`candidates_for`).
+BATCH_CANDIDATES = "batch-candidates"
 
 
 @dataclass(frozen=True)
@@ -79,3 +82,18 @@ class RetrievalIndex(Protocol):
     def duplicate_pairs(self, visibility: Visibility) -> list[DuplicatePair]:
         """Near-duplicate pairs among the visible facts, within one collection, best first."""
         ...
+
+
+def candidates_for(
+    index: RetrievalIndex,
+    texts: Sequence[str],
+    visibilities: Sequence[Visibility],
+    vectors: Any = None,
+) -> list[list[ScoredCandidate]]:
+    """Dedup candidates for many texts: in one batch where the backend can (BATCH_CANDIDATES),
+    else one `candidates` call per text."""
+    batch = getattr(index, "candidates_many", None)
+    if BATCH_CANDIDATES in index.capabilities and batch is not None:
+        found: list[list[ScoredCandidate]] = batch(texts, visibilities, vectors)
+        return found
+    return [index.candidates(t, v) for t, v in zip(texts, visibilities, strict=True)]

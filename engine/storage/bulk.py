@@ -8,11 +8,12 @@ The write phase (docs/decisions.md, "Import safety"):
 1. every file is rendered and checked first, then written into a staging folder
    `<collection root>/.import-<id>/facts/<day>/` (same filesystem as its final place, and
    outside `facts/`, so reindex never sees it);
-2. every row, its scopes and the supersede links are committed in one transaction;
-3. the staged files are renamed into `facts/<day>/` and the staging folder is removed;
-4. vectors are stored last, best effort, as for a single write.
+2. the staged files are made durable (one syncfs for the lot, else an fsync per file);
+3. every row, its scopes, its vector and the supersede links are committed in one
+   transaction;
+4. the staged files are renamed into `facts/<day>/` and the staging folder is removed.
 
-A process killed in 1 or 2 leaves no row and no visible file; one killed in 3 leaves committed
+A process killed in 1 to 3 leaves no row and no visible file; one killed in 4 leaves committed
 rows whose files wait in the staging folder. `recover_interrupted_writes` settles both, file by
 file: a staged file whose row exists is moved into place (rolled forward), any other is deleted
 (rolled back). It runs at the start of every bulk write, and is meant for reindex and the
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from engine.contract.curation_fields import curation_defaults
@@ -44,8 +45,7 @@ from engine.contract.normalize import (
     iso_utc,
     normalize_scopes,
 )
-from engine.retrieval.embeddings import embed_facts
-from engine.retrieval.snapshot import IndexedFact, store_vectors
+from engine.retrieval.embeddings import embed_facts, vector_to_bytes
 from engine.storage import tables
 from engine.storage.database import bump_generation
 from engine.storage.factfiles import (
@@ -56,8 +56,10 @@ from engine.storage.factfiles import (
     check_gno_uris,
     check_time,
     check_workbench,
+    fsync_file,
     fsync_folder,
     remove_temp_files,
+    sync_filesystem,
     write_new_file,
 )
 from engine.storage.records import allocate_docid, row_from_file, scope_rows
@@ -91,6 +93,9 @@ class BulkFact:
     supersedes: list[str] = field(default_factory=list)
     # Superseded in its source: restored as history, never taken for a duplicate.
     history: bool = False
+    # The fact's vector block (engine/retrieval/embeddings.embed_facts), when the caller has
+    # embedded the text already (an import's dedup): stored as it is, not computed again.
+    block: Any = None
 
 
 @dataclass
@@ -104,6 +109,7 @@ class _Planned:
     row: tables.FactRow
     root: Path
     content: str
+    block: Any = None  # the vector block, or None without a model
 
 
 def _text_limit(fact: BulkFact) -> int:
@@ -200,7 +206,7 @@ def add_many(
                 rel_path=rel_path,
                 docid=docid,
             )
-            planned.append(_Planned(row, root, content))
+            planned.append(_Planned(row, root, content, fact.block))
             report.added.append(record_id)
         if planned:
             _write_all(engine, planned, progress=progress, durable=durable, crash=crash)
@@ -225,15 +231,16 @@ def _write_all(
         folders: set[Path] = set()
         for done, item in enumerate(planned, start=1):
             staged = stagings[item.root] / item.row.rel_path
-            write_new_file(staged, item.content, durable=durable)
+            # Not flushed one by one: one syncfs below makes them all durable at once.
+            write_new_file(staged, item.content, durable=False)
             folders.add(staged.parent)
             _crash_at(crash, "staged", done)
             if progress:
                 progress(done, len(planned))
         if durable:
-            for folder in folders:
-                fsync_folder(folder)
-        _commit_rows(engine, [item.row for item in planned])
+            _make_durable(planned, stagings, folders)
+        _embed_missing(engine, planned)
+        _commit_rows(engine, planned)
         committed = True
     finally:
         if not committed:  # nothing is visible yet; settle the staging folders now if we can
@@ -253,10 +260,31 @@ def _write_all(
             fsync_folder(folder)
     for staging in stagings.values():
         shutil.rmtree(staging, ignore_errors=True)
-    try:
-        _store_vectors(engine, [item.row for item in planned])
-    except Exception:  # noqa: BLE001 - best effort: the snapshot embeds facts that lack one
+
+
+def _make_durable(planned: list[_Planned], stagings: dict[Path, Path], folders: set[Path]) -> None:
+    """Every staged file and folder on disk before the rows commit: one syncfs per staging
+    folder's filesystem, or an fsync per file where syncfs does not exist."""
+    synced = all(sync_filesystem(staging) for staging in stagings.values())
+    if not synced:
+        for item in planned:
+            fsync_file(stagings[item.root] / item.row.rel_path)
+    for folder in folders:
+        fsync_folder(folder)
+
+
+def _embed_missing(engine: MemoryEngine, planned: list[_Planned]) -> None:
+    """Vectors for the facts that came without one (all of them, unless an import's dedup
+    embedded the texts already), in batches."""
+    embedder = engine.embedder_status.embedder
+    if embedder is None:
         return
+    missing = [item for item in planned if item.block is None]
+    for chunk in _chunks(missing, BATCH):
+        for item, block in zip(
+            chunk, embed_facts(embedder, [i.row.text for i in chunk]), strict=True
+        ):
+            item.block = block
 
 
 def _settle_quietly(engine: MemoryEngine, staging: Path) -> None:
@@ -268,9 +296,32 @@ def _settle_quietly(engine: MemoryEngine, staging: Path) -> None:
         return
 
 
-def _commit_rows(engine: MemoryEngine, rows: list[tables.FactRow]) -> None:
-    """Every row, its scopes and the predecessors it supersedes, in one transaction."""
+def _commit_rows(engine: MemoryEngine, planned: list[_Planned]) -> None:
+    """Every row, its scopes, its vector and the predecessors it supersedes, in one
+    transaction."""
+    rows = [item.row for item in planned]
+    embedder = engine.embedder_status.embedder
     with Session(engine.db, expire_on_commit=False) as session:
+        if embedder is not None:
+            for chunk in _chunks(planned, BATCH):
+                # A vector left by a fact that reindex took out of the index would clash.
+                session.execute(
+                    delete(tables.EmbeddingRow).where(
+                        tables.EmbeddingRow.record_id.in_([item.row.record_id for item in chunk])
+                    )
+                )
+                session.execute(
+                    insert(tables.EmbeddingRow),
+                    [
+                        {
+                            "record_id": item.row.record_id,
+                            "model_id": embedder.model_id,
+                            "content_hash": item.row.content_hash,
+                            "vector": vector_to_bytes(item.block),
+                        }
+                        for item in chunk
+                    ],
+                )
         for chunk in _chunks(rows, BATCH):
             # Core inserts of plain dicts: ORM unit-of-work bookkeeping would cost more.
             session.execute(
@@ -299,17 +350,6 @@ def _link_predecessors(session: Session, rows: list[tables.FactRow]) -> None:
                 .where(tables.FactRow.superseded_by.is_(None))
                 .values(superseded_by=successor.record_id, superseded_at=successor.created_at)
             )
-
-
-def _store_vectors(engine: MemoryEngine, rows: list[tables.FactRow]) -> None:
-    embedder = engine.embedder_status.embedder
-    if embedder is None:
-        return
-    for chunk in _chunks(rows, BATCH):
-        facts = [IndexedFact.from_row(row) for row in chunk]
-        store_vectors(
-            engine.db, embedder.model_id, facts, embed_facts(embedder, [row.text for row in chunk])
-        )
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:

@@ -27,7 +27,11 @@ def log_detail(entry: dict[str, Any]) -> Text:
     text = Text()
     text.append(f"{entry['action']} by {entry['actor']} at {entry['at']}\n", style="bold")
     text.append(f"target: {entry['target']}\n")
-    text.append(json.dumps(entry.get("detail") or {}, ensure_ascii=False, sort_keys=True))
+    # The batch tag is the journal's own (one undo step); its value means nothing to a person.
+    detail = {k: v for k, v in (entry.get("detail") or {}).items() if k != "batch"}
+    if "batch" in (entry.get("detail") or {}):
+        text.append("one undo step with the rest of its batch\n", style="dim")
+    text.append(json.dumps(detail, ensure_ascii=False, sort_keys=True))
     return text
 
 

@@ -22,6 +22,10 @@ COLUMNS = (
     ("created", 16),
     ("caller", 16),
 )
+# When the table is too narrow for every column, the lowest ranks stay (the detail pane has
+# every field): what a fact says and whether it is current come first.
+COLUMN_RANKS = {"summary": 0, "status": 1, "scopes": 2, "conf.": 3, "collection": 4,
+                "use policy": 5, "provenance": 6, "created": 7, "caller": 8}  # fmt: skip
 # The status tabs: (key, label); "attention" is agent facts awaiting confirmation + stale.
 TABS = (
     ("all", "All"),
@@ -33,14 +37,19 @@ TABS = (
 )
 
 
+def shown_status(row: FactRecord, now: datetime, as_of: datetime | None = None) -> str:
+    """The status the Library shows, in the row and the detail header alike: current, stale
+    (current, its freshness run out), superseded, retired or expired; as of a past time, the
+    one it had then."""
+    status = status_of(row, now) if as_of is None else status_at(row, as_of)
+    return "stale" if status == "current" and is_stale(row, as_of or now) else status
+
+
 def fact_cells(
     row: FactRecord, now: datetime, marked: bool = False, as_of: datetime | None = None
 ) -> list[Text]:
-    """The row's cells; a marked fact's summary starts with ●. As of a past time the status
-    is the one it had then."""
-    status = status_of(row, now) if as_of is None else status_at(row, as_of)
-    if status == "current" and is_stale(row, as_of or now):
-        status = "stale"
+    """The row's cells; a marked fact's summary starts with ●."""
+    status = shown_status(row, now, as_of)
     style = "" if status == "current" else "dim"
     provenance = row.workbench.get("provenance", {})
     policy = row.workbench.get("usePolicy", {})
@@ -63,10 +72,16 @@ def fact_cells(
 
 
 def detail_text(
-    row: FactRecord, now: datetime, path: str, recalled: int, last_by: str | None
+    row: FactRecord,
+    now: datetime,
+    path: str,
+    recalled: int,
+    last_by: str | None,
+    as_of: datetime | None = None,
 ) -> Text:
-    """Every field of the fact, with where its file is and how often it was recalled."""
-    status = status_of(row, now)
+    """Every field of the fact, with where its file is and how often it was recalled; the
+    header's status is the row's (shown_status)."""
+    status = shown_status(row, now, as_of)
     lines = Text()
     lines.append(f"{row.docid}  {status}\n", style="bold")
     lines.append(f"{row.text}\n\n")

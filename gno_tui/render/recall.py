@@ -20,6 +20,15 @@ def use_policy(workbench: dict[str, Any]) -> str:
 
 
 COLUMNS = ("#", "score", "lex", "cos", "align", "spanHash", "egress", "use", "label", "fact")
+# Each column's (width, rank, least width) for a table that fits its width: the rank, the
+# fact and its score stay whatever the width (a low rank stays longest); the fact takes the
+# room that is left, from 30 cells up to its whole clipped text.
+FACT_WIDTH = 80
+COLUMN_FIT: dict[str, tuple[int, int, int | None]] = {
+    "#": (2, 0, None), "score": (5, 1, None), "lex": (4, 6, None), "cos": (4, 6, None),
+    "align": (5, 6, None), "spanHash": (9, 5, None), "egress": (12, 2, None),
+    "use": (10, 3, None), "label": (5, 4, None), "fact": (FACT_WIDTH, 0, 30),
+}  # fmt: skip
 LABEL_MARKS = {"relevant": ("✓ rel", "green"), "irrelevant": ("✗ irr", "red")}
 LABEL_NAMES = ("relevant", "irrelevant", "missing")
 
@@ -67,8 +76,9 @@ def fact_cells(
         if parts is not None
         else [part(None)] * 3
     )
+    text = clip(fact["text"], FACT_WIDTH)
     return [str(rank), f"{fact['score']:.3f}", *breakdown, short_hash(fact["spanHash"], 8),
-            egress_badge(policy), use, label_cell(label), clip(fact["text"], 30)]  # fmt: skip
+            egress_badge(policy), use, label_cell(label), text]  # fmt: skip
 
 
 def cut_line(omitted: int) -> Text:

@@ -95,3 +95,11 @@ def near_misses_text(misses: Sequence[FenceNearMiss], docids: Mapping[str, str])
         out.append(f"  and {len(misses) - NEAR_MISSES_SHOWN} more\n", style="dim")
     out.rstrip()
     return out
+
+
+def waiting_text(text: str, scopes: Sequence[str]) -> str:
+    """What the candidates pane says before there are candidates: a draft without a scope is
+    no mistake yet (the Scopes box is below the text), so it says what to do, not a code."""
+    if collapse_text(text) and not scopes:
+        return "Give the fact a scope (Scopes, below: e.g. user:alice) to see its near-duplicates."
+    return "Type a fact to see its near-duplicates."

@@ -95,7 +95,11 @@ class DuplicatesPane(Vertical):
 
     def on_pairs_loaded(self, message: PairsLoaded) -> None:
         self.pairs = message.pairs
-        self.query_one(FactTable).refill((pair_cells(pair), None) for pair in self.pairs)
+        # Keyed by the pair's two facts, so a refresh keeps the cursor on the same pair.
+        self.query_one(FactTable).refill(
+            (pair_cells(pair), f"{pair.left.record_id}|{pair.right.record_id}")
+            for pair in self.pairs
+        )
         self.query_one("#dup-summary", Static).update(
             f"{len(self.pairs)} near-duplicate pair(s) in scope {message.scope}"
         )

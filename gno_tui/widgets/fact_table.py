@@ -1,5 +1,6 @@
 """A row-cursor table with the list keys of keyboard-first TUIs (j/k, g/G), which lists a
-screen's items in order: the item under the cursor, and a refill that keeps the cursor's place."""
+screen's items in order: the item under the cursor, and a refill that keeps the cursor on its
+item (by key), wherever the item moved."""
 
 from __future__ import annotations
 
@@ -29,12 +30,29 @@ class FactTable(DataTable[object]):
         row = self.cursor_row
         return items[row] if 0 <= row < len(items) else None
 
+    def key_at_cursor(self) -> str | None:
+        """The key of the row under the cursor (its item's identity), if it has one."""
+        if not 0 <= self.cursor_row < self.row_count:
+            return None
+        key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        return key if isinstance(key, str) else None
+
+    def place_cursor(self, key: str | None, fallback: int) -> None:
+        """Put the cursor on the row whose key is `key` (the same item after a refill, wherever
+        it moved); on row `fallback` (clamped) when the table no longer lists it."""
+        if not self.row_count:
+            return
+        if key is not None and key in self.rows:
+            self.move_cursor(row=self.get_row_index(key))
+        else:
+            self.move_cursor(row=min(max(fallback, 0), self.row_count - 1))
+
     def refill(self, rows: Iterable[tuple[Iterable[object], str | None]]) -> None:
-        """Clear the table and add `rows` (their cells and key), keeping the cursor on the row
-        number it was on (the last row when there are fewer now)."""
-        keep = self.cursor_row
+        """Clear the table and add `rows` (their cells and key), keeping the cursor on the item
+        it was on: a refresh inserts and removes rows (another process wrote), so a row number
+        would point at another item. By row number only when that item has gone."""
+        keep, key = self.cursor_row, self.key_at_cursor()
         self.clear()
-        for cells, key in rows:
-            self.add_row(*cells, key=key)
-        if self.row_count:
-            self.move_cursor(row=min(max(keep, 0), self.row_count - 1))
+        for cells, row_key in rows:
+            self.add_row(*cells, key=row_key)
+        self.place_cursor(key, keep)

@@ -11,7 +11,7 @@ LIBRARY_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "slash",
         "open_filter",
         "Filter",
-        "Filter as you type (s: c: st: prefixes, ! inverts)",
+        "Filter as you type (s: c: st: prefixes, !term leaves out)",
     ),
     shared("library", "next_tab", "Next status tab", show=False),
     shared("library", "prev_tab", "Previous status tab", show=False),
@@ -74,4 +74,5 @@ LIBRARY_COMMANDS: tuple[WorkbenchCommand, ...] = (
         show=False,
     ),
     shared("library", "batch", "One decision for every marked fact, after a count summary"),
+    shared("library", "detail", "Hide or show the detail pane (the list gets its width)"),
 )

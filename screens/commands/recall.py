@@ -16,13 +16,16 @@ RECALL_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
         "recall.format", "t", "cycle_format", "Format", "Cycle the output format: gno / ob1"
     ),
+    # e and b in the footer, right after t: the footer keeps its first entries when narrow.
     WorkbenchCommand(
         "recall.egress",
         "e",
         "cycle_egress",
         "Egress",
         "Cycle the egress ceiling: local_only / lan / remote",
-        show=False,
+    ),
+    WorkbenchCommand(
+        "recall.budget", "b", "edit_budget", "Budget", "Change the token budget (max tokens)"
     ),
     WorkbenchCommand(
         "recall.verify",
@@ -73,19 +76,11 @@ RECALL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "recall.edit", "slash", "edit_query", "Query", "Back to the query box", show=False
     ),
     WorkbenchCommand(
-        "recall.budget",
-        "b",
-        "edit_budget",
-        "Budget",
-        "Change the token budget (max tokens)",
-        show=False,
-    ),
-    WorkbenchCommand(
         "recall.results",
         "escape",
         "focus_results",
         "Results",
-        "Leave the inputs for the results",
-        show=False,
+        "Leave the inputs for the results; then 1-6 switch screens",
     ),
+    shared("recall", "detail", "Hide or show the receipt pane (the results get its width)"),
 )

@@ -19,9 +19,9 @@ RECEIPTS_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
         "receipts.policy",
         "p",
-        "cycle_policy",
+        "choose_policy",
         "Policy",
-        "Cycle the collection's policy; relaxing asks first",
+        "Choose the collection's policy; tightening applies at once, relaxing asks first",
         writes=True,
     ),
     shared(
@@ -64,4 +64,5 @@ RECEIPTS_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
         "receipts.back", "escape", "focus_receipts", "Receipts", "Leave the fence box", show=False
     ),
+    shared("receipts", "detail", "Hide or show the receipt detail (the list gets its width)"),
 )

@@ -27,4 +27,14 @@ REMEMBER_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
         "remember.clear", "ctrl+l", "clear", "Clear", "Discard the draft (nothing is written)"
     ),
+    WorkbenchCommand(
+        "remember.leave",
+        "escape",
+        "leave_input",
+        "Leave box",
+        "Leave the fields for the candidates; then 1-6 switch screens",
+    ),
+    WorkbenchCommand(
+        "remember.text", "slash", "edit_text", "Text", "Back to the text box", show=False
+    ),
 )

@@ -16,6 +16,7 @@ SHARED: dict[str, tuple[str, str, str, bool]] = {
     "batch": ("y", "batch", "Batch", True),
     "next_tab": ("right_square_bracket", "next_tab", "Next tab", False),
     "prev_tab": ("left_square_bracket", "prev_tab", "Prev tab", False),
+    "detail": ("backslash", "toggle_detail", "Detail", False),
 }
 
 

@@ -18,8 +18,10 @@ COUNT = 300
 
 
 def write_items(path: Path, count: int = COUNT) -> Path:
+    # One scope per line: similar lines in one scope would be near duplicates of each other,
+    # and an import sends those to the review queue.
     lines = (
-        json.dumps({"text": f"Imported fact number {n} about topic {n % 17}", "scopes": ["a"]})
+        json.dumps({"text": f"Imported fact number {n} about topic {n % 17}", "scopes": [f"s{n}"]})
         for n in range(count)
     )
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

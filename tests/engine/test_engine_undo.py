@@ -7,8 +7,12 @@ import pytest
 
 from engine.contract.errors import MemoryFailure
 from engine.curation import duplicates, review
+from engine.curation.chain_edits import ChainEdit, edit_chain
+from engine.curation.journal import batch
 from engine.curation.undo import redo_last, undo_last
 from engine.memory import browse
+from engine.memory.receipts import delete_receipts
+from engine.storage import proposals
 
 PERSON = "tui:alice"
 
@@ -71,14 +75,123 @@ def test_only_the_persons_own_decisions_are_undone(client, engine):
     assert workbench(engine, uri)["provenance"]["status"] == "user_confirmed"
 
 
-def test_a_decision_that_wrote_or_judged_facts_is_not_undone(client, engine, probe):
+def propose(client, text, scopes=("user:alice",)):
+    client.remember(text, list(scopes), hold_writes=True, origin="mcp")
+    return proposals.list_proposals(client.engine)[-1]["id"]
+
+
+def state_of(engine, proposal_id):
+    return {p["id"]: p for p in proposals.list_proposals(engine, state=None)}[proposal_id]
+
+
+def test_keep_both_is_withdrawn_and_given_again(client, engine, memory):
     a = client.add("Alice drinks green tea", "s")["record"]
     b = client.add("Alice drinks green tea daily", "s")["record"]
     duplicates.keep_both(engine, left=a["uri"], right=b["uri"], actor=PERSON)
-    before = probe.state()
-    failure = refused(undo_last, engine, "MEMORY_UNDO_UNSUPPORTED")
-    assert "Supersede or retire the fact instead" in failure.message
-    probe.assert_nothing_written(before)
+    pair = frozenset((a["uri"], b["uri"]))
+    assert pair in browse.kept_pairs(engine)
+    assert undo_last(engine, actor=PERSON).action == "keep-both"
+    assert pair not in browse.kept_pairs(engine)  # offered again
+    assert redo_last(engine, actor=PERSON).action == "keep-both"
+    assert pair in browse.kept_pairs(engine)
+    assert memory.reindex()["changed"] == 0
+
+
+def test_a_review_add_is_undone_by_retiring_its_fact_and_reopening_the_proposal(
+    client, engine, memory
+):
+    pid = propose(client, "Carol moved to Berlin")
+    written = review.decide(engine, review.Decision(pid, "add", PERSON, confirm=True))
+    uri = written["record"]["uri"]
+    step = undo_last(engine, actor=PERSON)
+    # The add and its confirm are one decision: one step.
+    assert (step.action, step.count) == ("review:add", 2)
+    assert browse.fact_row(engine, uri).retired_at is not None
+    assert state_of(engine, pid)["state"] == "pending"
+    assert memory.reindex()["changed"] == 0
+    # Redo brings the same fact back, confirmed, and the proposal is added again.
+    assert redo_last(engine, actor=PERSON).action == "review:add"
+    assert state_of(engine, pid)["state"] == "added"
+    back = browse.fact_row(engine, uri)
+    assert back.retired_at is None
+    assert back.workbench["provenance"]["status"] == "user_confirmed"
+    assert memory.reindex()["changed"] == 0
+    # And undone again, one step.
+    assert undo_last(engine, actor=PERSON).count == 2
+    assert browse.fact_row(engine, uri).retired_at is not None
+    redo_last(engine, actor=PERSON)
+    assert [f["text"] for f in client.recall("Berlin", ["user:alice"])["facts"]] == [
+        "Carol moved to Berlin"
+    ]
+
+
+def test_a_review_supersede_is_undone_by_reverting_the_chain(client, engine, memory):
+    old = client.add("Alice drinks green tea in the morning", "user:alice")["record"]
+    pid = propose(client, "Alice drinks black tea in the morning")
+    review.decide(engine, review.Decision(pid, "supersede", PERSON, target=old["uri"]))
+    assert undo_last(engine, actor=PERSON).action == "review:supersede"
+    chain = browse.chain(engine, old["uri"])
+    assert [row.text for row in chain] == [
+        "Alice drinks green tea in the morning",
+        "Alice drinks black tea in the morning",
+        "Alice drinks green tea in the morning",
+    ]
+    assert chain[-1].superseded_by is None and chain[-1].retired_at is None
+    assert state_of(engine, pid)["state"] == "pending"
+    # Redo supersedes the chain's head now (the old target is superseded).
+    redo_last(engine, actor=PERSON)
+    assert browse.chain(engine, old["uri"])[-1].text == "Alice drinks black tea in the morning"
+    assert memory.reindex()["changed"] == 0
+
+
+def test_a_rejection_is_undone(client, engine):
+    pid = propose(client, "The moon is made of cheese")
+    review.decide(engine, review.Decision(pid, "reject", PERSON, reason="not true"))
+    assert undo_last(engine, actor=PERSON).action == "review:reject"
+    assert state_of(engine, pid)["state"] == "pending"
+    redo_last(engine, actor=PERSON)
+    assert (state_of(engine, pid)["state"], state_of(engine, pid)["resolution"]) == (
+        "rejected",
+        "not true",
+    )
+
+
+def test_a_chain_edit_is_logged_and_undone(client, engine, memory):
+    first = client.add("The API runs on port 8080", "project:x")["record"]
+    edit = ChainEdit(first["uri"], first["contentHash"], "The API runs on port 9090", PERSON, "s")
+    edit_chain(engine, edit)
+    assert review.decision_log(engine)[0]["action"] == "chain:supersede"
+    assert undo_last(engine, actor=PERSON).action == "chain:supersede"
+    assert browse.chain(engine, first["uri"])[-1].text == "The API runs on port 8080"
+    assert redo_last(engine, actor=PERSON).action == "chain:supersede"
+    assert browse.chain(engine, first["uri"])[-1].text == "The API runs on port 9090"
+    assert memory.reindex()["changed"] == 0
+
+
+def test_what_cannot_be_undone_is_passed_over_not_a_block(client, engine):
+    uri = client.add("Alice drinks green tea", "user:alice")["record"]["uri"]
+    original = workbench(engine, uri)
+    review.confirm(engine, ref=uri, actor=PERSON)
+    digest = client.recall("green tea", ["user:alice"])["receipt"]["digest"]
+    delete_receipts(engine, digests=[digest], actor=PERSON)
+    step = undo_last(engine, actor=PERSON)
+    assert step.action == "confirm" and workbench(engine, uri) == original
+    assert len(step.passed_over) == 1 and "deleted receipts are gone" in step.passed_over[0]
+
+
+def test_a_batch_is_one_step_each_way(client, engine):
+    uris = [client.add(f"Fact number {n}", "s")["record"]["uri"] for n in range(3)]
+    originals = [workbench(engine, uri) for uri in uris]
+    review.confirm(engine, ref=uris[0], actor=PERSON)  # before the batch: its own step
+    with batch():
+        for uri in uris[1:]:
+            review.mark_stale(engine, ref=uri, actor=PERSON)
+    step = undo_last(engine, actor=PERSON)
+    assert (step.action, step.count) == ("mark-stale", 2)
+    assert [workbench(engine, uri) for uri in uris[1:]] == originals[1:]
+    assert workbench(engine, uris[0])["provenance"]["status"] == "user_confirmed"
+    assert redo_last(engine, actor=PERSON).count == 2
+    assert all(workbench(engine, uri)["freshness"]["staleAfter"] for uri in uris[1:])
 
 
 def test_redo_does_again_what_each_undo_took_back_newest_undo_first(client, engine, memory):

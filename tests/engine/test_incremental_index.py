@@ -25,12 +25,17 @@ from engine.contract.normalize import content_hash
 from engine.facade.curation import Curation, CurationAction
 from engine.facade.factory import open_engine
 from engine.facade.interop import ImportRequest
+from engine.facade.service import MemoryService
+from engine.memory.remember import RememberRequest
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
 from engine.retrieval.seam import RetrievalIndex, Visibility
 from engine.storage.store import MemoryEngine
-from tests.conftest import NO_MODEL_REASON, TINY_VOCAB, Client
 
-WORDS = [w for w in TINY_VOCAB if not w.startswith("[")]
+# Words the tests' tiny model knows (tests/conftest.py TINY_VOCAB), so that vectors differ.
+WORDS = (  # noqa: SIM905 - a word list reads better as text
+    "alice bob carol drinks likes prefers green black tea coffee water lives paris lyon berlin "
+    "moved deadline project friday monday zebra stripes savanna quiet note fact"
+).split()
 SCOPES = ["user:alice", "user:bob"]
 QUERIES = [
     "zebra",
@@ -73,6 +78,26 @@ def line(text: str, scopes: list[str], age: int) -> dict[str, Any]:
     return item
 
 
+class Client:
+    """The façade of one engine, with a test caller."""
+
+    def __init__(self, engine: MemoryEngine) -> None:
+        self.engine = engine
+        self.memory = MemoryService(engine)
+
+    def remember(self, text: str, scopes: list[str] | None, **fields: Any) -> dict[str, Any]:
+        fields.setdefault("decision", "add")
+        request = RememberRequest(
+            text=text, scopes=scopes, caller="test:agent", session="test", **fields
+        )
+        return self.memory.remember(request)
+
+    def add(self, text: str, scope: str) -> dict[str, Any]:
+        result = self.remember(text, [scope])
+        assert result["outcome"] == "added", result
+        return result
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = START
@@ -86,7 +111,7 @@ class Clock:
 def embedder_status(request: pytest.FixtureRequest, tiny_embedder: StaticModelEmbedder) -> Any:
     if request.param == "semantic":
         return EmbedderStatus(tiny_embedder)
-    return EmbedderStatus(None, NO_MODEL_REASON)
+    return EmbedderStatus(None, "no model in this test (lexical mode)")
 
 
 @pytest.fixture
@@ -183,7 +208,7 @@ def test_the_incremental_index_ranks_as_a_rebuild_does(
                 if kind == "expiring"
                 else {}
             )
-            result = client.remember(op[2], op[3], workbench=workbench)
+            result = client.remember(op[2], list(op[3]), workbench=workbench)
             seen.append(op[2])
             if result["outcome"] == "added":
                 written.append(result["record"])
@@ -195,7 +220,6 @@ def test_the_incremental_index_ranks_as_a_rebuild_does(
                 decision="supersede",
                 predecessor=old["uri"],
                 predecessor_hash=old["contentHash"],
-                hold_writes=False,
             )
             seen.append(op[3])
             if result["outcome"] in ("added", "superseded"):

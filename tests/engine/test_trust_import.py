@@ -400,7 +400,8 @@ def test_an_oversized_workbench_in_an_import_is_refused(client, tmp_path):
 
 
 def test_a_failed_commit_leaves_no_file_no_row_no_staging(client, probe, tmp_path, monkeypatch):
-    path = jsonl(tmp_path, *({"text": f"fact number {n}", "scopes": ["a"]} for n in range(30)))
+    # One scope each: thirty facts, none a near-duplicate of another.
+    path = jsonl(tmp_path, *({"text": f"fact number {n}", "scopes": [f"s{n}"]} for n in range(30)))
     before = probe.state()
 
     def broken(*_args: Any, **_kwargs: Any) -> None:
@@ -454,7 +455,7 @@ def test_a_leftover_staging_folder_whose_rows_committed_is_rolled_forward(client
         rel_path=f"facts/2026-01-01/{RID}.md",
         docid="#00000000",
     )
-    bulk._commit_rows(client.engine, [row])
+    bulk._commit_rows(client.engine, [bulk._Planned(row, client.engine.home, "")])
     done = bulk.recover_interrupted_writes(client.engine)
     assert (done["rolledForward"], done["rolledBack"]) == (1, 0)
     assert probe.state() == (1, 1)

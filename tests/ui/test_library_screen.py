@@ -13,6 +13,7 @@ from engine.contract.normalize import iso_utc
 from engine.curation import review
 from engine.curation.undo import undo_last
 from engine.memory import browse
+from gno_tui.widgets.fitted_table import FittedTable
 from screens.decision_log import DecisionLogScreen
 from screens.library import LibraryScreen
 
@@ -60,9 +61,9 @@ async def test_status_tabs_count_and_filter(engine: Any, client: Any) -> None:
         assert "Needs attention 2" in labels
         await pilot.press("right_square_bracket", "right_square_bracket", "right_square_bracket")
         await settle(pilot)
-        table = app.screen.query_one(DataTable)
+        table = app.screen.query_one(FittedTable)
         assert table.row_count == 1
-        assert "superseded" in str(table.get_row_at(0)[3])
+        assert "superseded" in str(table.full_row_at(0)[3])
         await pilot.press("slash", *"s:user:dave")
         await settle(pilot)
         assert table.row_count == 0
@@ -129,11 +130,11 @@ async def test_use_policy_confidence_and_stale_from_the_keyboard(engine: Any, cl
         assert browse.list_facts(engine).rows[0].workbench["provenance"]["confidence"] == 0.35
         await pilot.press("S")
         await settle(pilot)
-        table = app.screen.query_one(DataTable)
-        assert str(table.get_row_at(0)[3]) == "stale"
+        table = app.screen.query_one(FittedTable)
+        assert str(table.full_row_at(0)[3]) == "stale"
         await pilot.press("c")
         await settle(pilot)
-        assert str(table.get_row_at(0)[3]) == "current"
+        assert str(table.full_row_at(0)[3]) == "current"
         actions = [entry["action"] for entry in review.decision_log(engine)]
         assert actions[:4] == ["confirm", "mark-stale", "confidence", "use-policy"]
 
@@ -156,7 +157,7 @@ async def test_marks_and_one_batch_decision_for_every_marked_fact(engine: Any, c
         assert len(screen.marked) == 4 and "4 marked" in summary(app)
         await pilot.press("ctrl+backslash", "space", "space")  # clear, then mark the first two
         assert "2 marked" in summary(app)
-        assert str(app.screen.query_one(DataTable).get_row_at(0)[0]).startswith("● ")
+        assert str(app.screen.query_one(FittedTable).full_row_at(0)[0]).startswith("● ")
         # Retire both with one reason: the summary first, then y. Carol was already retired:
         # the engine refuses that one and the other is retired.
         await pilot.press("y", "X", *"dup", "enter")
@@ -234,7 +235,7 @@ async def test_z_undoes_and_ctrl_z_redoes_the_latest_decision_until_nothing_is_l
             assert browse.fact_row(engine, uri).workbench["provenance"]["status"] == statuses[key]
         assert any(n.message == f"{done}: confirm on {uri}" for n in app._notifications)
         # The list shows it too: the row's status is the fact's.
-        assert statuses[keys[-1]] in str(app.screen.query_one(DataTable).get_row_at(0)[4])
+        assert statuses[keys[-1]] in str(app.screen.query_one(FittedTable).full_row_at(0)[4])
         await pilot.press(keys[-1])  # again: nothing is left to take back (or do again)
         await settle(pilot)
         assert any(n.title == nothing_left for n in app._notifications)
@@ -268,8 +269,8 @@ async def test_colon_at_a_time_shows_the_library_as_it_was_then(engine: Any, cli
         screen = shown(app, LibraryScreen)
         # Only what the store held then, with the status it had then.
         assert [row.text for row in screen.rows] == ["Alice lives in Paris"]
-        table = screen.query_one(DataTable)
-        assert "current" in str(table.get_row_at(0)[3])
+        table = screen.query_one(FittedTable)
+        assert "current" in str(table.full_row_at(0)[3])
         assert f"as of {then}" in str(screen.query_one("#library-summary", Static).render())
         assert str(screen.query_one("#tab-all", Tab).label) == "All 1"
         # Clearing the time brings the present back.
@@ -280,7 +281,7 @@ async def test_colon_at_a_time_shows_the_library_as_it_was_then(engine: Any, cli
             "Alice lives in Paris",
             "Carol drinks tea",
         ]
-        assert "superseded" in str(table.get_row_at(2)[3])
+        assert "superseded" in str(table.full_row_at(2)[3])
 
 
 async def test_a_time_that_cannot_be_read_says_how_to_write_it(engine: Any, client: Any) -> None:

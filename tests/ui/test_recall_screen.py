@@ -39,8 +39,8 @@ async def run_query(
 
 def row_cells(table: Any, key: str) -> dict[str, str]:
     """The row's cells by column title."""
-    titles = [str(column.label) for column in table.columns.values()]
-    return dict(zip(titles, (str(cell) for cell in table.get_row(key)), strict=True))
+    titles = [column.title for column in table.spec]  # shown or left out for the width
+    return dict(zip(titles, (str(cell) for cell in table.full_row(key)), strict=True))
 
 
 async def test_recall_shows_facts_budget_lineage_and_verifies_receipt(
@@ -137,13 +137,26 @@ async def test_confirm_and_stale_act_on_the_highlighted_fact(engine: Any, client
         assert row.workbench["freshness"]["staleAfter"]
 
 
-async def test_empty_recall_shows_the_hint(engine: Any, client: Any) -> None:
+async def test_empty_recall_says_why_nothing_came_back(engine: Any, client: Any) -> None:
+    engine.add_collection("team", policy="lan")
     client.add("Bob lives in Lyon", "user:bob")
+    client.add("The deploy runs on Fridays", "project:x")
     async with workbench(engine, "recall") as (app, pilot):
-        screen = await run_query(pilot, "zebra savanna")
+        # Facts in the scope, none close to the query.
+        screen = await run_query(pilot, "zebra savanna", scopes="user:bob")
         assert screen.result is not None and screen.result["facts"] == []
         assert "gno-tui remember" in text_of(app, "#recall-receipt")
-        assert any("gno-tui remember" in n for n in notes(app))
+        assert any("1 fact is stored in scope user:bob" in n and "none is close enough" in n
+                   for n in notes(app)), notes(app)  # fmt: skip
+        # Nothing stored in the scope at all.
+        await run_query(pilot, "lyon", scopes="user:carol")
+        assert any("Nothing is stored in scope user:carol" in n for n in notes(app))
+        # A match the egress ceiling withholds (memory is local_only; e: the ceiling is lan).
+        await pilot.press("escape", "e")
+        await settle(pilot)
+        await run_query(pilot, "deploy", scopes="project:x")
+        assert screen.egress == "lan" and screen.result["facts"] == []
+        assert any("egress ceiling lan withheld it (1 withheld)" in n for n in notes(app))
 
 
 async def test_why_not_explains_what_was_left_out(engine: Any, client: Any) -> None:
@@ -164,10 +177,13 @@ async def test_why_not_explains_what_was_left_out(engine: Any, client: Any) -> N
         why = text_of(app, "#recall-why")
         assert "lexical fallback" in why and "cut by the budget" in why
         assert "December" in why and "Thursdays" in why and "(superseded)" in why
-        # With the egress ceiling at lan, the local_only fact is withheld, and says so.
+        # With the egress ceiling at lan, the local_only fact is withheld, and says so (e
+        # sets the ceiling; the recall runs again on enter, issuing a new receipt).
         await pilot.press("e")
         await settle(pilot)
         assert screen.egress == "lan"
+        await pilot.press("slash", "enter")
+        await settle(pilot)
         assert screen.why.counts.get("egress") == 1
         assert "memory is local_only" in text_of(app, "#recall-why")
         await pilot.press("w")

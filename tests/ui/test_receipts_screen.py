@@ -12,6 +12,8 @@ from textual.widgets import DataTable, Input, Static
 from engine.contract.normalize import iso_utc
 from engine.curation.review import decision_log
 from engine.memory.receipts import recent_receipts
+from gno_tui.widgets.fitted_table import FittedTable
+from screens.policy_picker import PolicyPicker
 from screens.recall import RecallScreen
 from screens.receipts import ReceiptsScreen
 from screens.yes_no import YesNoPrompt
@@ -33,8 +35,8 @@ async def test_receipts_newest_first_verify_and_drift(engine: Any, client: Any) 
         assert set(digests) == {first["receipt"]["digest"], second["receipt"]["digest"]}
         issued = [r["issuedAt"] for r in screen.receipts]
         assert issued == sorted(issued, reverse=True)
-        table = screen.query_one("#receipts-table", DataTable)
-        states = {r["digest"]: str(table.get_row(r["digest"])[5]) for r in screen.receipts}
+        table = screen.query_one("#receipts-table", FittedTable)
+        states = {r["digest"]: str(table.full_row(r["digest"])[5]) for r in screen.receipts}
         assert states[first["receipt"]["digest"]] == "drift 1"
         assert states[second["receipt"]["digest"]] == "current"
         # Select the first receipt (the older one, at the bottom) and verify it.
@@ -89,7 +91,16 @@ async def test_fence_preview_judges_as_the_fence_does(engine: Any, client: Any) 
         assert text_of(screen, "#fence-verdict") == ""
 
 
-async def test_policy_cycle_changes_effective_lineage_and_recall(engine: Any, client: Any) -> None:
+async def choose_policy(pilot: Any, *moves: str) -> None:
+    """`p`, then the picker's moves from the current policy (down: looser), then enter."""
+    await pilot.press("p")
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, PolicyPicker)
+    await pilot.press(*moves, "enter")
+    await pilot.pause()
+
+
+async def test_policy_choice_changes_effective_lineage_and_recall(engine: Any, client: Any) -> None:
     engine.add_collection("team", policy="lan")
     client.add("The staging database is Postgres 16", "team:infra", collection="team")
     client.add("The staging cluster runs in Paris", "team:infra")
@@ -110,16 +121,14 @@ async def test_policy_cycle_changes_effective_lineage_and_recall(engine: Any, cl
         assert "memory: local_only (config_default)" in text_of(screen, "#effective-body")
         # Relaxing memory (local_only -> lan) asks first; n leaves it.
         screen.query_one("#collections-table", DataTable).move_cursor(row=0)
-        await pilot.press("p")
-        await pilot.pause()
+        await choose_policy(pilot, "down")
         assert isinstance(app.screen, YesNoPrompt)
         assert "revision 1" in str(app.screen.query_one("#yes-no-question", Static).content)
         await pilot.press("n")
         await settle(pilot)
         assert engine.collections_by_name()["memory"].policy == "local_only"
         # y applies it, and the effective policy of the marked set follows.
-        await pilot.press("p")
-        await pilot.pause()
+        await choose_policy(pilot, "down")
         await pilot.press("y")
         await settle(pilot)
         memory = engine.collections_by_name()["memory"]
@@ -146,12 +155,11 @@ async def test_policy_cycle_changes_effective_lineage_and_recall(engine: Any, cl
         await pilot.press("6")
         await settle(pilot)
         screen.query_one("#collections-table", DataTable).move_cursor(row=0)
-        await pilot.press("p")
-        await pilot.pause()
+        await choose_policy(pilot, "down")
         await pilot.press("y")
         await settle(pilot)
         assert engine.collections_by_name()["memory"].policy == "remote"
-        await pilot.press("p")
+        await choose_policy(pilot, "up", "up")
         await settle(pilot)
         assert not isinstance(app.screen, YesNoPrompt)
         assert engine.collections_by_name()["memory"].policy == "local_only"
@@ -164,10 +172,22 @@ async def test_policy_cycle_changes_effective_lineage_and_recall(engine: Any, cl
         assert recall.result["egressLineage"]["effectivePolicy"] == "local_only"
 
 
+async def test_tightening_is_chosen_directly_with_no_relaxation_first(engine: Any) -> None:
+    """lan -> local_only is one choice, applied at once: no cycle through remote, no y."""
+    engine.set_policy("memory", "lan", actor="someone-else")
+    async with workbench(engine, "receipts") as (app, pilot):
+        await choose_policy(pilot, "up")
+        assert not isinstance(app.screen, YesNoPrompt | PolicyPicker)
+        await settle(pilot)
+        memory = engine.collections_by_name()["memory"]
+        assert (memory.policy, memory.policy_revision) == ("local_only", 3)
+        log = [entry["detail"]["after"]["policy"] for entry in decision_log(engine)]
+        assert log == ["local_only", "lan"]  # never remote on the way
+
+
 async def test_relaxing_is_bound_to_the_revision_shown(engine: Any) -> None:
     async with workbench(engine, "receipts") as (app, pilot):
-        await pilot.press("p")
-        await pilot.pause()
+        await choose_policy(pilot, "down", "down")
         assert isinstance(app.screen, YesNoPrompt)
         engine.set_policy("memory", "remote", actor="someone-else")  # meanwhile
         await pilot.press("y")

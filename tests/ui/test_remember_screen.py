@@ -134,12 +134,16 @@ async def test_scope_completion_exact_duplicate_and_clear(engine: Any, client: A
 async def test_errors_are_notified_with_their_code_and_write_nothing(engine: Any) -> None:
     async with workbench(engine, "remember", debounce=pending_proposal) as (app, pilot):
         screen = await compose(pilot, "A fact without a scope", "")
-        # While typing the problem is shown inline, not as a pop-up.
-        assert "MEMORY_SCOPES_REQUIRED" in text_of(app, "#remember-matching")
+        # While typing, a missing scope is no error yet: the pane says what to do, in the
+        # workbench's words (no code, no CLI flag), and nothing pops up.
+        waiting = text_of(app, "#remember-matching")
+        assert "Give the fact a scope" in waiting
+        assert "MEMORY_SCOPES_REQUIRED" not in waiting and "--scope" not in waiting
         assert notes(app) == []
         await pilot.press("ctrl+s")
         await settle(pilot)
-        assert "MEMORY_SCOPES_REQUIRED" in [title for title, _ in notes(app)]
+        assert any("Give the fact a scope first" in message for _, message in notes(app))
+        assert screen.query_one("#remember-scopes", Input).has_focus
         await pilot.press("ctrl+r")  # no candidate to supersede
         await settle(pilot)
         assert any("No candidate" in message for _, message in notes(app))

@@ -1,0 +1,121 @@
+"""The workbench's footer: the keys that matter most first, as many as the width holds.
+
+Textual's footer lists every shown binding in the order the focus chain gives them and cuts
+the rest at the edge, so at 100-160 columns help (F1) and the screen keys fell off. This one
+puts help first, then the screen keys as one entry (1-6), then the screen's own commands in
+the order its COMMANDS_LIST gives them, then the other global keys; it keeps only the entries
+that fit beside the palette key. Everything left out is in the help and the palette."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from rich.cells import cell_len
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Input, TextArea
+from textual.widgets._footer import FooterKey
+
+HELP_ACTION = "app.show_screen_help"
+SWITCH_ACTION = "app.switch_mode"
+PALETTE_WIDTH = 14  # "▏ ^p palette " as Textual draws the palette key, docked right
+
+
+@dataclass(frozen=True)
+class Entry:
+    key: str  # the key a click presses
+    display: str
+    description: str
+    action: str
+    enabled: bool
+    tooltip: str
+
+    @property
+    def width(self) -> int:
+        """Cells taken by a FooterKey in the regular (not compact) style: " key desc "."""
+        return (
+            cell_len(self.display) + 2 + (cell_len(self.description) + 1 if self.description else 0)
+        )
+
+
+class WorkbenchFooter(Footer):
+    def entries(self) -> list[Entry]:
+        """Every shown binding of the screen, in priority order (see the module's docstring)."""
+        help_entry: list[Entry] = []
+        own: list[Entry] = []
+        others: list[Entry] = []
+        seen: set[str] = set()
+        for _, binding, enabled, tooltip in self.screen.active_bindings.values():
+            if not binding.show or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            entry = Entry(
+                binding.key,
+                self.app.get_key_display(binding),
+                binding.description,
+                binding.action,
+                enabled,
+                tooltip or binding.tooltip or binding.description,
+            )
+            if binding.action == HELP_ACTION:
+                help_entry.append(entry)
+            elif binding.action.startswith(SWITCH_ACTION):
+                continue  # one entry for the six (screens_entry)
+            elif binding.action.startswith("app."):
+                others.append(entry)
+            else:
+                own.append(entry)
+        return [*help_entry, self.screens_entry(), *own, *others]
+
+    def screens_entry(self) -> Entry:
+        """1-6 as one entry. Inside a text box the digits are text (Textual then leaves their
+        bindings out), and the entry names what works there: alt+1-6."""
+        typing = isinstance(self.app.focused, Input | TextArea)
+        return Entry(
+            "alt+1" if typing else "1",
+            "alt+1-6" if typing else "1-6",
+            "Screens",
+            "app.switch_mode('library')",
+            True,
+            "Switch screen: 1 Library · 2 Remember · 3 Review · 4 Recall · 5 Chain · 6 Receipts",
+        )
+
+    def fitting(self) -> Iterator[Entry]:
+        room = (self.size.width or self.app.size.width) - PALETTE_WIDTH
+        for entry in self.entries():
+            if entry.width > room:
+                return  # the rest is of lower priority: it waits in the help and the palette
+            room -= entry.width
+            yield entry
+
+    def compose(self) -> ComposeResult:
+        if not self._bindings_ready:
+            return
+        for entry in self.fitting():
+            yield FooterKey(
+                entry.key,
+                entry.display,
+                entry.description,
+                entry.action,
+                disabled=not entry.enabled,
+                tooltip=entry.tooltip,
+            ).data_bind(compact=Footer.compact)
+        palette = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
+        if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE and palette:
+            binding: Binding = palette.binding
+            yield FooterKey(
+                binding.key,
+                self.app.get_key_display(binding),
+                binding.description,
+                binding.action,
+                classes="-command-palette",
+                disabled=not palette.enabled,
+                tooltip=binding.tooltip or binding.description,
+            )
+
+    def on_resize(self, event: events.Resize) -> None:
+        # What fits depends on the width: choose again.
+        if self._bindings_ready:
+            self.call_after_refresh(self.recompose)
