@@ -6,11 +6,17 @@ through the engine's own remember path, then each question of categories 1-4 is 
 recall@k = |gold ∩ top k| / |gold|, averaged over questions.
 
     python benchmarks/locomo_recall.py [path/to/locomo.json ...] [--model DIR] [--limit N]
+        [--backend memory|postgres|both] [--db postgresql://...]
+
+--backend postgres runs the same engine on PostgreSQL with pgvector, ranking inside the
+database (engine/retrieval/postgres.py): on --db's server, else on a throwaway pgserver
+(the test extra), one database per conversation.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sqlite3
@@ -18,6 +24,8 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -78,11 +86,16 @@ def score(ranked: list[set[str]], gold: set[str], totals: dict[int, list[float]]
         totals[k].append(len(found & gold) / len(gold))
 
 
-def run_engine(conversation: dict, kind: str, status: EmbedderStatus) -> dict:
+def run_engine(
+    conversation: dict, kind: str, status: EmbedderStatus, server: str | None = None
+) -> dict:
+    """On the embedded store, or with `server` (a PostgreSQL URL) on a fresh database there."""
     totals: dict[int, list[float]] = {k: [] for k in KS}
     latencies: list[float] = []
-    with tempfile.TemporaryDirectory() as home:
-        memory = open_service(home=home, embedder_status=status)
+    with tempfile.TemporaryDirectory() as home, fresh_database(server) as db_url:
+        memory = open_service(home=home, db_url=db_url, embedder_status=status)
+        if server is not None:
+            assert memory.engine.retrieval_backend == "postgres"
         dia_of: dict[str, set[str]] = {}
         for text, dia_id in units(conversation, kind):
             result = memory.remember(
@@ -107,6 +120,41 @@ def run_engine(conversation: dict, kind: str, status: EmbedderStatus) -> dict:
             score([dia_of[f["recordId"]] for f in result["facts"]], gold, totals)
         memory.close()
     return {"totals": totals, "latencies": latencies}
+
+
+@contextlib.contextmanager
+def fresh_database(server: str | None) -> Iterator[str | None]:
+    if server is None:
+        yield None
+        return
+    from sqlalchemy import create_engine, make_url, text
+
+    url = make_url(server).set(drivername="postgresql+psycopg")
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    name = "locomo_" + uuid.uuid4().hex[:12]
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield url.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@contextlib.contextmanager
+def postgres_server(url: str | None) -> Iterator[str]:
+    if url:
+        yield url
+        return
+    import pgserver
+
+    folder = Path(tempfile.mkdtemp(prefix="locomo-pgserver-"))
+    server = pgserver.get_server(folder, cleanup_mode="delete")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
 
 
 def run_fts5(conversation: dict, kind: str) -> dict:
@@ -138,7 +186,15 @@ def main() -> None:
     parser.add_argument("--model", help="model2vec folder (default: the bundled model)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N conversations")
     parser.add_argument("--kinds", default="turns,observations")
+    parser.add_argument("--backend", choices=("memory", "postgres", "both"), default="memory")
+    parser.add_argument("--db", help="a PostgreSQL server URL (default: a throwaway pgserver)")
     args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        server = stack.enter_context(postgres_server(args.db)) if args.backend != "memory" else None
+        run(args, server)
+
+
+def run(args: argparse.Namespace, server: str | None) -> None:
     conversations = [c for f in args.files for c in json.loads(Path(f).read_text())]
     if args.limit:
         conversations = conversations[: args.limit]
@@ -146,13 +202,26 @@ def main() -> None:
     lexical = EmbedderStatus(None, "benchmark: lexical-only run")
     rows = []
     for kind in args.kinds.split(","):
-        systems = [
-            ("SQLite FTS5 bm25 (baseline)", lambda c, k=kind: run_fts5(c, k)),
-            ("gno-tui lexical", lambda c, k=kind: run_engine(c, k, lexical)),
+        systems: list[tuple[str, Callable[[dict], dict]]] = [
+            ("SQLite FTS5 bm25 (baseline)", lambda c, k=kind: run_fts5(c, k))
         ]
-        if semantic.embedder is not None:
-            systems.append(("gno-tui hybrid", lambda c, k=kind: run_engine(c, k, semantic)))
-        else:
+        where = []
+        if args.backend in ("memory", "both"):
+            where.append(("", None))
+        if args.backend in ("postgres", "both"):
+            where.append((" (PostgreSQL)", server))
+        for suffix, db in where:
+            systems.append(
+                (f"gno-tui lexical{suffix}", lambda c, k=kind, d=db: run_engine(c, k, lexical, d))
+            )
+            if semantic.embedder is not None:
+                systems.append(
+                    (
+                        f"gno-tui hybrid{suffix}",
+                        lambda c, k=kind, d=db: run_engine(c, k, semantic, d),
+                    )
+                )
+        if semantic.embedder is None:
             print(f"no semantic run: {semantic.unavailable_reason}", file=sys.stderr)
         for name, run in systems:
             totals: dict[int, list[float]] = {k: [] for k in KS}
@@ -175,6 +244,8 @@ def main() -> None:
         rows,
         notes=[
             f"data: {', '.join(args.files)}",
+            f"backend: {args.backend} (PostgreSQL rows: PostgreSQL 16 + pgvector, ranking in "
+            "the database, engine/retrieval/postgres.py)",
             f"machine: {machine()}",
             f"tokenizer sample: {tokenize('What did Caroline research?')}",
         ],

@@ -52,11 +52,17 @@ def persona_facts(path: Path) -> list[str]:
 
 
 def corpus(facts: list[str], size: int) -> list[tuple[str, str]]:
-    """(text, scope) pairs; a text repeats only in a different scope (not an exact duplicate)."""
+    """`size` distinct (text, scope) pairs: each persona fact once in each of the 8 scopes,
+    then (past 8 copies) joined with a second fact, so that no pair repeats and the store
+    really holds `size` facts (an exact duplicate would be skipped by the import)."""
     unique = list(dict.fromkeys(facts))
-    return [
-        (unique[i % len(unique)], SCOPES[(i // len(unique) + i) % len(SCOPES)]) for i in range(size)
-    ]
+    rows = []
+    for i in range(size):
+        text, copy = unique[i % len(unique)], i // len(unique)
+        if copy >= len(SCOPES):
+            text = f"{text} {unique[(i * 7 + copy) % len(unique)]}"
+        rows.append((text, SCOPES[(i % len(unique) + copy) % len(SCOPES)]))
+    return rows
 
 
 def build_store(size: int, rows: list[tuple[str, str]], status: EmbedderStatus) -> Path:

@@ -196,6 +196,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(reindex)
 
+    status = commands.add_parser(
+        "status",
+        formatter_class=_formatter,
+        help="where the store lives and which retrieval backend ranks",
+        description="The home, the database (sqlite or postgresql), the retrieval backend "
+        "(postgres: ranking inside the database with pgvector; in-memory: in this process) and "
+        "the matching mode. $GNO_TUI_RETRIEVAL=auto|postgres|memory chooses the backend.",
+        epilog="example:\n  gno-tui --db postgresql://me@server/gno status --json",
+    )
+    _common(status)
+
     importer = commands.add_parser(
         "import",
         formatter_class=_formatter,

@@ -132,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         "collection": cmd_collection,
         "review": cmd_review,
         "reindex": cmd_reindex,
+        "status": cmd_status,
         "mcp": cmd_mcp,
         "import": cmd_import,
         "export": cmd_export,
@@ -377,6 +378,19 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         from gno_tui.cli_render import render_reindex
 
         render_reindex(report)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    report = open_store(args).status()
+    if args.json:
+        emit_json(report)
+    else:
+        retrieval = report["retrieval"]
+        print(f"home       {report['home']}")
+        print(f"database   {report['database']}")
+        print(f"retrieval  {retrieval['backend']} ({', '.join(retrieval['capabilities'])})")
+        print(f"matching   {report['matching']['mode']}")
     return 0
 
 

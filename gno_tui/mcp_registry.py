@@ -65,6 +65,9 @@ class Tool:
     gated: bool = False
     # The tool takes a `decision` and only its add and supersede write (gno_remember).
     decides: bool = False
+    # Its writes go through remember's write path only, so several may share one group
+    # commit (gno_tui/mcp_writes.py); any other write runs alone.
+    groups: bool = False
     # The arguments are checked against input_schema before the engine sees them, and a
     # violation becomes the contract code for that argument (mcp_tools.check_arguments).
     checked: bool = False
@@ -246,6 +249,7 @@ TOOLS: tuple[Tool, ...] = (
         writes=True,
         gated=True,
         decides=True,
+        groups=True,
         checked=True,
         annotations=types.ToolAnnotations(
             title="Remember a fact",

@@ -22,7 +22,9 @@ mean: hand-written input schemas and, as output schemas, the seed result schemas
   is not Unicode text (a lone surrogate from a JSON \\u escape) is MEMORY_TEXT_INVALID, logged,
   rather than a request dropped unanswered.
 - Engine calls block (SQLite, files, the write lock), so they run in worker threads and the
-  event loop stays free to answer pings and other requests.
+  event loop stays free to answer pings and other requests. Writes go through one lane, in
+  arrival order; remember writes that wait together share one group commit
+  (gno_tui/mcp_writes.py), each answered once its group is durable.
 
 The tools are the entries of gno_tui/mcp_registry.TOOLS; this module lists and dispatches them.
 """
@@ -61,6 +63,7 @@ from gno_tui import __version__
 from gno_tui.mcp_registry import TOOLS, TOOLS_BY_NAME, ToolCall, tool_names
 from gno_tui.mcp_tools import check_arguments
 from gno_tui.mcp_wire import first_invalid_text, printable, relay, summary, text_invalid
+from gno_tui.mcp_writes import WriteLane
 
 log = logging.getLogger("gno_tui.mcp")
 
@@ -177,7 +180,7 @@ class GnoMcp:
         self.enable_write = enable_write
         self.session_id = session_id or new_session_id()
         self.allowed_scopes = bind_scopes(allowed_scopes)
-        self._writer: anyio.CapacityLimiter | None = None
+        self._writes = WriteLane(service)
         # The caller of each handshake connection, fixed at its initialize. On the 2026
         # protocol every request builds its own connection object, so the first request's
         # envelope fixes the caller of this server's stream (stdio: one per process).
@@ -220,19 +223,9 @@ class GnoMcp:
             "in the scope kv:default."
         )
 
-    async def _blocking(
-        self, func: Callable[..., T], *args: Any, writes: bool = False, **kwargs: Any
-    ) -> T:
-        """Run an engine call in a worker thread. Writes go through one thread, in arrival
-        order: they serialize on the home's file lock anyway, and a single waiter per process
-        keeps that (polled, unfair) lock shared evenly with the other processes on the home."""
-        limiter = None
-        if writes:
-            if self._writer is None:  # created on the event loop, at first use
-                self._writer = anyio.CapacityLimiter(1)
-            limiter = self._writer
-        call = functools.partial(func, *args, **kwargs)
-        return await anyio.to_thread.run_sync(call, limiter=limiter)
+    async def _blocking(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run an engine call (a read) in a worker thread."""
+        return await anyio.to_thread.run_sync(functools.partial(func, *args, **kwargs))
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -321,11 +314,12 @@ class GnoMcp:
                 hold_writes=tool.holds_writes(enable_write=self.enable_write),
                 allowed_scopes=self.allowed_scopes,
             )
-            result = await self._blocking(
-                tool.handler,
-                call,
-                writes=tool.writes_now(arguments, enable_write=self.enable_write),
-            )
+            if tool.writes_now(arguments, enable_write=self.enable_write):
+                result = await self._writes.run(
+                    functools.partial(tool.handler, call), groups=tool.groups
+                )
+            else:
+                result = await self._blocking(tool.handler, call)
         except MemoryFailure as failure:
             return error_result(failure)
         except Exception as exc:

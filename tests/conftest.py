@@ -105,8 +105,10 @@ def home(tmp_path: Path) -> Path:
 
 # -- PostgreSQL: the same engine tests on a server database -----------------------------------
 #
-# With $GNO_TUI_TEST_PG set to a server URL (CI runs `pg_virtualenv` and sets it), every home
-# an engine test opens gets a database of its own on that server instead of index.sqlite.
+# With $GNO_TUI_TEST_PG set to a server URL (CI sets it twice: Debian's PostgreSQL 15 by
+# `pg_virtualenv`, which has no pgvector, so recall ranks in process; and pgserver's 16 with
+# pgvector by scripts/with_pgserver.py, so recall ranks inside the database), every home an
+# engine test opens gets a database of its own on that server instead of index.sqlite.
 PG_SERVER = os.environ.get("GNO_TUI_TEST_PG")
 _PG_HOMES: dict[Path, str] = {}
 
@@ -120,6 +122,9 @@ def postgres_per_home(
         return
     if request.node.get_closest_marker("sqlite_only"):
         pytest.skip("reads or replaces the SQLite index file itself")
+    if request.node.get_closest_marker("in_memory_index"):
+        # It tests the in-process index itself: keep it, where the server could rank.
+        monkeypatch.setenv("GNO_TUI_RETRIEVAL", "memory")
     import uuid
 
     from sqlalchemy import create_engine, make_url, text
@@ -492,7 +497,14 @@ SLOW_MODULES = (
 )
 
 
+# Modules that test the in-process index itself (its rebuilds, its snapshot): on a PostgreSQL
+# server with pgvector they still rank in process (marker `in_memory_index`).
+IN_MEMORY_INDEX_MODULES = ("tests/engine/test_incremental_index.py",)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.as_posix().endswith(SLOW_MODULES):
             item.add_marker(pytest.mark.slow)
+        if item.path.as_posix().endswith(IN_MEMORY_INDEX_MODULES):
+            item.add_marker(pytest.mark.in_memory_index)

@@ -29,6 +29,7 @@ from engine.memory.remember import RememberRequest, remember
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.retrieval.matching import matching_block
 from engine.storage import tables
+from engine.storage.group_commit import write_batch
 from engine.storage.reindex import reindex
 from engine.storage.store import MemoryEngine
 
@@ -80,6 +81,21 @@ class MemoryService:
     def embedder_status(self) -> EmbedderStatus:
         return self.engine.embedder_status
 
+    def status(self) -> dict[str, Any]:
+        """Where this store lives and ranks (`gno-tui status`): the database's kind, the
+        retrieval backend (`postgres` inside the database, or `in-memory`) with the legs it
+        has, and the dedup matching in force. No URL: it may carry a password."""
+        index = self.engine.retrieval()
+        return {
+            "home": str(self.engine.home),
+            "database": self.engine.db.dialect.name,
+            "retrieval": {
+                "backend": self.engine.retrieval_backend,
+                "capabilities": sorted(index.capabilities),
+            },
+            "matching": self.matching(),
+        }
+
     def matching(self) -> dict[str, Any]:
         """The dedup matching in force: mode, threshold, and why semantic is unavailable."""
         status = self.engine.embedder_status
@@ -103,6 +119,15 @@ class MemoryService:
         """A memory-remember@1.0 result. `hold_writes` (a propose-only surface) queues an add
         or supersede for a person instead of writing it."""
         return remember(self.engine, request, hold_writes=hold_writes, origin=origin)
+
+    @contextmanager
+    def write_batch(self) -> Iterator[None]:
+        """A group commit: the `remember` adds and supersedes called inside (on this thread)
+        share one hold of the write lock and one index transaction, committed when the block
+        ends; their results are true (durable) only after it. No other write may run inside.
+        engine/storage/group_commit.py says what a crash or a failed commit does."""
+        with write_batch(self.engine):
+            yield
 
     def recall(self, request: RecallRequest) -> dict[str, Any]:
         """A memory-recall@1.0 result; its receipt is stored."""

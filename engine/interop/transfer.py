@@ -20,6 +20,7 @@ from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import (
     MAX_TEXT_BYTES,
     check_collection_name,
+    check_utf8,
     clean_text,
     is_record_id,
     iso_utc,
@@ -84,6 +85,8 @@ def _check(engine: MemoryEngine, item: Incoming, collection: str, known: set[str
             known.add(collection)
         if item.created_at is not None:
             item.created_at = check_time(item.created_at, "createdAt")
+        if item.source is not None:
+            item.source = check_utf8(item.source, "source")
         if item.source is not None and len(item.source.encode("utf-8")) > MAX_SOURCE_BYTES:
             raise MemoryFailure(
                 "MEMORY_IMPORT_INVALID",
@@ -217,7 +220,13 @@ def run_import(
     for position, entry in enumerate(report.actions):
         if position in added_as and added_as[position] in skipped:
             entry["action"], entry["reason"] = "skip", "exact duplicate within the file"
-    written = _facts_by_record_id(engine, [record_of[i] for i in record_of])
+    wanted = [
+        record_of[added_as[e.item]]
+        for _, verdict in proposals
+        for e in verdict.earlier
+        if e.item in added_as and added_as[e.item] in record_of
+    ]
+    written = _facts_by_record_id(engine, wanted)  # the earlier items proposals name
     for position, verdict in proposals:
         item = items[position]
         result = {

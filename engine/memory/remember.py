@@ -260,7 +260,9 @@ def _write(
     engine: MemoryEngine, request: RememberRequest, checked: _Checked, matching: dict[str, Any]
 ) -> dict[str, Any]:
     now = engine.now()
-    with Session(engine.db, expire_on_commit=False) as session:
+    # Inside a group commit this is the group's session: the exact check and the docid see
+    # the rows of the group's earlier writes, not yet committed.
+    with engine.write_session() as session:
         predecessor = (
             _check_predecessor(session, request, checked)
             if checked.decision == "supersede"
@@ -328,7 +330,7 @@ def _write(
     except Exception as exc:  # noqa: BLE001 - the file is canonical; it is indexed later
         sync = {"status": "failed", "error": f"{type(exc).__name__}: {exc}.{_REPAIRED_LATER}"}
     else:
-        engine.end_write(record_id)
+        engine.row_written(record_id, sync)
     result = {
         "outcome": "superseded" if predecessor else "added",
         "record": public_fact(row),

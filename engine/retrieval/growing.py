@@ -64,6 +64,14 @@ class GrowingArray:
         self._data: np.ndarray = np.full(16, fill, dtype=dtype)
         self.filled = 0
 
+    @classmethod
+    def of(cls, values: np.ndarray) -> GrowingArray:
+        """An array holding `values` (room to grow after them)."""
+        grown = cls(values.dtype.type)
+        grown._data = np.concatenate([values, np.zeros(max(16, len(values)), values.dtype)])
+        grown.filled = len(values)
+        return grown
+
     def append(self, value: object) -> int:
         if self.filled == len(self._data):
             grown = np.full(2 * len(self._data), self._fill, dtype=self._data.dtype)

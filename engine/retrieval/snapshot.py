@@ -27,15 +27,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from engine.retrieval.embeddings import Embedder, embed_facts, vector_from_bytes, vector_to_bytes
+from engine.retrieval.embeddings import vector_to_bytes
 from engine.retrieval.growing import GrowingArray, GrowingRows, Postings
 from engine.retrieval.lexical import Bm25Index
 from engine.retrieval.word_alignment import WordAlignment, WordVectors
 from engine.storage import tables
-from engine.storage.database import changes_since, last_change, read_generation
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +185,7 @@ class Snapshot:
             self._starts.append(self._rows.append(block))
         self._live.append(True)
         self._expiry.append(fact.expires_at.timestamp() if fact.expires_at else np.inf)
-        self._created.append((fact.created_at - _EPOCH) // _MICROSECOND)
+        self._created.append((fact.created_at - EPOCH) // MICROSECOND)
         self._id_key.append(record_id_key(fact.record_id))
         self._by_hash.setdefault(fact.content_hash, []).append(position)
         for scope in fact.scopes:
@@ -234,8 +233,8 @@ class Snapshot:
         return self._rows.view()[start:end]
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MICROSECOND = timedelta(microseconds=1)
 _RECORD_ID_HEX = re.compile(r"mem-([0-9a-f]{16})")
 
 
@@ -250,147 +249,6 @@ def record_id_key(record_id: str) -> int:
 
 # What a snapshot reads of each current fact: the FactRow columns named like IndexedFact's fields.
 SNAPSHOT_COLUMNS = tuple(getattr(tables.FactRow, field.name) for field in fields(IndexedFact))
-_STATE_COLUMNS = (tables.FactRow.superseded_by, tables.FactRow.retired_at)
-# A reader this far behind (changes against live facts) rebuilds instead of applying them.
-REBUILD_FRACTION = 0.25
-REBUILD_MIN_CHANGES = 2_000
-_IN_CHUNK = 500  # record ids per IN (...) query
-
-
-class SnapshotCache:
-    """Keeps the index and brings it up to date when the generation counter has moved: the
-    changes since it, applied; or, the first time and when too far behind, a rebuild."""
-
-    def __init__(self, db: Engine, embedder: Embedder | None) -> None:
-        self._db = db
-        self._embedder = embedder
-        self._word_vectors = WordVectors(embedder) if embedder is not None else None
-        self._snapshot: Snapshot | None = None
-        self._lock = threading.Lock()
-        self.rebuilds = 0  # how many times the whole index was built (for tests, benchmarks)
-
-    def get(self) -> Snapshot:
-        with self._lock:
-            with Session(self._db, expire_on_commit=False) as session:
-                generation = read_generation(session)
-                snapshot = self._snapshot
-                if snapshot is not None and snapshot.generation == generation:
-                    return snapshot
-                if snapshot is not None and self._catch_up(session, snapshot, generation):
-                    return snapshot
-                self._snapshot = self._build(session, generation)
-                return self._snapshot
-
-    def _catch_up(self, session: Session, snapshot: Snapshot, generation: int) -> bool:
-        limit = max(REBUILD_MIN_CHANGES, int(snapshot.live_count * REBUILD_FRACTION))
-        changes = changes_since(session, snapshot.change_seq, limit=limit)
-        if changes is None:
-            return False
-        changed = list(dict.fromkeys(record_id for _, record_id in changes))
-        rows: dict[str, Any] = {}
-        for start in range(0, len(changed), _IN_CHUNK):
-            chunk = changed[start : start + _IN_CHUNK]
-            for row in session.execute(
-                select(*SNAPSHOT_COLUMNS, *_STATE_COLUMNS).where(
-                    tables.FactRow.record_id.in_(chunk)
-                )
-            ):
-                if row.superseded_by is None and row.retired_at is None:
-                    rows[row.record_id] = row
-        with snapshot.lock:
-            arriving: list[IndexedFact] = []
-            for record_id in changed:
-                position = snapshot.positions.get(record_id)
-                live = position is not None and bool(snapshot.live[position])
-                current = rows.get(record_id)
-                fact = IndexedFact.from_row(current) if current is not None else None
-                if position is not None and fact == snapshot.facts[position]:
-                    if not live:
-                        snapshot.come_back(position)
-                    continue
-                if live:
-                    assert position is not None
-                    snapshot.leave(position)
-                if fact is not None:
-                    arriving.append(fact)
-            arriving.sort(key=lambda f: (f.created_at, f.record_id))
-            snapshot.add_many(arriving, self._blocks(session, arriving, snapshot))
-            if changes:
-                snapshot.change_seq = changes[-1][0]
-            snapshot.generation = generation
-        return True
-
-    def _build(self, session: Session, generation: int) -> Snapshot:
-        self.rebuilds += 1
-        # The log's position first: a write that lands while the rows are read is in the
-        # rows and in the log after it, and applying it again changes nothing.
-        change_seq = last_change(session)
-        # Plain columns, not ORM objects: building 100k table instances was half of a rebuild.
-        rows = session.execute(
-            select(*SNAPSHOT_COLUMNS)
-            .where(tables.FactRow.superseded_by.is_(None))
-            .where(tables.FactRow.retired_at.is_(None))
-            .order_by(tables.FactRow.created_at, tables.FactRow.record_id)
-        ).all()
-        facts = [IndexedFact.from_row(row) for row in rows]
-        embedder = self._embedder
-        snapshot = Snapshot(
-            generation,
-            change_seq,
-            embedder.dims if embedder is not None else 0,
-            self._word_vectors,
-            semantic=embedder is not None,
-        )
-        blocks = self._blocks(session, facts, None)
-        with snapshot.lock:
-            snapshot.add_many(facts, blocks)
-        return snapshot
-
-    def _blocks(
-        self, session: Session, facts: list[IndexedFact], snapshot: Snapshot | None
-    ) -> list[np.ndarray | None]:
-        """Each fact's vector block: kept in the index already (same record, same text), or
-        stored by the writer, or embedded now (and stored for the next reader)."""
-        if self._embedder is None:
-            return [None] * len(facts)
-        dims = self._embedder.dims
-        blocks: list[np.ndarray | None] = [None] * len(facts)
-        wanted: dict[str, int] = {}
-        for index, fact in enumerate(facts):
-            old = snapshot.positions.get(fact.record_id) if snapshot is not None else None
-            if (
-                snapshot is not None
-                and old is not None
-                and snapshot.facts[old].content_hash == fact.content_hash
-            ):
-                blocks[index] = snapshot.block_of(old)
-                continue
-            wanted[fact.record_id] = index
-        embedding = tables.EmbeddingRow
-        query = select(embedding.record_id, embedding.content_hash, embedding.vector).where(
-            embedding.model_id == self._embedder.model_id
-        )
-        ids = list(wanted)
-        if snapshot is None:
-            stored = list(session.execute(query))  # a rebuild: every vector, in one query
-        else:
-            stored = []
-            for start in range(0, len(ids), _IN_CHUNK):
-                chunk = ids[start : start + _IN_CHUNK]
-                stored.extend(session.execute(query.where(embedding.record_id.in_(chunk))))
-        for row in stored:
-            index_of = wanted.get(row.record_id)
-            if index_of is not None and row.content_hash == facts[index_of].content_hash:
-                blocks[index_of] = vector_from_bytes(row.vector, dims)
-        missing = [index for index in wanted.values() if blocks[index] is None]
-        if missing:
-            # Facts written by a process without the model (or another model): embed them now
-            # and keep the vectors, so the next reader does not pay again.
-            fresh = embed_facts(self._embedder, [facts[i].text for i in missing])
-            for index, block in zip(missing, fresh, strict=True):
-                blocks[index] = block
-            store_vectors(self._db, self._embedder.model_id, [facts[i] for i in missing], fresh)
-        return blocks
 
 
 def store_vectors(

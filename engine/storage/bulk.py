@@ -29,6 +29,7 @@ import signal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, insert, select, update
@@ -60,9 +61,8 @@ from engine.storage.factfiles import (
     fsync_folder,
     remove_temp_files,
     sync_filesystem,
-    write_new_file,
 )
-from engine.storage.records import allocate_docid, row_from_file, scope_rows
+from engine.storage.records import allocate_docid, row_fields, scope_rows
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -106,7 +106,7 @@ class BulkReport:
 
 @dataclass
 class _Planned:
-    row: tables.FactRow
+    row: Any  # a FactRow, or a namespace with its fields (records.row_fields)
     root: Path
     content: str
     block: Any = None  # the vector block, or None without a model
@@ -199,12 +199,14 @@ def add_many(
                     position,
                     f"{root / rel_path} exists but is not in the index; run `gno-tui reindex`",
                 )
-            row = row_from_file(
-                file,
-                collection=fact.collection,
-                uri=fact_uri(fact.collection, day, record_id),
-                rel_path=rel_path,
-                docid=docid,
+            row = SimpleNamespace(
+                **row_fields(
+                    file,
+                    collection=fact.collection,
+                    uri=fact_uri(fact.collection, day, record_id),
+                    rel_path=rel_path,
+                    docid=docid,
+                )
             )
             planned.append(_Planned(row, root, content, fact.block))
             report.added.append(record_id)
@@ -231,9 +233,12 @@ def _write_all(
         folders: set[Path] = set()
         for done, item in enumerate(planned, start=1):
             staged = stagings[item.root] / item.row.rel_path
+            if staged.parent not in folders:
+                staged.parent.mkdir(parents=True, exist_ok=True)
+                folders.add(staged.parent)
             # Not flushed one by one: one syncfs below makes them all durable at once.
-            write_new_file(staged, item.content, durable=False)
-            folders.add(staged.parent)
+            with open(staged, "x", encoding="utf-8", newline="\n") as out:
+                out.write(item.content)
             _crash_at(crash, "staged", done)
             if progress:
                 progress(done, len(planned))
@@ -326,7 +331,7 @@ def _commit_rows(engine: MemoryEngine, planned: list[_Planned]) -> None:
             # Core inserts of plain dicts: ORM unit-of-work bookkeeping would cost more.
             session.execute(
                 insert(tables.FactRow),
-                [{name: getattr(row, name) for name in _COLUMNS} for row in chunk],
+                [{name: getattr(row, name, None) for name in _COLUMNS} for row in chunk],
             )
             scopes = [
                 {"record_id": scope.record_id, "scope": scope.scope}
@@ -339,17 +344,31 @@ def _commit_rows(engine: MemoryEngine, planned: list[_Planned]) -> None:
         session.commit()
 
 
-def _link_predecessors(session: Session, rows: list[tables.FactRow]) -> None:
+def _link_predecessors(session: Session, rows: list[Any]) -> None:
     """Mark the predecessors named by the new facts as superseded (oldest successor first),
-    as reindex derives it from the files."""
+    as reindex derives it from the files. A predecessor that is superseded already (in the
+    store, or by an earlier fact of this batch) would end with two current successors, a
+    fork: the batch is refused instead (the caller's transaction rolls back)."""
     for successor in sorted(rows, key=lambda r: (r.created_at, r.record_id)):
         for uri in successor.supersedes:
-            session.execute(
+            linked = session.execute(
                 update(tables.FactRow)
                 .where(tables.FactRow.uri == uri)
                 .where(tables.FactRow.superseded_by.is_(None))
                 .values(superseded_by=successor.record_id, superseded_at=successor.created_at)
             )
+            if getattr(linked, "rowcount", 0) == 0:
+                holder = session.scalar(
+                    select(tables.FactRow.superseded_by).where(tables.FactRow.uri == uri)
+                )
+                if holder is not None:
+                    raise MemoryFailure(
+                        "MEMORY_IMPORT_INVALID",
+                        f"{successor.uri} supersedes {uri}, which {holder} supersedes already: "
+                        "a fact has one successor. Drop one of the two supersedes links, or "
+                        "import the later version as superseding the earlier. Nothing was "
+                        "written.",
+                    )
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:

@@ -1,5 +1,6 @@
 """Database engines for the index: SQLite in WAL by default, any SQLAlchemy URL on request."""
 
+import secrets
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -256,6 +257,27 @@ def make_keyed_index_unique(engine: Engine) -> list[str]:
         index = next(ix for ix in facts.indexes if ix.name == KEYED_INDEX)
         index.create(connection)
     return notes
+
+
+def store_identity(engine: Engine) -> str:
+    """A number drawn once per index database (store_meta `store_id`): what a copy of derived
+    data (engine/retrieval/persisted.py) checks that it belongs to this database, and not to
+    one that was deleted and rebuilt in its place."""
+    from sqlalchemy.exc import IntegrityError
+
+    for _attempt in range(2):
+        with Session(engine) as session:
+            row = session.get(tables.StoreMetaRow, "store_id")
+            if row is not None:
+                return str(row.value)
+            session.add(tables.StoreMetaRow(name="store_id", value=secrets.randbits(31)))
+            try:
+                session.commit()
+            except IntegrityError:  # another process drew it first: read theirs
+                session.rollback()
+    with Session(engine) as session:
+        row = session.get(tables.StoreMetaRow, "store_id")
+        return str(row.value) if row is not None else "unknown"
 
 
 def read_generation(session: Session) -> int:

@@ -89,12 +89,22 @@ def allocate_docid(session: Session, *, record_id: str, taken: set[str] | None =
 def row_from_file(
     fact: FactFile, *, collection: str, uri: str, rel_path: str, docid: str
 ) -> tables.FactRow:
+    return tables.FactRow(
+        **row_fields(fact, collection=collection, uri=uri, rel_path=rel_path, docid=docid)
+    )
+
+
+def row_fields(
+    fact: FactFile, *, collection: str, uri: str, rel_path: str, docid: str
+) -> dict[str, Any]:
+    """The facts-table columns of a fact file, by name: a FactRow's fields, or the values of a
+    bulk insert (building 100k FactRow objects cost an import a third of its time)."""
     from engine.contract.normalize import parse_iso
 
     workbench = dict(fact.workbench)
     retired = workbench.get("retired") if isinstance(workbench.get("retired"), dict) else None
     expires = workbench.get("expiresAt")
-    return tables.FactRow(
+    return dict(
         record_id=fact.record_id,
         docid=docid,
         uri=uri,

@@ -7,8 +7,9 @@ home's write lock (a file lock, so it holds across processes) for at most `lock_
 
 Crash and corruption (docs/decisions.md): a new fact's write is journalled in
 `<home>/.inflight/<recordId>.json` before its file is written and the entry is removed once
-its row is committed. An entry left behind is a write that did not finish (killed, or its
-index write failed); the first write lock taken afterwards settles it before anything else
+its row is committed (engine/storage/journal.py, which also holds the group commit a write may
+be part of). An entry left behind is a write that did not finish (killed, or its index write
+failed); the first write lock taken afterwards settles it before anything else
 (engine/storage/reindex.py `settle_unfinished_writes`), so no write starts from an index that
 lags the files. Opening a home rebuilds an index that is missing or empty while fact files
 exist, and sets an unreadable SQLite index aside (`index.sqlite.corrupt-<time>`) and
@@ -16,7 +17,6 @@ rebuilds it; what was done is in `notes` and logged as a warning (stderr by defa
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 from filelock import FileLock, Timeout
-from sqlalchemy import Engine, create_engine, insert, select
+from sqlalchemy import Engine, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -37,14 +37,14 @@ from engine.contract.normalize import (
     check_collection_name,
     check_policy,
     is_record_id,
-    iso_utc,
     new_record_id,
     utc_now,
 )
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.retrieval.in_memory import InMemoryIndex
+from engine.retrieval.index_cache import SnapshotCache
 from engine.retrieval.seam import RetrievalIndex
-from engine.retrieval.snapshot import Snapshot, SnapshotCache
+from engine.retrieval.snapshot import Snapshot
 from engine.storage import tables
 from engine.storage.database import (
     bump_generation,
@@ -59,19 +59,18 @@ from engine.storage.database import (
 )
 from engine.storage.derived import GenerationCache
 from engine.storage.factfiles import write_atomically
-from engine.storage.indexing import insert_fact_row, keep_vector
+from engine.storage.indexing import insert_fact_row, vector_row
+from engine.storage.journal import WriteJournal
+from engine.storage.salvage import salvage_index_only_rows
 
 DEFAULT_COLLECTION = "memory"
 WRITE_LOCK_TIMEOUT_S = 10.0
-# Where writes that have not finished are journalled (one JSON file per new fact).
-JOURNAL_FOLDER = ".inflight"
-# Tables whose rows exist only in the index: salvaged, where readable, from an index set aside.
-_INDEX_ONLY = (tables.ReceiptRow, tables.RecallLabelRow, tables.ProposalRow, tables.DecisionRow)
+LOCK_POLL_S = 0.002
 
 log = logging.getLogger("engine.storage")
 
 
-class MemoryEngine:
+class MemoryEngine(WriteJournal):
     def __init__(
         self,
         *,
@@ -100,7 +99,10 @@ class MemoryEngine:
         self._lock_timeout = lock_timeout
         self._thread_lock = threading.RLock()  # reentrant: a writer may nest write paths
         self._lock_depth = 0  # holds of write_lock() by the thread holding it
-        self._snapshots = SnapshotCache(db, embedder_status.embedder)
+        self._snapshots = SnapshotCache(db, embedder_status.embedder, self._index_file())
+        # The in-database index (engine/retrieval/backend.py), chosen at the first query.
+        self._server_index: RetrievalIndex | None = None
+        self._backend_chosen = False
         # What opening the home, or settling unfinished writes, repaired: one sentence each.
         self.notes: list[str] = []
         self._open_report: dict[str, Any] | None = None
@@ -153,7 +155,10 @@ class MemoryEngine:
     @contextmanager
     def _file_locked(self) -> Iterator[None]:
         try:
-            self._lock.acquire(timeout=self._lock_timeout, poll_interval=0.01)
+            # The lock is polled (filelock has no blocking wait with a timeout): a short
+            # interval, since a write holds it for a few milliseconds and a waiter that sleeps
+            # past its release leaves the store idle. A poll costs microseconds.
+            self._lock.acquire(timeout=self._lock_timeout, poll_interval=LOCK_POLL_S)
         except Timeout as exc:
             raise MemoryFailure(
                 "MEMORY_WRITE_LEASE_BUSY",
@@ -313,117 +318,43 @@ class MemoryEngine:
             source = Path(f"{path}{suffix}")
             if source.exists():
                 source.replace(Path(f"{aside}{suffix}"))
-        self._snapshots = SnapshotCache(self.db, self.embedder_status.embedder)
+        self._snapshots = SnapshotCache(self.db, self.embedder_status.embedder, self._index_file())
         self.derived = GenerationCache()
         self._prepare_schema()
-        salvaged = self._salvage(aside)
+        salvaged = salvage_index_only_rows(self.db, aside)
         return (
             f"the index {path.name} was unreadable (corrupt: {reason}); moved it aside to "
             f"{aside.name} and rebuilt the index from the fact files. {salvaged}"
         )
 
-    def _salvage(self, aside: Path) -> str:
-        source = create_engine(f"sqlite:///{aside}")
-        kept: list[str] = []
-        lost: list[str] = []
-        try:
-            for table in _INDEX_ONLY:
-                name = table.__tablename__
-                try:
-                    with source.connect() as connection:
-                        rows = [dict(r._mapping) for r in connection.execute(select(table))]
-                    if rows:
-                        with self.db.begin() as connection:
-                            connection.execute(insert(table), rows)
-                    kept.append(f"{len(rows)} {name}")
-                except Exception:  # noqa: BLE001 - best effort: the file is damaged
-                    lost.append(name)
-            try:
-                with source.connect() as connection:
-                    old = connection.execute(
-                        select(tables.StoreMetaRow.value).where(
-                            tables.StoreMetaRow.name == "generation"
-                        )
-                    ).scalar()
-                if isinstance(old, int):
-                    with Session(self.db) as session:
-                        row = session.get(tables.StoreMetaRow, "generation")
-                        if row is not None and row.value <= old:
-                            row.value = old + 1  # readers' caches never mistake the new index
-                            session.commit()
-            except Exception:  # noqa: BLE001 - best effort: the file is damaged
-                pass
-        finally:
-            source.dispose()
-        said = f"Salvaged from it: {', '.join(kept)}." if kept else ""
-        if lost:
-            said += (
-                f" Could not read {', '.join(lost)} from it: they existed only in the index "
-                "and are lost from the new one (the old file is kept)."
-            )
-        return said.strip()
+    def _index_file(self) -> Path:
+        """Where this home keeps its index between processes (engine/retrieval/persisted.py)."""
+        from engine.retrieval.persisted import index_file
 
-    # -- the journal of unfinished writes ----------------------------------------------------
-
-    @property
-    def journal_folder(self) -> Path:
-        return self.home / JOURNAL_FOLDER
-
-    def begin_write(self, record_id: str, collection: str, rel_path: str) -> None:
-        """Journal a new fact's write before its file is written (under the write lock)."""
-        entry = {
-            "recordId": record_id,
-            "collection": collection,
-            "relPath": rel_path,
-            "startedAt": iso_utc(self.now()),
-            "pid": os.getpid(),
-        }
-        write_atomically(
-            self.journal_folder / f"{record_id}.json", json.dumps(entry, sort_keys=True) + "\n"
-        )
-
-    def end_write(self, record_id: str) -> None:
-        """The write's row is committed (or its file taken back): the entry goes."""
-        (self.journal_folder / f"{record_id}.json").unlink(missing_ok=True)
-
-    def leave_out(self, record_id: str, reason: str) -> None:
-        """An unfinished write that cannot be indexed without forking its chain or key: the
-        entry stays, marked, so that a reindex without an index still knows it never
-        finished."""
-        entry = self.unfinished_writes().get(record_id, {"recordId": record_id})
-        entry["leftOut"] = reason
-        write_atomically(
-            self.journal_folder / f"{record_id}.json", json.dumps(entry, sort_keys=True) + "\n"
-        )
-
-    def has_unfinished_writes(self) -> bool:
-        """Anything in the journal folder: an entry, or the temp file of one being written."""
-        try:
-            with os.scandir(self.journal_folder) as entries:
-                return any(True for _ in entries)
-        except OSError:
-            return False
-
-    def unfinished_writes(self) -> dict[str, dict[str, Any]]:
-        """The journal: record id -> its entry (`collection`, `relPath`, maybe `leftOut`)."""
-        found: dict[str, dict[str, Any]] = {}
-        if not self.journal_folder.is_dir():
-            return found
-        for path in sorted(self.journal_folder.glob("mem-*.json")):
-            try:
-                entry = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                entry = None
-            found[path.stem] = entry if isinstance(entry, dict) else {"recordId": path.stem}
-        return found
+        embedder = self.embedder_status.embedder
+        return index_file(self.home, embedder.model_id if embedder is not None else None)
 
     def snapshot(self) -> Snapshot:
         return self._snapshots.get()
 
     def retrieval(self) -> RetrievalIndex:
-        """The index ranking asks (engine/retrieval/seam.py): the in-memory snapshot of the
-        current facts, rebuilt when another writer moved the generation."""
+        """The index ranking asks (engine/retrieval/seam.py): PostgreSQL itself when the
+        database is PostgreSQL with pgvector (engine/retrieval/backend.py), else the
+        in-memory snapshot of the current facts, caught up when another writer moved the
+        generation."""
+        if not self._backend_chosen:
+            from engine.retrieval.backend import server_index
+
+            self._server_index = server_index(self.db, self.embedder_status.embedder)
+            self._backend_chosen = True
+        if self._server_index is not None:
+            return self._server_index
         return InMemoryIndex(self._snapshots.get(), self.embedder_status.embedder)
+
+    @property
+    def retrieval_backend(self) -> str:
+        """`postgres` or `in-memory`: where recall ranks (chosen by the first query)."""
+        return getattr(self.retrieval(), "backend", "in-memory")
 
     def generation(self) -> int:
         with Session(self.db, expire_on_commit=False) as session:
@@ -439,6 +370,9 @@ class MemoryEngine:
         return not self.collections_file.is_file()
 
     def collections_by_name(self) -> dict[str, tables.CollectionRow]:
+        batch = self.current_batch()
+        if batch is not None:  # read once per group: changing a collection takes the lock
+            return dict(batch.collections)
         with Session(self.db, expire_on_commit=False) as session:
             rows = session.scalars(select(tables.CollectionRow)).all()
             for row in rows:
@@ -608,8 +542,19 @@ class MemoryEngine:
     # -- the index half of a write -------------------------------------------------------
 
     def index_new_fact(self, row: tables.FactRow, predecessor: tables.FactRow | None) -> None:
-        """The index half of a write (a seam the fault-injection test replaces)."""
+        """The index half of a write (a seam the fault-injection test replaces): the row, its
+        scope rows and its vector in one transaction, or inside a group commit in one
+        savepoint of the group's (a failure takes back this write's rows only)."""
+        vector = vector_row(self, row)
+        batch = self.current_batch()
+        if batch is not None:
+            with batch.session.begin_nested():
+                if vector is not None:  # merged first: its lookup flushes nothing pending
+                    batch.session.merge(vector)
+                insert_fact_row(batch.session, row, predecessor, self.now(), bump=False)
+            return
         with Session(self.db, expire_on_commit=False) as session:
+            if vector is not None:
+                session.merge(vector)
             insert_fact_row(session, row, predecessor, self.now())
             session.commit()
-        keep_vector(self, row)

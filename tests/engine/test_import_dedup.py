@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from engine.contract.errors import MemoryFailure
 from engine.facade.interop import ImportRequest
 from engine.facade.service import MemoryService
 from engine.interop import transfer
@@ -104,3 +105,31 @@ def test_a_dry_run_says_the_same_and_writes_nothing(service: MemoryService, tmp_
     assert [action for action, _ in actions(dry)] == ["add", "propose"]
     assert transfer.export_jsonl_items(service.engine) == []
     assert service.curation.proposals() == []
+
+
+def test_two_items_superseding_one_fact_are_refused_not_forked(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    from engine.memory.remember import RememberRequest
+
+    old = service.remember(
+        RememberRequest(
+            text="Alice lives in Berlin",
+            scopes=["user:alice"],
+            caller="test",
+            session="s",
+            decision="add",
+        )
+    )["record"]
+    path = tmp_path / "in.jsonl"
+    lines = [
+        {"text": "Alice moved to Lyon", "scopes": ["user:alice"], "supersedes": [old["uri"]]},
+        {"text": "The deadline is on Friday", "scopes": ["user:alice"], "supersedes": [old["uri"]]},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    with pytest.raises(MemoryFailure) as refused:
+        service.interop.import_file(ImportRequest(path=path))
+    assert refused.value.code == "MEMORY_IMPORT_INVALID"
+    assert "one successor" in refused.value.message
+    texts = [row["text"] for row in transfer.export_jsonl_items(service.engine)]
+    assert texts == ["Alice lives in Berlin"]

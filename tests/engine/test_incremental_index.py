@@ -190,69 +190,74 @@ def test_the_incremental_index_ranks_as_a_rebuild_does(
         opened.append(engine)
         return engine
 
-    writers = [Client(open_one()), Client(open_one())]
-    for client in writers:
-        client.engine.retrieval()  # an index to keep current from now on
-    written: list[dict[str, Any]] = []  # records as remember returned them
-    seen: list[str] = []
+    try:
+        writers = [Client(open_one()), Client(open_one())]
+        for client in writers:
+            client.engine.retrieval()  # an index to keep current from now on
+        written: list[dict[str, Any]] = []  # records as remember returned them
+        seen: list[str] = []
 
-    def apply(op: tuple[Any, ...], step: int) -> None:
-        kind = op[0]
-        if kind == "tick":
-            clock.now += timedelta(minutes=op[1])
-            return
-        client = writers[op[1]]
-        if kind in ("add", "expiring"):
-            workbench = (
-                {"expiresAt": (clock.now + timedelta(minutes=30)).isoformat()}
-                if kind == "expiring"
-                else {}
-            )
-            result = client.remember(op[2], list(op[3]), workbench=workbench)
-            seen.append(op[2])
-            if result["outcome"] == "added":
-                written.append(result["record"])
-        elif kind == "supersede" and written:
-            old = written[op[2] % len(written)]
-            result = client.remember(
-                op[3],
-                None,
-                decision="supersede",
-                predecessor=old["uri"],
-                predecessor_hash=old["contentHash"],
-            )
-            seen.append(op[3])
-            if result["outcome"] in ("added", "superseded"):
-                written.append(result["record"])
-        elif kind in ("retire", "restore") and written:
-            target = written[op[2] % len(written)]["uri"]
-            action = CurationAction.RETIRE if kind == "retire" else CurationAction.RESTORE
-            client.memory.curation.curate(Curation(action, target, actor="person", reason="x"))
-        elif kind == "import" and op[2]:
-            path = home.parent / f"import-{step}.jsonl"
-            path.write_text(
-                "".join(json.dumps(line(*item)) + "\n" for item in op[2]),
-                encoding="utf-8",
-            )
-            client.memory.interop.import_file(ImportRequest(path=path, caller="import"))
-            seen.extend(item[0] for item in op[2])
-        elif kind == "read":
-            client.engine.retrieval().rank("alice", Visibility(SCOPES, None, clock.now))
+        def apply(op: tuple[Any, ...], step: int) -> None:
+            kind = op[0]
+            if kind == "tick":
+                clock.now += timedelta(minutes=op[1])
+                return
+            client = writers[op[1]]
+            if kind in ("add", "expiring"):
+                workbench = (
+                    {"expiresAt": (clock.now + timedelta(minutes=30)).isoformat()}
+                    if kind == "expiring"
+                    else {}
+                )
+                result = client.remember(op[2], list(op[3]), workbench=workbench)
+                seen.append(op[2])
+                if result["outcome"] == "added":
+                    written.append(result["record"])
+            elif kind == "supersede" and written:
+                old = written[op[2] % len(written)]
+                result = client.remember(
+                    op[3],
+                    None,
+                    decision="supersede",
+                    predecessor=old["uri"],
+                    predecessor_hash=old["contentHash"],
+                )
+                seen.append(op[3])
+                if result["outcome"] in ("added", "superseded"):
+                    written.append(result["record"])
+            elif kind in ("retire", "restore") and written:
+                target = written[op[2] % len(written)]["uri"]
+                action = CurationAction.RETIRE if kind == "retire" else CurationAction.RESTORE
+                client.memory.curation.curate(Curation(action, target, actor="person", reason="x"))
+            elif kind == "import" and op[2]:
+                path = home.parent / f"import-{step}.jsonl"
+                path.write_text(
+                    "".join(json.dumps(line(*item)) + "\n" for item in op[2]),
+                    encoding="utf-8",
+                )
+                client.memory.interop.import_file(ImportRequest(path=path, caller="import"))
+                seen.extend(item[0] for item in op[2])
+            elif kind == "read":
+                client.engine.retrieval().rank("alice", Visibility(SCOPES, None, clock.now))
 
-    for step, op in enumerate(operations):
-        try:
-            apply(op, step)
-        except MemoryFailure as refused:  # e.g. superseding a fact already superseded
-            assert refused.code.startswith("MEMORY_") and refused.code != "MEMORY_INTERNAL"
+        for step, op in enumerate(operations):
+            try:
+                apply(op, step)
+            except MemoryFailure as refused:  # e.g. superseding a fact already superseded
+                assert refused.code.startswith("MEMORY_") and refused.code != "MEMORY_INTERNAL"
 
-    now = clock.now
-    fresh = open_one()
-    expected = everything_asked(fresh.retrieval(), now, seen)
-    for client in writers:
-        got = everything_asked(client.engine.retrieval(), now, seen)
-        assert got == expected
-        # Kept current by the change log: built once, at the start.
-        assert client.engine._snapshots.rebuilds == 1
+        now = clock.now
+        fresh = open_one()
+        expected = everything_asked(fresh.retrieval(), now, seen)
+        for client in writers:
+            got = everything_asked(client.engine.retrieval(), now, seen)
+            assert got == expected
+            # Kept current by the change log: built once, at the start.
+            assert client.engine._snapshots.rebuilds == 1
+    finally:  # one example's engines closed before the next (a server's connections)
+        for engine in opened:
+            engine.db.dispose()
+        opened.clear()
 
 
 def test_a_reader_applies_another_writers_changes_without_a_rebuild(
@@ -278,3 +283,74 @@ def test_a_reader_applies_another_writers_changes_without_a_rebuild(
     assert reader._snapshots.rebuilds == before
     reader.db.dispose()
     writer.engine.db.dispose()
+
+
+def test_a_process_opens_the_index_kept_on_disk_and_catches_up(
+    tmp_path: Path, tiny_embedder: StaticModelEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next process reads the index a previous one wrote instead of building it, applies
+    the changes made since, and answers exactly as a fresh build; a damaged file or one from
+    another store is ignored (one rebuild)."""
+    from engine.retrieval import persisted
+
+    monkeypatch.setattr(persisted, "PERSIST_MIN_FACTS", 3)
+    home = tmp_path / "home"
+    status = EmbedderStatus(tiny_embedder)
+    opened: list[MemoryEngine] = []
+
+    def open_one(where: Path = home) -> MemoryEngine:
+        engine = open_engine(home=where, embedder_status=status)
+        opened.append(engine)
+        return engine
+
+    writer = Client(open_one())
+    pairs = [("alice", "tea"), ("bob", "coffee"), ("carol", "water"), ("alice", "paris")]
+    facts = [writer.add(f"{who} likes {what}", "user:alice") for who, what in pairs]
+    first = open_one()
+    first.retrieval()
+    assert first._snapshots.saving is not None
+    first._snapshots.saving.join()
+    kept = persisted.index_file(home, tiny_embedder.model_id)
+    assert kept.is_file()
+    writer.add("bob lives in lyon", "user:bob")
+    writer.remember(
+        "carol moved to berlin",
+        None,
+        decision="supersede",
+        predecessor=facts[2]["record"]["uri"],
+        predecessor_hash=facts[2]["record"]["contentHash"],
+    )
+    writer.memory.curation.curate(
+        Curation(CurationAction.RETIRE, facts[1]["record"]["uri"], actor="person", reason="old")
+    )
+    now = writer.engine.now() + timedelta(seconds=1)
+    seen = ["alice likes tea", "carol moved to berlin", "bob lives in lyon"]
+
+    loaded = open_one()
+    answers = everything_asked(loaded.retrieval(), now, seen)
+    assert loaded._snapshots.rebuilds == 0  # read from the file, then caught up
+
+    kept.unlink()
+    fresh = open_one()
+    assert everything_asked(fresh.retrieval(), now, seen) == answers
+    assert fresh._snapshots.rebuilds == 1
+
+    assert fresh._snapshots.saving is not None
+    fresh._snapshots.saving.join()
+    kept.write_bytes(kept.read_bytes()[: kept.stat().st_size // 2])  # a torn copy
+    damaged = open_one()
+    assert everything_asked(damaged.retrieval(), now, seen) == answers
+    assert damaged._snapshots.rebuilds == 1
+
+    other = tmp_path / "other"
+    Client(open_one(other)).add("zebra stripes savanna", "user:alice")
+    persisted.index_file(other, tiny_embedder.model_id).parent.mkdir(parents=True, exist_ok=True)
+    persisted.index_file(other, tiny_embedder.model_id).write_bytes(
+        persisted.index_file(home, tiny_embedder.model_id).read_bytes()
+    )
+    elsewhere = open_one(other)
+    ranking = elsewhere.retrieval().rank("alice", Visibility(["user:alice"], None, now))
+    assert elsewhere._snapshots.rebuilds == 1  # another store's index is not used
+    assert all(m.fact.text == "zebra stripes savanna" for m in ranking.matches)
+    for engine in opened:
+        engine.db.dispose()

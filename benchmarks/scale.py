@@ -1,0 +1,205 @@
+"""Scale on one machine: import, recall, propose and writes at 10k / 100k (/ 1M) facts, with
+another process writing, against SQLite FTS5 over the same rows in the same run.
+
+    python benchmarks/scale.py [--sizes 10000,100000] [--seconds 15]
+
+For each size, a JSONL file of MSC persona facts (8 scopes) is imported into a fresh home by
+the installed `gno-tui import` (durable: files synced, rows committed; dedup against the
+store and within the file). Then, in this process: hybrid and lexical recall over all 8
+scopes, propose, and a durable write end to end. In fresh processes
+(benchmarks/scale_roles.py): cold start to the first recall, the CLI's cold `recall --json`,
+a reader's recall latency with no writer and while another process writes once a second, how
+long until that reader's next recall sees a write, and the reader's peak RSS. Results go to
+benchmarks/results/scale.md."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import DATA, ROOT, machine, write_report
+from benchmarks.speed import SCOPES, corpus, fts5_baseline, persona_facts
+from engine.facade import open_service
+from engine.memory.recall import RecallRequest
+from engine.memory.remember import RememberRequest
+from engine.retrieval.embeddings import EmbedderStatus
+
+QUERIES = 200
+CONSOLE = Path(sys.executable).parent / "gno-tui"
+
+
+def ms(values: list[float], q: float) -> str:
+    ordered = sorted(values)
+    return f"{ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000:.1f}"
+
+
+def import_store(home: Path, rows: list[tuple[str, str]]) -> float:
+    """facts/s of `gno-tui import` of these rows into a fresh home."""
+    source = home.parent / "import.jsonl"
+    with source.open("w", encoding="utf-8") as out:
+        for text, scope in rows:
+            out.write(json.dumps({"text": text, "scopes": [scope]}) + "\n")
+    start = time.perf_counter()
+    done = subprocess.run(
+        [str(CONSOLE), "--home", str(home), "import", str(source), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    took = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"import failed: {done.stderr[-2000:]}")
+    report = json.loads(done.stdout)
+    print(
+        f"imported {report['added']} (skipped {report['skipped']}, proposed "
+        f"{report['proposed']}) in {took:.1f} s",
+        file=sys.stderr,
+    )
+    return len(rows) / took
+
+
+def in_process(home: Path, queries: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for mode, options in (
+        ("hybrid", {}),
+        ("lexical", {"embedder_status": EmbedderStatus(None, "off")}),
+    ):
+        service = open_service(home=home, **options)  # type: ignore[arg-type]
+        service.recall(RecallRequest(query="warm up", scopes=SCOPES, caller="b", session="w"))
+        timings = []
+        for query in queries:
+            start = time.perf_counter()
+            service.recall(RecallRequest(query=query, scopes=SCOPES, caller="b", session="q"))
+            timings.append(time.perf_counter() - start)
+        found[f"{mode} recall p50/p95 ms"] = f"{ms(timings, 0.5)} / {ms(timings, 0.95)}"
+        if mode == "hybrid":
+            proposes, writes = [], []
+            for n, query in enumerate(queries[:100]):
+                start = time.perf_counter()
+                service.remember(
+                    RememberRequest(
+                        text=query, scopes=SCOPES[:1], caller="b", session="p", decision="propose"
+                    )
+                )
+                proposes.append(time.perf_counter() - start)
+                if n < 50:
+                    start = time.perf_counter()
+                    service.remember(
+                        RememberRequest(
+                            text=f"A new benchmark fact number {n} about {query[:40]}",
+                            scopes=SCOPES[:1],
+                            caller="b",
+                            session="p",
+                            decision="add",
+                        )
+                    )
+                    writes.append(time.perf_counter() - start)
+            found["propose p50/p95 ms"] = f"{ms(proposes, 0.5)} / {ms(proposes, 0.95)}"
+            found["write end to end p50/p95 ms"] = f"{ms(writes, 0.5)} / {ms(writes, 0.95)}"
+        service.close()
+    return found
+
+
+def role(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.scale_roles", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def last_json(process: subprocess.Popen[str]) -> dict[str, object]:
+    out, _ = process.communicate()
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def processes(home: Path, queries: list[str], seconds: float) -> dict[str, str]:
+    found: dict[str, str] = {}
+    colds = [float(last_json(role("cold", str(home), queries[i]))["cold"]) for i in range(3)]  # type: ignore[arg-type]
+    found["cold start to first recall s (median of 3)"] = f"{statistics.median(colds):.2f}"
+    cli = []
+    for query in queries[:5]:
+        start = time.perf_counter()
+        subprocess.run(
+            [str(CONSOLE), "--home", str(home), "recall", query, "--scope", SCOPES[0], "--json"],
+            capture_output=True,
+            check=True,
+        )
+        cli.append(time.perf_counter() - start)
+    found["CLI cold recall --json p50 s"] = f"{statistics.median(cli):.2f}"
+    query_file = home.parent / "queries.json"
+    query_file.write_text(json.dumps(queries), encoding="utf-8")
+    quiet = last_json(role("reader", str(home), str(seconds), str(query_file)))
+    base = quiet["latencies"]  # type: ignore[index]
+    reader = role("reader", str(home), str(seconds), str(query_file))
+    assert reader.stdout is not None
+    reader.stdout.readline()  # ready: its index is built before the writer starts
+    writer = role("writer", str(home), str(int(seconds) - 2))
+    busy = last_json(reader)
+    writer.communicate()
+    under = busy["latencies"]  # type: ignore[index]
+    marks = busy["marks"]  # type: ignore[index]
+    found["reader recall p50/p95 ms, no writer"] = f"{ms(base, 0.5)} / {ms(base, 0.95)}"  # type: ignore[arg-type]
+    found["reader recall p50/p95 ms, 1 write/s"] = f"{ms(under, 0.5)} / {ms(under, 0.95)}"  # type: ignore[arg-type]
+    if marks:
+        lags = [m["lag"] for m in marks]  # type: ignore[index]
+        seeing = [m["recall"] for m in marks]  # type: ignore[index]
+        found["write seen by the other process after, p50 ms"] = ms(lags, 0.5)
+        found["that recall p50 ms (vs warm p50)"] = f"{ms(seeing, 0.5)} (vs {ms(base, 0.5)})"  # type: ignore[arg-type]
+    found["reader peak RSS MiB"] = f"{busy['rss_mib']:.0f}"
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--data", default=str(DATA / "msc" / "msc_personas_all.json"))
+    args = parser.parse_args()
+    facts = persona_facts(Path(args.data))
+    queries = random.Random(7).sample(facts, QUERIES)
+    table: list[list[object]] = []
+    measures: list[str] = []
+    for size in [int(s) for s in args.sizes.split(",")]:
+        work = Path(tempfile.mkdtemp(prefix=f"gno-scale-{size}-"))
+        home = work / "home"
+        rows = corpus(facts, size)
+        found = {"import facts/s": f"{import_store(home, rows):,.0f}"}
+        found.update(in_process(home, queries))
+        fts = fts5_baseline(rows, queries)
+        found["FTS5 bm25 p50/p95 ms (baseline)"] = f"{ms(fts, 0.5)} / {ms(fts, 0.95)}"
+        db = sqlite3.connect(home / "index.sqlite")
+        found["facts in the store"] = str(db.execute("SELECT count(*) FROM facts").fetchone()[0])
+        db.close()
+        found.update(processes(home, queries, args.seconds))
+        print(found, file=sys.stderr)
+        measures = list(found)
+        table.append([size, *found.values()])
+        shutil.rmtree(work, ignore_errors=True)
+    rows_out = [[name, *(row[i + 1] for row in table)] for i, name in enumerate(measures)]
+    write_report(
+        "scale",
+        ["measure", *(f"{row[0]:,} facts" for row in table)],
+        rows_out,
+        [
+            f"machine: {machine()}",
+            f"data: {args.data} (MSC persona facts, 8 scopes; every recall names all 8)",
+            f"{QUERIES} queries sampled with seed 7; reader runs {args.seconds:.0f} s each",
+            "import: the installed `gno-tui import --json`, durable, with dedup",
+        ],
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""Helpers of the PostgreSQL backend (engine/retrieval/postgres.py): the visibility clause,
+reading facts by id, the order ties are broken in, word alignment over a shortlist, and
+near-duplicate pairs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, select, text
+from sqlmodel import col
+
+from engine.retrieval import pg_derived
+from engine.retrieval.lexical import content_words
+from engine.retrieval.lexical import similarity as lexical_similarity
+from engine.retrieval.matching import LEXICAL_TIERS, SEMANTIC_TIERS, tier_of
+from engine.retrieval.seam import Visibility
+from engine.retrieval.snapshot import SNAPSHOT_COLUMNS, IndexedFact, record_id_key
+from engine.retrieval.word_alignment import MIN_WORD_SIMILARITY, WordVectors
+from engine.storage import tables
+
+Pair = tuple[str, str, float, str, str]  # left id, right id, similarity, tier, method
+
+
+def visible(visibility: Visibility, alias: str = "s") -> tuple[str, dict[str, Any]]:
+    """The WHERE clause of visibility over fact_search `alias`, and its parameters."""
+    clauses = [f"({alias}.expires_at IS NULL OR {alias}.expires_at > :now)"]
+    params: dict[str, Any] = {"now": visibility.now}
+    if visibility.scopes is not None:
+        clauses.append(f"{alias}.scopes && CAST(:scopes AS text[])")
+        params["scopes"] = list(visibility.scopes)
+    if visibility.collections is not None:
+        clauses.append(f"{alias}.collection = ANY(CAST(:collections AS text[]))")
+        params["collections"] = list(visibility.collections)
+    if visibility.exclude:
+        clauses.append(f"{alias}.record_id <> ALL(CAST(:exclude AS text[]))")
+        params["exclude"] = list(visibility.exclude)
+    return " AND ".join(clauses), params
+
+
+def fetch_facts(connection: Connection, ids: Iterable[str]) -> dict[str, IndexedFact]:
+    wanted = list(ids)
+    if not wanted:
+        return {}
+    rows = connection.execute(
+        select(*SNAPSHOT_COLUMNS).where(col(tables.FactRow.record_id).in_(wanted))
+    )
+    return {row.record_id: IndexedFact.from_row(row) for row in rows}
+
+
+def age(fact: IndexedFact) -> tuple[datetime, int]:
+    return (fact.created_at, record_id_key(fact.record_id))
+
+
+def best_first_ids(
+    scores: dict[str, float], facts: dict[str, IndexedFact], limit: int
+) -> list[str]:
+    """Record ids best first, at most `limit`: scores equal to six decimals tie, and ties go
+    to the older fact (ranking.best_first's order)."""
+    present = [record_id for record_id in scores if record_id in facts]
+    present.sort(key=lambda r: (-round(scores[r], 6), *age(facts[r])))
+    return present[:limit]
+
+
+class Shortlisted:
+    """What ranking needs of a shortlisted fact before it is chosen: its order key (created_at,
+    record id) and its content words, read from fact_search (not the whole fact)."""
+
+    __slots__ = ("key", "words")
+
+    def __init__(self, created_at: datetime, record_id: str, words: Sequence[str]) -> None:
+        self.key = (created_at, record_id_key(record_id))
+        self.words = words
+
+
+def shortlisted(connection: Connection, ids: Iterable[str]) -> dict[str, Shortlisted]:
+    wanted = list(ids)
+    if not wanted:
+        return {}
+    rows = connection.execute(
+        text("SELECT record_id, created_at, words FROM fact_search WHERE record_id = ANY(:ids)"),
+        {"ids": wanted},
+    )
+    return {str(r[0]): Shortlisted(r[1], str(r[0]), r[2]) for r in rows}
+
+
+def best_first_keys(
+    scores: dict[str, float], keys: dict[str, Shortlisted], limit: int
+) -> list[str]:
+    """best_first_ids over shortlisted facts."""
+    present = [record_id for record_id in scores if record_id in keys]
+    present.sort(key=lambda r: (-round(scores[r], 6), *keys[r].key))
+    return present[:limit]
+
+
+class QueryWords:
+    """A query's side of word alignment (engine/retrieval/word_alignment.py): its content
+    words, their vectors and idf weights over the current facts (fact_words)."""
+
+    def __init__(self, connection: Connection, cache: WordVectors | None, query: str) -> None:
+        self.cache = cache
+        self.words = content_words(query) if cache is not None else []
+        self.vectors = np.zeros((0, 1), dtype=np.float32)
+        self.weights = np.zeros(0)
+        if cache is None or not self.words:
+            return
+        rows = connection.execute(
+            text(
+                """SELECT w.word, w.df, st.docs FROM fact_search_state st
+                LEFT JOIN fact_words w ON w.word = ANY(:words)
+                WHERE st.name = 'search'"""
+            ),
+            {"words": self.words},
+        ).all()
+        df = {str(row[0]): int(row[1]) for row in rows if row[0] is not None}
+        size = int(rows[0][2]) if rows else 0
+        self.weights = np.asarray(
+            [np.log(1 + (size - df.get(w, 0) + 0.5) / (df.get(w, 0) + 0.5)) for w in self.words]
+        )
+        self.vectors = cache.embedder.embed(self.words)
+
+    def scores(self, facts: dict[str, Shortlisted]) -> dict[str, float]:
+        """Per fact, the idf-weighted mean over the query's words of the closest fact word's
+        similarity (0 below MIN_WORD_SIMILARITY): every fact word compared in one product."""
+        ids = [record_id for record_id, fact in facts.items() if fact.words]
+        found = dict.fromkeys(facts, 0.0)
+        if self.cache is None or not self.words or not ids:
+            return found
+        vocabulary = list(dict.fromkeys(word for r in ids for word in facts[r].words))
+        slot = {word: index for index, word in enumerate(vocabulary)}
+        similarity = self.vectors @ self.cache.matrix(vocabulary).T  # (query words, vocabulary)
+        similarity = np.minimum(np.where(similarity >= MIN_WORD_SIMILARITY, similarity, 0.0), 1.0)
+        columns = np.asarray([slot[word] for r in ids for word in facts[r].words])
+        starts = np.cumsum([0] + [len(facts[r].words) for r in ids[:-1]])
+        best = np.maximum.reduceat(similarity[:, columns], starts, axis=1)  # (words, facts)
+        totals = (self.weights[:, None] * best).sum(axis=0) / self.weights.sum()
+        found.update(zip(ids, (float(total) for total in totals), strict=True))
+        return found
+
+
+def semantic_pairs(rows: Sequence[Any]) -> list[Pair]:
+    if len(rows) < 2:
+        return []
+    block = np.vstack([pg_derived.parse_vector(row.vector) for row in rows])
+    upper = np.triu(np.clip(block @ block.T, 0, 1), k=1)
+    found = []
+    for i, j in zip(*np.nonzero(upper >= SEMANTIC_TIERS.weak), strict=True):
+        if rows[i].collection == rows[j].collection:
+            score = float(upper[i, j])
+            tier = tier_of(score, SEMANTIC_TIERS) or "weak"
+            found.append((rows[i].record_id, rows[j].record_id, score, tier, "semantic"))
+    return found
+
+
+def lexical_pairs(connection: Connection, where: str, params: dict[str, Any]) -> list[Pair]:
+    """Pairs in one collection sharing a lexeme (found by a self-join), then rapidfuzz."""
+    visible = f"SELECT s.record_id, s.collection, s.tsv, f.text FROM fact_search s " \
+        f"JOIN facts f ON f.record_id = s.record_id WHERE {where}"  # fmt: skip
+    rows = connection.execute(
+        text(
+            f"""WITH v AS ({visible})
+            SELECT a.record_id, b.record_id, a.text, b.text FROM v a JOIN v b
+            ON a.collection = b.collection AND a.record_id < b.record_id
+            AND tsvector_to_array(a.tsv) && tsvector_to_array(b.tsv)"""
+        ),
+        params,
+    ).all()
+    found: list[Pair] = []
+    for row in rows:
+        score = lexical_similarity(str(row[2]), str(row[3]))
+        if tier := tier_of(score, LEXICAL_TIERS):
+            found.append((str(row[0]), str(row[1]), score, tier, "lexical"))
+    return found

@@ -1,0 +1,356 @@
+"""The server backend of the retrieval seam: ranking inside PostgreSQL.
+
+The lexical leg is full-text search (a tsvector per fact, english stemming, GIN; the query's
+content words ORed) scored by BM25 in SQL from the stored document frequencies; the semantic
+leg is pgvector (HNSW, cosine) over every fact's whole-text and sentence vectors. Visibility
+(scopes any-intersection, collection, expiry, exclusions; only current facts are in the
+derived tables at all) is in the WHERE clause of every query, before any LIMIT. The two
+shortlists are fused in the process with engine/retrieval/ranking.py's formula and constants
+(read from that module at each query, so a change there is a change here):
+BM25 over the query's ceiling + SEMANTIC_WEIGHT x best cosine + ALIGNMENT_WEIGHT x word
+alignment, one round of pseudo-relevance feedback, ties to the older fact. The process holds
+only the shortlists (at most a few MATCH_WINDOWs of facts), never the store.
+
+Differences from the in-memory index, by design: PostgreSQL's english stemmer and stopwords
+instead of engine/retrieval/lexical.py's; no fuzzy widening of misspelt query words (pg_trgm
+is not everywhere); the semantic leg sees the MATCH_WINDOW best facts by cosine rather than
+every fact above the floor. pgvector 0.6 filters HNSW results after its candidate list, so a
+query whose filter keeps fewer rows than asked for is run again as an exact scan."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from sqlalchemy import Connection, Engine, text
+
+from engine.retrieval import pg_derived, ranking
+from engine.retrieval.embeddings import Embedder
+from engine.retrieval.lexical import Bm25Index, content_words
+from engine.retrieval.lexical import similarity as lexical_similarity
+from engine.retrieval.matching import (
+    LEXICAL_SHORTLIST,
+    LEXICAL_TIERS,
+    MAX_CANDIDATES,
+    SEMANTIC_TIERS,
+    ScoredCandidate,
+    tier_of,
+)
+from engine.retrieval.pg_support import (
+    QueryWords,
+    Shortlisted,
+    age,
+    best_first_ids,
+    best_first_keys,
+    fetch_facts,
+    lexical_pairs,
+    semantic_pairs,
+    shortlisted,
+    visible,
+)
+from engine.retrieval.ranking import MATCH_WINDOW, ScoreParts
+from engine.retrieval.seam import LEXICAL, SEMANTIC, DuplicatePair, Match, Ranking, Visibility
+from engine.retrieval.snapshot import IndexedFact
+from engine.retrieval.word_alignment import WordVectors
+
+# Vector rows asked of HNSW per query: a fact has one row per sentence besides its whole text.
+ROWS_PER_FACT = 2
+# At most this many times the rows a query wants, a store is scanned exactly, without HNSW.
+SMALL_STORE_ROWS = 4
+_K1, _B = Bm25Index.K1, Bm25Index.B
+
+
+class PostgresIndex:
+    backend = "postgres"
+
+    def __init__(self, db: Engine, embedder: Embedder | None) -> None:
+        self._db = db
+        self._embedder = embedder
+        self._words = WordVectors(embedder) if embedder is not None else None
+        self.capabilities = frozenset({LEXICAL, SEMANTIC} if embedder else {LEXICAL})
+        self._docs = 0  # current facts, as the last catch-up saw them
+
+    # -- the seam ---------------------------------------------------------------------------
+
+    def rank(self, query: str, visibility: Visibility) -> Ranking:
+        self._docs = pg_derived.sync(self._db, self._embedder)
+        with self._db.connect() as connection:
+            return self._rank(connection, query, visibility)
+
+    def candidates(self, text_: str, visibility: Visibility) -> list[ScoredCandidate]:
+        self._docs = pg_derived.sync(self._db, self._embedder)
+        with self._db.connect() as connection:
+            if self._embedder is not None:
+                vector = self._embedder.embed([text_])[0]
+                rows = self._nearest(connection, vector, visibility, MAX_CANDIDATES * 4, whole=True)
+                scored = {rid: score for rid, score in rows.items() if score >= SEMANTIC_TIERS.weak}
+                tiers = SEMANTIC_TIERS
+            else:
+                terms = self._terms(connection, text_)
+                lexical = self._bm25(connection, terms, visibility, limit=LEXICAL_SHORTLIST)
+                texts = fetch_facts(connection, lexical)
+                scored = {rid: lexical_similarity(text_, texts[rid].text) for rid in lexical}
+                tiers = LEXICAL_TIERS
+            facts = fetch_facts(connection, scored)
+        results = []
+        for record_id in best_first_ids(scored, facts, len(scored)):
+            tier = tier_of(scored[record_id], tiers)
+            if tier is not None:
+                results.append(ScoredCandidate(facts[record_id], round(scored[record_id], 4), tier))
+        return results[:MAX_CANDIDATES]
+
+    def exact_duplicate(self, content_hash: str, visibility: Visibility) -> IndexedFact | None:
+        self._docs = pg_derived.sync(self._db, self._embedder)
+        where, params = visible(visibility)
+        with self._db.connect() as connection:
+            found = connection.scalar(
+                text(
+                    f"""SELECT s.record_id FROM fact_search s
+                    WHERE s.content_hash = :hash AND {where}
+                    ORDER BY s.created_at, s.record_id LIMIT 1"""
+                ),
+                {**params, "hash": content_hash},
+            )
+            return fetch_facts(connection, [found])[found] if found else None
+
+    def duplicate_pairs(self, visibility: Visibility) -> list[DuplicatePair]:
+        """Over the visible facts (a scope, as the Duplicates tab asks), as the in-memory
+        index does: every pair's whole-text cosine, or shared lexemes then rapidfuzz."""
+        self._docs = pg_derived.sync(self._db, self._embedder)
+        where, params = visible(visibility)
+        with self._db.connect() as connection:
+            if self._embedder is not None:
+                rows = connection.execute(
+                    text(
+                        f"""SELECT s.record_id, s.collection, v.embedding::text AS vector
+                        FROM fact_search s JOIN fact_vectors v
+                            ON v.record_id = s.record_id AND v.row_no = 0
+                        WHERE {where}"""
+                    ),
+                    params,
+                ).all()
+                found = semantic_pairs(rows)
+            else:
+                found = lexical_pairs(connection, where, params)
+            facts = fetch_facts(connection, {rid for pair in found for rid in pair[:2]})
+        pairs = []
+        for left, right, score, tier, method in found:
+            a, b = sorted((facts[left], facts[right]), key=age)
+            pairs.append(DuplicatePair(a, b, round(score, 4), tier, method))
+        pairs.sort(key=lambda pair: (-pair.similarity, age(pair.left), age(pair.right)))
+        return pairs
+
+    # -- ranking ----------------------------------------------------------------------------
+
+    def _rank(self, connection: Connection, query: str, visibility: Visibility) -> Ranking:
+        terms = self._terms(connection, query)
+        lexical = self._bm25(connection, terms, visibility, limit=MATCH_WINDOW)
+        if self._embedder is None:
+            facts = fetch_facts(connection, lexical)
+            order = best_first_ids(lexical, facts, MATCH_WINDOW)
+            matches = [Match(facts[r], lexical[r], ScoreParts(lexical[r])) for r in order]
+            return Ranking(matches, "lexical")
+        # Fewer lexical hits than the window: every fact sharing a lexeme is among them, and
+        # a fact the semantic leg adds has no BM25 to look up.
+        every_lexical_hit = len(lexical) < MATCH_WINDOW
+        ceiling = sum(terms.values()) * (_K1 + 1)
+        words = QueryWords(connection, self._words, query)
+        query_vector = self._embedder.embed([query])[0]
+        keys: dict[str, Shortlisted] = {}
+        bm25 = dict(lexical)
+        aligned: dict[str, float] = {}
+
+        def shortlist(more: set[str]) -> None:
+            """Order keys, word alignment and BM25 of facts new to the shortlist."""
+            more -= keys.keys()
+            found = shortlisted(connection, more)
+            keys.update(found)
+            aligned.update(words.scores(found))
+            if not every_lexical_hit:
+                bm25.update(self._bm25(connection, terms, visibility, ids=more - bm25.keys()))
+
+        nearest = self._nearest(connection, query_vector, visibility)
+        shortlist(set(lexical) | set(nearest))
+        cosine = self._cosines(connection, query_vector, keys.keys() - nearest.keys(), nearest)
+        fused = self._fuse(keys, bm25, ceiling, aligned, cosine)
+        if fused:
+            # Pseudo-relevance feedback (Rocchio), as ranking.rank does: the query moves
+            # towards its best first-pass facts' whole-text vectors, and the legs run again.
+            first = best_first_keys(fused, keys, ranking.FEEDBACK_FACTS)
+            query_vector = query_vector + ranking.FEEDBACK_WEIGHT * self._whole(connection, first)
+            query_vector /= max(float(np.linalg.norm(query_vector)), 1e-12)
+            nearest = self._nearest(connection, query_vector, visibility)
+            shortlist(set(nearest))
+            cosine = self._cosines(connection, query_vector, keys.keys() - nearest.keys(), nearest)
+            fused = self._fuse(keys, bm25, ceiling, aligned, cosine)
+        order = best_first_keys(fused, keys, MATCH_WINDOW)
+        facts = fetch_facts(connection, order)
+        matches = [
+            Match(
+                facts[r],
+                fused[r],
+                ScoreParts(bm25.get(r, 0.0) / ceiling if ceiling else 0.0, cosine[r], aligned[r]),
+            )
+            for r in order
+            if r in facts
+        ]
+        return Ranking(matches, "hybrid")
+
+    @staticmethod
+    def _fuse(
+        pool: Iterable[str],
+        bm25: dict[str, float],
+        ceiling: float,
+        aligned: dict[str, float],
+        cosine: dict[str, float],
+    ) -> dict[str, float]:
+        """The hybrid score of each match: a shared lexeme, or a cosine at the floor."""
+        fused = {}
+        for record_id in pool:
+            lexical = bm25.get(record_id, 0.0)
+            if lexical <= 0 and cosine[record_id] < ranking.SEMANTIC_MATCH_FLOOR:
+                continue
+            normalised = lexical / ceiling if ceiling > 0 else 0.0
+            fused[record_id] = (
+                normalised
+                + ranking.ALIGNMENT_WEIGHT * aligned.get(record_id, 0.0)
+                + ranking.SEMANTIC_WEIGHT * cosine[record_id]
+            )
+        return fused
+
+    def _terms(self, connection: Connection, query: str) -> dict[str, float]:
+        """The query's lexemes known to the store, each with its BM25 idf. The engine's own
+        content words (its stopwords out), stemmed by PostgreSQL's english configuration."""
+        words = content_words(query)
+        if not words:
+            return {}
+        rows = connection.execute(
+            text(
+                """SELECT t.term, ln(1 + (st.docs - t.df + 0.5) / (t.df + 0.5))
+                FROM fact_terms t, fact_search_state st
+                WHERE st.name = 'search' AND t.df > 0 AND t.term IN
+                    (SELECT lexeme FROM unnest(to_tsvector('english', :words)))"""
+            ),
+            {"words": " ".join(words)},
+        )
+        return {str(row[0]): float(row[1]) for row in rows}
+
+    def _bm25(
+        self,
+        connection: Connection,
+        terms: dict[str, float],
+        visibility: Visibility,
+        *,
+        limit: int | None = None,
+        ids: Iterable[str] | None = None,
+    ) -> dict[str, float]:
+        """BM25 of the visible facts matching any term: the best `limit`, or those of `ids`."""
+        if not terms:
+            return {}
+        where, params = visible(visibility)
+        tsquery = " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
+        params.update(
+            tsq=tsquery, terms=list(terms), idfs=list(terms.values()), k1=_K1, b=_B, limit=limit
+        )
+        restrict = ""
+        if ids is not None:
+            restrict, params["ids"] = "AND s.record_id = ANY(:ids)", list(ids)
+        rows = connection.execute(
+            text(
+                f"""WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]),
+                        CAST(:idfs AS float8[])) AS q(term, idf)),
+                st AS (SELECT greatest(total_len::float8 / greatest(docs, 1), 1e-9) AS avg
+                    FROM fact_search_state WHERE name = 'search')
+                SELECT s.record_id, sum(q.idf * cardinality(u.positions) * (:k1 + 1)
+                    / (cardinality(u.positions)
+                       + :k1 * (1 - :b + :b * s.doc_len / st.avg))) AS bm25
+                FROM fact_search s CROSS JOIN st
+                CROSS JOIN LATERAL unnest(s.tsv) AS u
+                JOIN q ON q.term = u.lexeme
+                WHERE s.tsv @@ CAST(:tsq AS tsquery) AND {where} {restrict}
+                GROUP BY s.record_id, s.created_at
+                ORDER BY bm25 DESC, s.created_at, s.record_id
+                LIMIT :limit"""
+            ),
+            params,
+        )
+        return {str(row[0]): float(row[1]) for row in rows}
+
+    def _nearest(
+        self,
+        connection: Connection,
+        vector: np.ndarray,
+        visibility: Visibility,
+        limit: int = MATCH_WINDOW,
+        *,
+        whole: bool = False,
+    ) -> dict[str, float]:
+        """The visible facts closest to `vector` (best row, or the whole text's row only),
+        at most `limit`, with their cosines clipped to [0, 1]."""
+        where, params = visible(visibility)
+        rows_wanted = limit if whole else limit * ROWS_PER_FACT
+        params.update(q=pg_derived.vector_literal(vector), rows=rows_wanted)
+        only_whole = "AND v.row_no = 0" if whole else ""
+        # HNSW returns at most ef_search rows; ask for as many as wanted (1000 at most).
+        connection.execute(text(f"SET LOCAL hnsw.ef_search = {min(max(rows_wanted, 40), 1000)}"))
+        found: dict[str, float] = {}
+        # A small store is scanned exactly at once: HNSW would return fewer rows than asked
+        # (there are not that many, or the filter drops them) and the scan would follow anyway.
+        small = self._docs * ROWS_PER_FACT <= SMALL_STORE_ROWS * rows_wanted
+        for exact in (True,) if small else (False, True):
+            # `+ 0` keeps the planner off the index: the exact scan of the visible rows.
+            order = (
+                "(v.embedding <=> CAST(:q AS vector)) + 0"
+                if exact
+                else ("v.embedding <=> CAST(:q AS vector)")
+            )
+            rows = connection.execute(
+                text(
+                    f"""SELECT v.record_id, 1 - (v.embedding <=> CAST(:q AS vector)) AS cosine
+                    FROM fact_vectors v JOIN fact_search s ON s.record_id = v.record_id
+                    WHERE {where} {only_whole}
+                    ORDER BY {order} LIMIT :rows"""
+                ),
+                params,
+            ).all()
+            found = {}
+            for row in rows:
+                found[str(row[0])] = max(found.get(str(row[0]), 0.0), float(row[1]))
+            if len(rows) == rows_wanted:
+                break
+        ranked = sorted(found.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        return {record_id: float(np.clip(cosine, 0.0, 1.0)) for record_id, cosine in ranked}
+
+    def _cosines(
+        self,
+        connection: Connection,
+        vector: np.ndarray,
+        ids: Iterable[str],
+        known: dict[str, float],
+    ) -> dict[str, float]:
+        """`known` (the nearest facts' best cosines) and, for `ids`, each fact's best cosine
+        (whole text or a sentence) to `vector`, clipped to [0, 1]."""
+        found = dict(known)
+        wanted = list(ids)
+        if wanted:
+            found.update(dict.fromkeys(wanted, 0.0))
+            rows = connection.execute(
+                text(
+                    """SELECT record_id, max(1 - (embedding <=> CAST(:q AS vector)))
+                    FROM fact_vectors WHERE record_id = ANY(:ids) GROUP BY record_id"""
+                ),
+                {"q": pg_derived.vector_literal(vector), "ids": wanted},
+            )
+            found.update((str(row[0]), min(max(float(row[1]), 0.0), 1.0)) for row in rows)
+        return found
+
+    def _whole(self, connection: Connection, ids: Sequence[str]) -> np.ndarray:
+        """The mean whole-text vector of `ids`."""
+        rows = connection.execute(
+            text(
+                """SELECT embedding::text FROM fact_vectors
+                WHERE record_id = ANY(:ids) AND row_no = 0"""
+            ),
+            {"ids": list(ids)},
+        ).all()
+        return np.mean([pg_derived.parse_vector(row[0]) for row in rows], axis=0)

@@ -1,0 +1,252 @@
+"""PostgresIndex (engine/retrieval/postgres.py) against the in-memory index on one store.
+
+What is compared, and why: both backends answer from the same rows, with the same fusion
+formula and constants, so on this fixture (words the tiny model knows, no stopword or
+stemming corner) they must agree on the order of every match, on the tiers and members of
+candidates and duplicate pairs, and on scores to 1e-4 (pgvector computes cosines in single
+precision, numpy's einsum in another order). On real text they need not agree exactly:
+PostgreSQL's english stemmer and stopwords differ from the engine's, and it has no fuzzy
+widening of misspelt words; benchmarks/locomo_recall.py --backend postgres compares recall@10
+there instead."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from engine.contract.errors import MemoryFailure
+from engine.curation.review import retire
+from engine.retrieval import backend
+from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
+from engine.retrieval.in_memory import InMemoryIndex
+from engine.retrieval.postgres import PostgresIndex
+from engine.retrieval.seam import LEXICAL, SEMANTIC, RetrievalIndex, Visibility
+from engine.storage.store import MemoryEngine
+
+FACTS = [
+    ("alice drinks green tea", ("s",), "memory"),
+    ("alice drinks black coffee", ("s", "t"), "memory"),
+    ("bob likes water", ("s",), "memory"),
+    ("alice lives in paris. alice moved to lyon.", ("s",), "memory"),
+    ("carol prefers black tea", ("s",), "work"),
+    ("the project deadline is on friday", ("s",), "work"),
+    ("the project deadline is friday", ("s",), "work"),
+    ("zebra stripes savanna", ("other",), "memory"),
+    ("alice drinks green tea", ("t",), "memory"),
+]
+QUERIES = [
+    "what does alice drink",
+    "black tea",
+    "project deadline friday",
+    "who moved to lyon",
+    "coffee or water",
+    "zebra savanna",
+    "quiet note",
+]
+NO_MODEL = EmbedderStatus(None, "no model in this test (lexical mode)")
+
+
+@pytest.fixture(params=["lexical", "hybrid"])
+def store(
+    request: pytest.FixtureRequest,
+    pg_url: str,
+    open_pg: Callable[..., MemoryEngine],
+    tiny_embedder: StaticModelEmbedder,
+    client_over: Callable[[MemoryEngine], Any],
+) -> MemoryEngine:
+    status = EmbedderStatus(tiny_embedder) if request.param == "hybrid" else NO_MODEL
+    engine = open_pg(pg_url, status)
+    engine.add_collection("work", policy="local_only", policy_source="explicit")
+    client = client_over(engine)
+    for fact_text, scopes, collection in FACTS:
+        client.add(fact_text, *scopes, collection=collection)
+    return engine
+
+
+def both(engine: MemoryEngine) -> tuple[RetrievalIndex, RetrievalIndex]:
+    server = engine.retrieval()
+    assert isinstance(server, PostgresIndex)
+    return server, InMemoryIndex(engine.snapshot(), engine.embedder_status.embedder)
+
+
+def everywhere(engine: MemoryEngine, **fields: Any) -> Visibility:
+    return Visibility(
+        fields.pop("scopes", None), fields.pop("collections", None), engine.now(), **fields
+    )
+
+
+def test_the_server_backend_is_chosen_and_declares_its_legs(store: MemoryEngine) -> None:
+    assert store.retrieval_backend == "postgres"
+    server, memory = both(store)
+    legs = {LEXICAL, SEMANTIC}
+    assert server.capabilities & legs == memory.capabilities & legs
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_recall_ranks_as_the_in_memory_index(store: MemoryEngine, query: str) -> None:
+    server, memory = both(store)
+    for visibility in (everywhere(store), everywhere(store, scopes=["s"], collections=["work"])):
+        ours, theirs = server.rank(query, visibility), memory.rank(query, visibility)
+        assert ours.mode == theirs.mode
+        assert [m.fact.record_id for m in ours.matches] == [
+            m.fact.record_id for m in theirs.matches
+        ]
+        for mine, other in zip(ours.matches, theirs.matches, strict=True):
+            assert mine.fact == other.fact
+            assert mine.score == pytest.approx(other.score, abs=1e-4)
+            assert mine.parts.lexical == pytest.approx(other.parts.lexical, abs=1e-4)
+
+
+@pytest.mark.parametrize("text_", ["alice drinks green tea", "project deadline friday", "tea"])
+def test_candidates_match_the_in_memory_index(store: MemoryEngine, text_: str) -> None:
+    server, memory = both(store)
+    visibility = everywhere(store, scopes=["s", "t"], collections=["memory", "work"])
+    ours, theirs = server.candidates(text_, visibility), memory.candidates(text_, visibility)
+    assert [(c.fact.record_id, c.tier) for c in ours] == [
+        (c.fact.record_id, c.tier) for c in theirs
+    ]
+    assert [c.similarity for c in ours] == pytest.approx([c.similarity for c in theirs], abs=1e-4)
+
+
+def test_exact_duplicate_and_pairs_match_the_in_memory_index(store: MemoryEngine) -> None:
+    server, memory = both(store)
+    digest = store.retrieval().rank("green tea", everywhere(store)).matches[0].fact.content_hash
+    for scopes in (["s"], ["t"], ["other"], ["s", "t"]):
+        visibility = everywhere(store, scopes=scopes)
+        assert server.exact_duplicate(digest, visibility) == memory.exact_duplicate(
+            digest, visibility
+        )
+        ours, theirs = server.duplicate_pairs(visibility), memory.duplicate_pairs(visibility)
+        assert [(p.left, p.right, p.tier, p.method) for p in ours] == [
+            (p.left, p.right, p.tier, p.method) for p in theirs
+        ]
+        assert [p.similarity for p in ours] == pytest.approx([p.similarity for p in theirs])
+
+
+def test_visibility_is_in_the_query_even_for_one_result(store: MemoryEngine) -> None:
+    """The best match of "zebra savanna" is in scope `other`: asked for one result in scope
+    `s`, each leg's query returns a fact of `s` or nothing, never the better one beside it."""
+    server = store.retrieval()
+    assert isinstance(server, PostgresIndex)
+    in_s = everywhere(store, scopes=["s"])
+    server.rank("zebra", in_s)  # brings the derived tables up to date
+    with store.db.connect() as connection:
+        terms = server._terms(connection, "zebra stripes savanna")
+        assert terms, "the lexemes are known to the store"
+        assert server._bm25(connection, terms, in_s, limit=1) == {}
+        embedder = store.embedder_status.embedder
+        if embedder is not None:
+            vector = embedder.embed(["zebra stripes savanna"])[0]
+            for whole in (False, True):
+                nearest = server._nearest(connection, vector, in_s, 1, whole=whole)
+                assert len(nearest) == 1
+                scopes = connection.scalar(
+                    text("SELECT scopes FROM fact_search WHERE record_id = :r"),
+                    {"r": next(iter(nearest))},
+                )
+                assert "s" in scopes
+    for visibility in (in_s, everywhere(store, collections=["work"])):
+        ranked = server.rank("zebra stripes savanna", visibility).matches
+        assert all("other" not in m.fact.scopes for m in ranked)
+    zebra = server.rank("zebra stripes savanna", everywhere(store)).matches[0].fact
+    assert zebra.scopes == ("other",)
+    excluded = everywhere(store, exclude=[zebra.record_id])
+    assert zebra.record_id not in {m.fact.record_id for m in server.rank("zebra", excluded).matches}
+
+
+def test_expired_superseded_and_retired_facts_leave_the_server_index(
+    store: MemoryEngine, client_over: Callable[[MemoryEngine], Any]
+) -> None:
+    client = client_over(store)
+    server = store.retrieval()
+    coffee = client.recall("coffee", ["s"])["facts"][0]
+    assert coffee["text"] == "alice drinks black coffee"
+    client.supersede(coffee, "alice drinks black tea now")
+    water = client.recall("water", ["s"])["facts"][0]
+    retire(store, ref=water["uri"], actor="person", reason="wrong")
+    # A write by anyone, even plain SQL: the change log carries it to the derived tables.
+    with store.db.begin() as connection:
+        connection.execute(
+            text("UPDATE facts SET expires_at = '2000-01-01T00:00:00.000Z' WHERE text = :t"),
+            {"t": "bob likes water"},
+        )
+        connection.execute(
+            text("UPDATE facts SET expires_at = '2000-01-01T00:00:00.000Z' WHERE text LIKE :t"),
+            {"t": "carol%"},
+        )
+    texts = {m.fact.text for m in server.rank("coffee tea water", everywhere(store)).matches}
+    assert "alice drinks black tea now" in texts
+    assert texts.isdisjoint(
+        {"alice drinks black coffee", "bob likes water", "carol prefers black tea"}
+    )
+
+
+def test_a_second_engines_write_is_seen_by_the_next_recall(
+    pg_url: str,
+    open_pg: Callable[..., MemoryEngine],
+    tiny_embedder: StaticModelEmbedder,
+    client_over: Callable[[MemoryEngine], Any],
+) -> None:
+    first = client_over(open_pg(pg_url, EmbedderStatus(tiny_embedder)))
+    first.add("alice drinks green tea")
+    assert [f["text"] for f in first.recall("coffee")["facts"]] == []
+    second = client_over(open_pg(pg_url, EmbedderStatus(tiny_embedder)))
+    assert second.engine.retrieval_backend == "postgres"
+    second.add("bob drinks black coffee")
+    assert [f["text"] for f in first.recall("coffee")["facts"]] == ["bob drinks black coffee"]
+    assert first.remember("bob drinks black coffee", decision="propose")["outcome"] == "existing"
+
+
+def test_changes_are_applied_once_however_many_processes_catch_up(
+    store: MemoryEngine, pg_url: str, open_pg: Callable[..., MemoryEngine]
+) -> None:
+    """Three engines catch up at once (threads standing in for processes): the advisory lock
+    lets one apply each change; the counts then equal a count from scratch."""
+    import threading
+
+    others = [open_pg(pg_url, store.embedder_status) for _ in range(3)]
+    with store.db.begin() as connection:
+        connection.execute(text("UPDATE facts SET caller = caller || '!'"))  # every fact changes
+    threads = [
+        threading.Thread(target=o.retrieval().rank, args=("tea", everywhere(o))) for o in others
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with store.db.connect() as connection:
+        docs, total = connection.execute(
+            text("SELECT docs, total_len FROM fact_search_state WHERE name = 'search'")
+        ).one()
+        assert (docs, total) == connection.execute(
+            text("SELECT count(*), sum(doc_len) FROM fact_search")
+        ).one()
+        assert docs == connection.scalar(
+            text("SELECT count(*) FROM facts WHERE superseded_by IS NULL AND retired_at IS NULL")
+        )
+        drift = connection.scalar(
+            text(
+                """SELECT count(*) FROM fact_terms t FULL JOIN (SELECT lexeme, count(*) AS n
+                FROM fact_search, unnest(tsvector_to_array(tsv)) AS lexeme GROUP BY lexeme) c
+                ON c.lexeme = t.term WHERE coalesce(t.df, 0) <> coalesce(c.n, 0)"""
+            )
+        )
+        assert drift == 0
+
+
+def test_asking_for_the_server_backend_where_it_cannot_be_had_says_how_to_get_it(
+    store: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(backend.RETRIEVAL_ENV, "postgres")
+    monkeypatch.setattr(backend, "vector_problem", lambda db: "no pgvector here")
+    with pytest.raises(MemoryFailure) as raised:
+        backend.server_index(store.db, None)
+    assert raised.value.code == "MEMORY_QUERY_FAILED"
+    assert "CREATE EXTENSION vector" in str(raised.value) and "pgvector" in str(raised.value)
+    monkeypatch.setenv(backend.RETRIEVAL_ENV, "auto")
+    assert backend.server_index(store.db, None) is None  # auto: rank in process instead
+    monkeypatch.setenv(backend.RETRIEVAL_ENV, "memory")
+    assert backend.server_index(store.db, None) is None
