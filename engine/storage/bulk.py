@@ -22,6 +22,7 @@ left behind."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -32,7 +33,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import JSON, column, delete, insert, select, table, update
 from sqlalchemy.orm import Session
 
 from engine.contract.curation_fields import curation_defaults
@@ -62,7 +63,7 @@ from engine.storage.factfiles import (
     remove_temp_files,
     sync_filesystem,
 )
-from engine.storage.records import allocate_docid, row_fields, scope_rows
+from engine.storage.records import allocate_docid, row_fields
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -328,17 +329,15 @@ def _commit_rows(engine: MemoryEngine, planned: list[_Planned]) -> None:
                     ],
                 )
         for chunk in _chunks(rows, BATCH):
-            # Core inserts of plain dicts: ORM unit-of-work bookkeeping would cost more.
-            session.execute(
-                insert(tables.FactRow),
-                [{name: getattr(row, name, None) for name in _COLUMNS} for row in chunk],
-            )
+            # Values as the columns store them (JSON text, ISO times), inserted through a bare
+            # table clause: SQLAlchemy's per-value type processing was most of the commit.
+            session.execute(insert(_FACTS), [_stored(row) for row in chunk])
             scopes = [
-                {"record_id": scope.record_id, "scope": scope.scope}
+                {"record_id": row.record_id, "scope": scope}
                 for row in chunk
-                for scope in scope_rows(row)
+                for scope in row.scopes
             ]
-            session.execute(insert(tables.FactScopeRow), scopes)
+            session.execute(insert(_FACT_SCOPES), scopes)
         _link_predecessors(session, rows)
         bump_generation(session)
         session.commit()
@@ -390,6 +389,29 @@ def _current_hashes(engine: MemoryEngine) -> dict[tuple[str, str], set[str]]:
 
 
 _COLUMNS = [column.name for column in tables.FactRow.__table__.columns]
+_JSON_COLUMNS = {
+    column.name for column in tables.FactRow.__table__.columns if isinstance(column.type, JSON)
+}
+_TIME_COLUMNS = {
+    column.name
+    for column in tables.FactRow.__table__.columns
+    if isinstance(column.type, tables.UtcDateTime)
+}
+_FACTS = table("facts", *(column(name) for name in _COLUMNS))
+_FACT_SCOPES = table("fact_scopes", column("record_id"), column("scope"))
+
+
+def _stored(row: Any) -> dict[str, Any]:
+    """A row's values as the facts table stores them (what the column types would bind)."""
+    values: dict[str, Any] = {}
+    for name in _COLUMNS:
+        value = getattr(row, name, None)
+        if value is not None and name in _JSON_COLUMNS:
+            value = json.dumps(value)
+        elif value is not None and name in _TIME_COLUMNS:
+            value = iso_utc(value)
+        values[name] = value
+    return values
 
 
 # -- recovery ------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from engine.contract.normalize import (
     normalize_scopes,
     parse_iso,
 )
+from engine.storage.front_matter import emit as emit_front_matter
 
 # libyaml's C emitter and parser when present: the pure-Python ones cost ~4 ms a fact file.
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -113,7 +114,9 @@ class FactFile:
             front["relations"] = {"supersedes": list(self.supersedes)}
         if self.workbench:
             front["workbench"] = self.workbench
-        header = yaml.dump(front, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000)
+        header = emit_front_matter(front) or yaml.dump(
+            front, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1000
+        )
         return f"---\n{header}---\n\n{self.text.strip()}\n"
 
 

@@ -1,0 +1,91 @@
+"""A fact file's YAML front matter, written without PyYAML's representer where that is safe.
+
+PyYAML's representer is pure Python and cost an import about 90 microseconds a fact, the
+largest part of writing 100k files. The front matter is a small tree of mappings, lists,
+strings, numbers, booleans and nulls, so `emit` writes it directly in the block layout
+yaml.dump uses: a string that reads back as itself unquoted stays plain, any other is
+double-quoted with JSON's escapes (a subset of YAML's). Whatever it is not sure of (a float
+YAML would read otherwise, a list of mappings, a character YAML's reader refuses or a line
+break it would fold) makes `emit` return None, and the caller uses yaml.dump. Either way
+the text reads back to the same values (tests/engine/test_front_matter.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from yaml.nodes import ScalarNode
+from yaml.resolver import Resolver
+
+_STR = "tag:yaml.org,2002:str"
+_RESOLVER = Resolver()
+# Characters that may stand unquoted: no indicator, comment, quote or flow character.
+_PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ .,/@+=()-]*[A-Za-z0-9_.)/]|[A-Za-z0-9_]")
+# What YAML's reader refuses, and the line breaks a quoted scalar would fold to a space.
+_UNSAFE = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\x85\u2028\u2029]"
+)
+_SIMPLE_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+")
+
+
+class _NotSimple(Exception):
+    """The tree holds something `emit` leaves to yaml.dump."""
+
+
+def emit(front: dict[str, Any]) -> str | None:
+    """The block-style YAML of `front` (yaml.dump's layout), or None to use yaml.dump."""
+    lines: list[str] = []
+    try:
+        _mapping(front, "", lines)
+    except _NotSimple:
+        return None
+    return "\n".join(lines) + "\n"
+
+
+def _mapping(value: dict[str, Any], indent: str, lines: list[str]) -> None:
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise _NotSimple
+        name = _scalar(key)
+        if isinstance(item, dict) and item:
+            lines.append(f"{indent}{name}:")
+            _mapping(item, indent + "  ", lines)
+        elif isinstance(item, list) and item:
+            lines.append(f"{indent}{name}:")
+            for element in item:
+                if isinstance(element, dict | list):
+                    raise _NotSimple
+                lines.append(f"{indent}- {_scalar(element)}")
+        else:
+            lines.append(f"{indent}{name}: {_scalar(item)}")
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, dict | list):
+        if value:
+            raise _NotSimple
+        return "{}" if isinstance(value, dict) else "[]"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)
+        if not _SIMPLE_FLOAT.fullmatch(text):
+            raise _NotSimple  # 1e+20, inf, nan: YAML 1.1 reads those differently
+        return text
+    if not isinstance(value, str) or _UNSAFE.search(value):
+        raise _NotSimple
+    if _PLAIN.fullmatch(value) and _reads_as_string(value):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _reads_as_string(value: str) -> bool:
+    """Unquoted, `value` would be read back as this string (not a bool, number, date...)."""
+    return _RESOLVER.resolve(ScalarNode, value, (True, False)) == _STR
