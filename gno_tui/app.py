@@ -24,6 +24,7 @@ from gno_tui.messages import (
     WorkerFailed,
     forward_failure,
 )
+from gno_tui.render.decision_log import fact_uris
 from gno_tui.theme import WORKBENCH_THEME
 from gno_tui.workbench_commands import (
     GLOBAL_COMMANDS,
@@ -205,7 +206,14 @@ class GnoApp(UsesWorkbench, App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="app-log")
     def load_decision_log(self) -> None:
         entries = self.service.curation.decision_log()
-        self.call_from_thread(self.push_screen, DecisionLogScreen(entries))
+        facts: dict[str, tuple[str, str]] = {}  # uri -> (docid, text), for a person to read
+        for uri in dict.fromkeys(u for e in entries for u in fact_uris(e["target"])):
+            try:
+                row = self.service.facts.get(uri)
+            except MemoryFailure:
+                continue  # gone from the index (purged elsewhere): the uri is all there is
+            facts[uri] = (row.docid, row.text)
+        self.call_from_thread(self.push_screen, DecisionLogScreen(entries, facts))
 
     def action_show_screen_help(self) -> None:
         """F1 / ?: the help of the screen in front, in a modal that scrolls (HelpScreen

@@ -1,127 +1,43 @@
 """What each CLI command does, once its arguments are parsed.
 
-gno_tui.cli imports this module only when a command runs (every command opens the store), so
-the engine façade loads here, at the top, and `gno-tui --help` and `--version` never load it."""
+gno_tui.cli imports this module only when a command runs, and each command imports what its
+verb needs (`gno-tui --help` and `--version` load no engine; a `recall --json` loads the recall
+path and no rich, textual or mcp). Opening the store and reading arguments is
+gno_tui/cli_store.py; import and export are gno_tui/cli_transfer.py."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.facade import (
-    ImportRequest,
-    MemoryFailure,
-    MemoryService,
-    RecallRequest,
-    RememberRequest,
-    keyed_json,
-    open_service,
-    parse_keyed_request,
-)
-from gno_tui.cli_io import (
-    default_caller,
-    default_session,
-    emit_json,
-    hide_password,
-    read_stdin_bytes,
-)
+from engine.facade import MemoryFailure
+from gno_tui.cli_io import default_caller, default_session, emit_json
+from gno_tui.cli_store import check_text_arguments, open_store, read_receipt, stdin_text
 
-# How deeply arrays and objects may nest in a receipt file (as in every JSON the engine takes).
-MAX_JSON_DEPTH = 32
-# Options that name files or URLs: bytes that are not UTF-8 are legal in a POSIX path.
-_PATH_OPTIONS = frozenset({"home", "db", "model", "path", "output", "request", "receipt"})
+if TYPE_CHECKING:
+    from engine.facade import MemoryService
+
+# The engine's request types and verbs are imported in each command: a cold call loads the
+# path of its one verb (a recall never loads curation, the keyed API or import/export).
 
 
-def _is_database_error(exc: BaseException) -> bool:
-    """Raised by the database layer (SQLAlchemy, psycopg, sqlite3): the store, not the input."""
-    return any(
-        cls.__module__.split(".")[0] in ("sqlalchemy", "psycopg", "sqlite3", "_sqlite3")
-        for cls in type(exc).__mro__
-    )
+def cmd_import(args: argparse.Namespace) -> int:
+    from gno_tui.cli_transfer import cmd_import as run_import
+
+    return run_import(args)
 
 
-def open_store(args: argparse.Namespace) -> MemoryService:
-    try:
-        return open_service(home=args.home, db_url=args.db, model=args.model)
-    except Exception as exc:
-        url = args.db or os.environ.get("GNO_TUI_DB") or ""
-        if isinstance(exc, MemoryFailure):
-            if url and exc.code == "MEMORY_QUERY_FAILED":
-                raise MemoryFailure(exc.code, _without_password(exc.message, url)) from None
-            raise
-        if not _is_database_error(exc):
-            raise
-        where = hide_password(url) if url else "the SQLite index in the home (index.sqlite)"
-        detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        raise MemoryFailure(
-            "MEMORY_QUERY_FAILED",
-            _without_password(
-                f"Cannot reach the index database {where}: {detail}. Check that the database "
-                "server is running and the URL (--db or $GNO_TUI_DB) is right, or leave --db "
-                "out to use the SQLite index in the home.",
-                url,
-            ),
-        ) from None
+def cmd_export(args: argparse.Namespace) -> int:
+    from gno_tui.cli_transfer import cmd_export as run_export
 
-
-def _without_password(message: str, url: str) -> str:
-    from urllib.parse import unquote, urlsplit
-
-    message = message.replace(url, hide_password(url))
-    try:
-        password = urlsplit(url).password
-    except ValueError:
-        return message
-    for secret in {password, unquote(password)} if password else set():
-        message = message.replace(secret, "***")
-    return message
-
-
-def _check_text_arguments(args: argparse.Namespace) -> None:
-    """Text options (not paths) must be UTF-8; a byte that is not arrives as a surrogate."""
-    for dest, value in vars(args).items():
-        if dest in _PATH_OPTIONS:
-            continue
-        for item in value if isinstance(value, list) else [value]:
-            if not isinstance(item, str):
-                continue
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                flag = {
-                    "text": "TEXT",
-                    "query": "QUERY",
-                    "scopes": "--scope",
-                    "allow_scopes": "--allow-scope",
-                }.get(dest, "--" + dest.replace("_", "-"))
-                raise MemoryFailure(
-                    "MEMORY_TEXT_INVALID",
-                    f"{flag} is not valid UTF-8 text: character {exc.start + 1} is a byte that "
-                    "does not decode. Pass UTF-8 (use a UTF-8 locale, or re-encode the input, "
-                    "e.g. `iconv -f latin1 -t utf-8`).",
-                ) from None
-
-
-def _stdin_text(what: str, code: str, fix: str) -> str:
-    """stdin decoded as strict UTF-8; bytes that are not are `code`, saying where and how."""
-    data = read_stdin_bytes()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise MemoryFailure(
-            code,
-            f"{what} is not valid UTF-8: byte 0x{data[exc.start]:02X} at offset {exc.start} "
-            f"does not decode. {fix}",
-        ) from None
+    return run_export(args)
 
 
 def run(args: argparse.Namespace) -> int:
-    _check_text_arguments(args)
+    check_text_arguments(args)
     if args.command is None:
         from gno_tui.launch import open_workbench
 
@@ -163,73 +79,12 @@ def _decision(args: argparse.Namespace) -> tuple[str | None, str | None]:
     return implied or args.decision, args.supersede or args.predecessor
 
 
-def _json_depth_over(value: Any, limit: int) -> bool:
-    """Does `value` nest arrays and objects deeper than `limit`? (No recursion.)"""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            if depth > limit:
-                return True
-            stack.extend((child, depth + 1) for child in item)
-    return False
-
-
-def _read_receipt(path: str | None) -> Any:
-    if path is None:
-        return None
-    fix = "Pass the saved output of `gno-tui recall ... --json` (UTF-8 JSON) or its receipt."
-    try:
-        data = read_stdin_bytes() if path == "-" else Path(path).read_bytes()
-    except OSError as exc:
-        raise MemoryFailure(
-            "MEMORY_RECEIPT_INVALID",
-            f"Cannot read the receipt file {path}: {exc.strerror}. Save a recall "
-            "with `gno-tui recall ... --json > receipt.json` and pass that file.",
-        ) from exc
-    try:
-        raw = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise MemoryFailure(
-            "MEMORY_RECEIPT_INVALID",
-            f"The receipt file {path} is not UTF-8 (byte 0x{data[exc.start]:02X} at offset "
-            f"{exc.start}). {fix}",
-        ) from None
-    try:
-        receipt = json.loads(raw)
-    except RecursionError:
-        raise MemoryFailure(
-            "MEMORY_RECEIPT_INVALID",
-            f"The receipt file {path} nests arrays and objects too deep. {fix}",
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise MemoryFailure(
-            "MEMORY_RECEIPT_INVALID",
-            f"The receipt file {path} is not JSON ({exc.msg} at line {exc.lineno}). Pass the "
-            "saved output of `gno-tui recall ... --json` or its receipt object.",
-        ) from exc
-    if _json_depth_over(receipt, MAX_JSON_DEPTH):
-        raise MemoryFailure(
-            "MEMORY_RECEIPT_INVALID",
-            f"The receipt file {path} nests arrays and objects more than {MAX_JSON_DEPTH} "
-            f"deep. {fix}",
-        )
-    if not isinstance(receipt, dict):
-        # A `null` would otherwise read as "no receipt" and silently skip the fence.
-        raise MemoryFailure(
-            "MEMORY_RECEIPT_INVALID",
-            f"The receipt file {path} holds JSON {type(receipt).__name__}, not an object. Pass "
-            "the saved output of `gno-tui recall ... --json` or its receipt object.",
-        )
-    return receipt
-
-
 def cmd_remember(args: argparse.Namespace) -> int:
+    from engine.facade import RememberRequest
+
     decision, predecessor = _decision(args)
     text = (
-        _stdin_text(
+        stdin_text(
             "The fact text on stdin",
             "MEMORY_TEXT_INVALID",
             "Pass UTF-8 text (re-encode it, e.g. `iconv -f latin1 -t utf-8 | gno-tui remember -`).",
@@ -247,7 +102,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
         predecessor_hash=args.predecessor_hash,
         collection=args.collection,
         source=args.source,
-        receipt=_read_receipt(args.receipt),
+        receipt=read_receipt(args.receipt),
         derived_from=args.derived_from,
     )
     result = open_store(args).remember(request)
@@ -262,6 +117,8 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
+    from engine.facade import RecallRequest
+
     request = RecallRequest(
         query=args.query,
         scopes=args.scopes,
@@ -405,131 +262,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_import(args: argparse.Namespace) -> int:
-    from gno_tui.cli_render import progress_reporter
-
-    store = open_store(args)
-    with progress_reporter(enabled=not args.json, label="Importing") as progress:
-        request = ImportRequest(
-            Path(args.path),
-            fmt=args.format,
-            scopes=args.scopes,
-            collection=args.collection,
-            dry_run=args.dry_run,
-            caller=f"import:{default_caller(None)}",
-        )
-        try:
-            report = store.interop.import_file(request, progress=progress)
-        except RecursionError:  # JSON nested too deep for the decoder (the file is read whole
-            # and checked before anything is written, so nothing was imported)
-            raise MemoryFailure(
-                "MEMORY_IMPORT_INVALID",
-                f"{args.path}: arrays and objects nest too deep (at most {MAX_JSON_DEPTH} "
-                "levels make sense in a memory). Flatten the data. Nothing was imported.",
-            ) from None
-    if args.json:
-        emit_json(report.to_json())
-    else:
-        from gno_tui.cli_render import render_import
-
-        render_import(report, dry_run=args.dry_run)
-    return 0
-
-
-# The home's own files: canonical (collections.yaml) or the index and its lock and secret.
-_STORE_FILES = (
-    "collections.yaml",
-    "index.sqlite",
-    "index.sqlite-wal",
-    "index.sqlite-shm",
-    "index.sqlite-journal",
-    ".write.lock",
-    ".keyed-secret",
-)
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
-
-
-def _export_target(store: MemoryService, output: str, *, folder: bool) -> Path:
-    """The resolved --output, refused (MEMORY_USAGE_INVALID, nothing written) when it would
-    overwrite the store's canonical files or cannot be written as asked."""
-
-    def refuse(why: str) -> MemoryFailure:
-        return MemoryFailure(
-            "MEMORY_USAGE_INVALID",
-            f"--output {output} {why}; nothing was written. Export to a file or folder outside "
-            "the collection roots, e.g. --output ~/gno-export.jsonl (jsonl, ob1) or "
-            "--output ~/gno-export (gno).",
-        )
-
-    target = Path(output).expanduser().resolve()
-    home = store.home.resolve()
-    if target in {home / name for name in _STORE_FILES}:
-        raise refuse(f"is the store's own file {target.name}")
-    for row in store.collections():
-        root = Path(row.root).resolve()
-        if _inside(target, root):
-            raise refuse(
-                f"is inside the root of collection {row.name!r} ({root}), whose fact files "
-                "are canonical"
-            )
-        if folder and _inside(root, target / "facts"):
-            raise refuse(f"would write over the root of collection {row.name!r}")
-    if folder:
-        if target.exists() and not target.is_dir():
-            raise refuse("is a file; --format gno writes a folder of fact files")
-    elif target.is_dir():
-        raise refuse("is a folder; --format jsonl and ob1 write one file")
-    elif not target.parent.is_dir():
-        raise refuse(f"is in a folder that does not exist ({target.parent})")
-    return target
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    store = open_store(args)
-    interop = store.interop
-    if args.format == "gno":
-        if not args.output:
-            raise MemoryFailure(
-                "MEMORY_USAGE_INVALID", "--format gno writes a folder: pass --output DIR."
-            )
-        folder = _export_target(store, args.output, folder=True)
-        count = interop.export_gno(folder)
-        summary = {"format": "gno", "output": str(folder), "facts": count}
-        if args.json:
-            emit_json(summary)
-        else:
-            from gno_tui.cli_render import render_export
-
-            render_export(count, str(folder))
-        return 0
-    target = _export_target(store, args.output, folder=False) if args.output else None
-    if args.format == "ob1":
-        text = json.dumps(interop.export_ob1(), ensure_ascii=False) + "\n"
-    else:
-        text = "".join(
-            json.dumps(item, ensure_ascii=False) + "\n" for item in interop.export_jsonl()
-        )
-    if target is not None:
-        try:
-            target.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise MemoryFailure(
-                "MEMORY_USAGE_INVALID",
-                f"Cannot write --output {args.output}: {exc.strerror or exc}. Pass a file in a "
-                "folder you can write to.",
-            ) from None
-        if args.json:
-            emit_json({"format": args.format, "output": str(target)})
-    else:
-        sys.stdout.write(text)
-    return 0
-
-
 def cmd_memory(args: argparse.Namespace) -> int:
     """The keyed API: one seed-003 request in, the response as compact JSON out."""
+    from engine.facade import keyed_json, parse_keyed_request
+
     if args.action is None:
         raise MemoryFailure(
             "MEMORY_USAGE_INVALID",
@@ -544,7 +280,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
         where = "stdin" if args.request == "-" else args.request
         try:
             raw = (
-                _stdin_text(
+                stdin_text(
                     "The request on stdin",
                     "MEMORY_REQUEST_INVALID",
                     "Pass the JSON request as UTF-8.",

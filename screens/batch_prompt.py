@@ -1,23 +1,29 @@
-"""One decision for every marked item: choose it, read the count summary, then y or n.
+"""Decisions for the marked items, each item its own or one for all, then a summary and y/n.
 
-Review uses it for marked proposals (add or reject), Library for marked facts (confirm, stale,
-evidence-only, retire). A choice that needs a reason asks for one before the summary. The
-choice is returned by name; the screen turns it into a decision (an unknown name is refused
-there, never taken for another)."""
+Review uses it for marked proposals (add, reject, edit then add), Library for marked facts
+(confirm, stale, evidence-only, retire). The prompt lists the marked items with the decision
+each will get: a choice key decides the highlighted item and moves to the next (the screens'
+own habit), `*` then a choice key decides every item at once. A choice that needs a reason
+asks for one (for the item, or one for all); edit opens the item's text first. `y` applies the
+decided items and leaves the undecided ones as they are. The choice is returned by name per
+item; the screen turns it into a decision (an unknown name is refused there, never taken for
+another)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Static
+from textual.widgets import Label, Static
 
-from screens.modal import Modal, ask
+from gno_tui.widgets.fact_table import FactTable
+from screens.edit_prompt import EditPrompt
+from screens.modal import Modal, ask, quoted
 from screens.reason_prompt import ReasonPrompt
 
 _Id = TypeVar("_Id", str, int)
@@ -27,12 +33,22 @@ _Id = TypeVar("_Id", str, int)
 class BatchChoice:
     action: str
     reason: str | None = None
+    text: str | None = None  # the edited text (edit, then add)
+
+
+@dataclass(frozen=True)
+class BatchItem(Generic[_Id]):
+    """A marked item as the prompt lists it: its id, a short name (#docid, #12) and its text."""
+
+    id: _Id
+    name: str
+    text: str
 
 
 @dataclass(frozen=True)
 class Choice:
-    """A decision the prompt offers: its key binding (key, title, id, tooltip), what the count
-    summary calls it, and whether it needs a reason."""
+    """A decision the prompt offers: its key binding (key, title, id, tooltip), what the
+    summary calls it, and whether it needs a reason or an edited text first."""
 
     key: str
     title: str
@@ -40,14 +56,16 @@ class Choice:
     tooltip: str
     summary: str
     needs_reason: bool = False
+    edits: bool = False  # one item at a time: `*` does not apply it to all
 
 
-class BatchPrompt(Modal[BatchChoice | None]):
+class BatchPrompt(Modal[list[tuple[Any, BatchChoice]] | None]):
     """The shared behaviour; a subclass names its items and its choices (each one a key)."""
 
     CSS = """
     BatchPrompt {
-        #batch-box { width: 70; border: round $warning; }
+        #batch-box { width: 100; max-height: 90%; border: round $warning; }
+        #batch-items { height: auto; max-height: 16; margin: 1 0; }
     }
     """
     BOX_ID = "batch-box"
@@ -55,7 +73,8 @@ class BatchPrompt(Modal[BatchChoice | None]):
     MARK_FIRST: ClassVar[str] = "Mark items first."  # what `y` says when nothing is marked
     CHOICES: ClassVar[dict[str, Choice]] = {}  # by action
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "confirm", "Apply", id="batch.confirm", tooltip="Apply the summary"),
+        Binding("asterisk", "all", "All", id="batch.all", tooltip="The next choice: every item"),
+        Binding("y", "confirm", "Apply", id="batch.confirm", tooltip="Apply the decided items"),
         Binding("n,escape", "close", "Cancel", id="batch.cancel", tooltip="Apply nothing"),
     ]
 
@@ -70,78 +89,152 @@ class BatchPrompt(Modal[BatchChoice | None]):
             ]
         super().__init_subclass__(**options)
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, items: Sequence[BatchItem[Any]]) -> None:
         super().__init__()
-        self.count = count
-        self.choice: BatchChoice | None = None
+        self.items = list(items)
+        self.decided: dict[int, BatchChoice] = {}  # by position in `items`
+        self.for_all = False  # `*` was pressed: the next choice decides every item
 
     @classmethod
     def ask(
         cls,
         screen: Screen[Any],
-        marked: Collection[_Id],
-        apply: Callable[[BatchChoice, list[_Id]], object],
+        items: Sequence[BatchItem[_Id]],
+        apply: Callable[[list[tuple[_Id, BatchChoice]]], object],
     ) -> None:
-        """`y` on a screen: ask for one decision for the marked items, then apply it to them
-        (sorted); nothing when the prompt is cancelled. With nothing marked, say how to mark."""
-        if not marked:
+        """`y` on a screen: ask for the marked items' decisions, then apply the decided ones
+        (in the order listed); nothing when the prompt is cancelled. With nothing marked, say
+        how to mark."""
+        if not items:
             screen.notify(cls.MARK_FIRST, severity="warning")
             return
-        ids = sorted(marked)
-        ask(screen, cls(len(ids)), lambda choice: apply(choice, ids))
+        ask(screen, cls(items), apply)
 
     def box_content(self) -> ComposeResult:
-        yield Static(self._question(), id="batch-summary")
+        yield Label(f"Batch decision · {len(self.items)} marked {self.NOUN}", classes="pane-title")
+        yield Static(self._keys_line(), id="batch-keys")
+        yield FactTable(id="batch-items")
+        yield Static(self._summary(), id="batch-summary")
+
+    def on_mount(self) -> None:
+        table = self.query_one(FactTable)
+        table.add_columns("decision", "item", "text")
+        for index in range(len(self.items)):
+            table.add_row(*self._cells(index), key=str(index))
+        table.focus()
+
+    # -- what the prompt shows ------------------------------------------------------------
 
     def _keys(self) -> str:
         return " · ".join(
-            f"{choice.key} {choice.summary}" + (" (one reason)" if choice.needs_reason else "")
+            f"{choice.key} {choice.summary}" + (" (reason)" if choice.needs_reason else "")
             for choice in self.CHOICES.values()
         )
 
-    def _question(self) -> Text:
+    def _keys_line(self) -> Text:
         text = Text()
-        if self.choice is None:
-            text.append(f"{self.count} marked {self.NOUN}.\n", style="bold")
-            text.append(f"{self._keys()} · n cancel")
-        else:
-            text.append(f"{self.count} {self.choice.action}", style="bold")
-            if self.choice.reason:
-                text.append(f" (reason: {self.choice.reason})")
-            text.append("\napply? y / n")
+        if self.for_all:
+            text.append(f"Every item: {self._keys()}", style="bold")
+            return text
+        text.append(f"{self._keys()}: the highlighted item, then the next\n")
+        text.append("* then a key: every item · y apply · n cancel", style="dim")
         return text
 
+    def _decision(self, index: int) -> str:
+        choice = self.decided.get(index)
+        if choice is None:
+            return "—"
+        summary = self.CHOICES[choice.action].summary
+        return summary + (f" ({choice.reason})" if choice.reason else "")
+
+    def _cells(self, index: int) -> list[object]:
+        item = self.items[index]
+        choice = self.decided.get(index)
+        text = choice.text if choice is not None and choice.text is not None else item.text
+        return [self._decision(index), item.name, quoted(text, 60) if text else ""]
+
+    def _summary(self) -> Text:
+        counts: dict[str, int] = {}
+        for choice in self.decided.values():
+            name = self.CHOICES[choice.action].summary
+            counts[name] = counts.get(name, 0) + 1
+        left = len(self.items) - len(self.decided)
+        parts = [f"{count} {name}" for name, count in counts.items()]
+        parts += [f"{left} undecided (left as they are)"] if left else []
+        text = Text(" · ".join(parts), style="bold")
+        text.append("\napply? y / n" if self.decided else "\nchoose first, then y")
+        return text
+
+    def _show(self) -> None:
+        table = self.query_one(FactTable)
+        for index in range(len(self.items)):
+            table.update_cell(str(index), table.ordered_columns[0].key, self._decision(index))
+            table.update_cell(str(index), table.ordered_columns[2].key, self._cells(index)[2])
+        self.query_one("#batch-keys", Static).update(self._keys_line())
+        self.query_one("#batch-summary", Static).update(self._summary())
+
+    # -- deciding --------------------------------------------------------------------------
+
+    def action_all(self) -> None:
+        self.for_all = not self.for_all
+        self._show()
+
     def action_choose(self, action: str) -> None:
-        if not self.CHOICES[action].needs_reason:
-            self.choice = BatchChoice(action)
-            self.query_one("#batch-summary", Static).update(self._question())
+        choice, table = self.CHOICES[action], self.query_one(FactTable)
+        everyone, self.for_all = self.for_all, False
+        positions = list(range(len(self.items))) if everyone else [table.cursor_row]
+        if everyone and choice.edits:
+            self.notify(f"{choice.title} is one item at a time.", severity="warning")
+            self._show()
             return
+        item = self.items[positions[0]]
 
-        def with_reason(reason: str) -> None:
-            self.choice = BatchChoice(action, reason)
-            self.query_one("#batch-summary", Static).update(self._question())
+        def decide(made: BatchChoice) -> None:
+            for index in positions:
+                self.decided[index] = made
+            self._show()
+            if not everyone:  # on to the next item, as on the screen itself
+                table.move_cursor(row=min(table.cursor_row + 1, len(self.items) - 1))
 
-        ask(self, ReasonPrompt(f"Why {action} these {self.count} {self.NOUN}?"), with_reason)
+        if choice.edits:
+            question = f"Edit {item.name}, then {choice.summary}"
+            ask(self, EditPrompt(question, item.text),
+                lambda text: decide(BatchChoice(action, text=text)))  # fmt: skip
+        elif choice.needs_reason:
+            whom = f"these {len(positions)} {self.NOUN}" if everyone else item.name
+            context = "" if everyone else quoted(item.text)
+            ask(self, ReasonPrompt(f"Why {action} {whom}?", context=context),
+                lambda reason: decide(BatchChoice(action, reason)))  # fmt: skip
+        else:
+            decide(BatchChoice(action))
 
     def action_confirm(self) -> None:
-        if self.choice is None:
+        if not self.decided:
             self.notify(f"Choose first: {self._keys()}.", severity="warning")
             return
-        self.dismiss(self.choice)
+        self.dismiss([(self.items[i].id, c) for i, c in sorted(self.decided.items())])
 
 
 class ProposalBatchPrompt(BatchPrompt):
     NOUN = "proposal(s)"
     MARK_FIRST = "Mark proposals with space first."
     CHOICES: ClassVar[dict[str, Choice]] = {
-        "add": Choice("a", "Add all", "batch.add", "Add every marked proposal", "add all"),
+        "add": Choice("a", "Add", "batch.add", "Add the proposal", "add"),
         "reject": Choice(
             "x",
-            "Reject all",
+            "Reject",
             "batch.reject",
-            "Reject every marked proposal, with one reason",
-            "reject all",
+            "Reject the proposal, with a reason",
+            "reject",
             needs_reason=True,
+        ),
+        "edit": Choice(
+            "e",
+            "Edit+add",
+            "batch.edit",
+            "Edit the proposal's text, then add it",
+            "edit+add",
+            edits=True,
         ),
     }
 
@@ -152,25 +245,25 @@ class FactBatchPrompt(BatchPrompt):
     CHOICES: ClassVar[dict[str, Choice]] = {
         "confirm": Choice(
             "c",
-            "Confirm all",
+            "Confirm",
             "bulk.confirm",
-            "Vouch for every marked fact (user_confirmed, freshness reset)",
-            "confirm all",
+            "Vouch for the fact (user_confirmed, freshness reset)",
+            "confirm",
         ),
-        "stale": Choice("S", "Stale all", "bulk.stale", "Mark every one stale", "mark all stale"),
+        "stale": Choice("S", "Stale", "bulk.stale", "Mark the fact stale", "stale"),
         "evidence-only": Choice(
             "E",
             "Evidence-only",
             "bulk.evidence",
-            "Every marked fact: evidence only, never an instruction",
-            "make all evidence-only",
+            "The fact: evidence only, never an instruction",
+            "evidence-only",
         ),
         "retire": Choice(
             "X",
-            "Retire all",
+            "Retire",
             "bulk.retire",
-            "Retire every marked fact, with one reason (files stay)",
-            "retire all",
+            "Retire the fact, with a reason (its file stays)",
+            "retire",
             needs_reason=True,
         ),
     }

@@ -29,9 +29,12 @@ class DecisionLogScreen(Modal[None]):
         Binding("escape,q,at", "close", "Close", id="log.close", tooltip="Back to the review queue")
     ]
 
-    def __init__(self, entries: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, entries: list[dict[str, Any]], facts: dict[str, tuple[str, str]] | None = None
+    ) -> None:
         super().__init__()
         self.entries = entries
+        self.facts = facts or {}  # a target's uri -> (docid, text), to name it by
 
     def box_content(self) -> ComposeResult:
         yield Label(
@@ -44,7 +47,7 @@ class DecisionLogScreen(Modal[None]):
         table = self.query_one(FactTable)
         table.add_columns(*LOG_COLUMNS)
         for entry in self.entries:
-            table.add_row(*log_cells(entry))
+            table.add_row(*log_cells(entry, self.facts))
         table.focus()
         if self.entries:
             self.show_detail(0)
@@ -55,4 +58,4 @@ class DecisionLogScreen(Modal[None]):
     def show_detail(self, index: int) -> None:
         if not 0 <= index < len(self.entries):
             return
-        self.query_one("#log-detail", Static).update(log_detail(self.entries[index]))
+        self.query_one("#log-detail", Static).update(log_detail(self.entries[index], self.facts))

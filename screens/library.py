@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.coordinate import Coordinate
 from textual.message import Message
-from textual.widgets import DataTable, Header, Input, Static, Tab, Tabs
+from textual.widgets import DataTable, Input, Static, Tab, Tabs
 
 from engine.facade import (
     Curation,
@@ -19,7 +17,6 @@ from engine.facade import (
     FactRecord,
     LibraryFilter,
     LibraryPage,
-    MemoryFailure,
     iso_utc,
 )
 from gno_tui.messages import OpenChain
@@ -27,9 +24,10 @@ from gno_tui.render.library import COLUMN_RANKS, COLUMNS, TABS, detail_text, fac
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.fitted_table import Column, FittedTable
 from gno_tui.widgets.footer import WorkbenchFooter
-from screens.base import Workbench, WorkbenchScreen
-from screens.batch_prompt import BatchChoice, FactBatchPrompt
+from gno_tui.widgets.header import WorkbenchHeader
+from screens.base import Workbench
 from screens.commands.library import LIBRARY_COMMANDS
+from screens.library_marks import LibraryMarks
 from screens.modal import ask, quoted
 from screens.reason_prompt import ReasonPrompt
 
@@ -40,6 +38,17 @@ FILTER_SETTING = "library.filter"  # the home's surface setting that keeps the f
 @dataclass
 class PageLoaded(Message):
     page: LibraryPage
+    fuzzy: bool = False  # no fact held every word: these are the closest, by fuzzy matching
+
+
+def fell_back(wanted: LibraryFilter, tab: str, page: LibraryPage) -> bool:
+    """Whether the page is the filter's fuzzy fallback. The exact match keeps only facts that
+    contain every word (case aside), and the fallback runs only when none does, so a listed
+    fact missing a word means the fallback answered."""
+    words = wanted.text.lower().split()
+    if tab == "attention" or page.offset or not words or not page.rows:
+        return False  # the attention tab and later pages never fall back
+    return any(word not in page.rows[0].text.lower() for word in words)
 
 
 @dataclass
@@ -48,17 +57,7 @@ class DetailLoaded(Message):
     body: Text
 
 
-def batch_curation(choice: BatchChoice) -> Callable[[str, str], Curation]:
-    """A batch choice as the curation of each marked fact (by ref, for an actor). The choices
-    are curation actions by name, and `evidence-only`: a use-policy change. An unknown name
-    is refused (MemoryFailure), never taken for another action."""
-    if choice.action == "evidence-only":
-        return lambda ref, actor: Curation(CurationAction.USE_POLICY, ref, actor, instruction=False)
-    action = CurationAction.parse(choice.action)
-    return lambda ref, actor: Curation(action, ref, actor, reason=choice.reason or "")
-
-
-class LibraryScreen(WorkbenchScreen):
+class LibraryScreen(LibraryMarks):
     HELP = """
 ## Library
 
@@ -77,8 +76,8 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
   `u` restores a retired fact. Nothing is ever deleted.
 - `space` marks a fact and moves on; `v` starts a range and `v` again marks every row
   between (`ctrl+a` marks every row shown, `ctrl+\\` clears);
-  `y` then applies one decision to every marked fact (confirm, stale, evidence-only, or
-  retire with one reason) after a count summary answered with `y` or `n`.
+  `y` then lists the marked facts: `c`/`S`/`E`/`X` decide the highlighted one and move on,
+  `*` then a key decides them all; a summary, then `y` applies (one `z` undoes it) or `n`.
 - `enter` opens the fact's supersession chain. `\\` hides the detail pane (more columns
   fit; the narrowest tables keep summary and status).
 - `z` takes back your latest decision (any screen), `ctrl+z` does it again; `@` shows the log.
@@ -105,10 +104,11 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         self.rows: list[FactRecord] = []
         self.total = 0
         self.marked: set[str] = set()  # record ids, kept across reloads until applied
+        self.fuzzy = False  # the list is the filter's fuzzy fallback (said in the summary)
         self.visual_anchor: int | None = None  # the row a `v` range starts from
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield WorkbenchHeader()
         yield Tabs(*[Tab(label, id=f"tab-{key}") for key, label in TABS], id="library-tabs")
         yield Input(
             placeholder="filter: words  s:scope  c:collection  st:status  @time  !term leaves out",
@@ -149,7 +149,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         self, wanted: LibraryFilter, tab: str, offset: int, limit: int = PAGE_SIZE
     ) -> None:
         page = self.service.facts.library_page(wanted, tab=tab, offset=offset, limit=limit)
-        self.deliver(PageLoaded(page))
+        self.deliver(PageLoaded(page, fell_back(wanted, tab, page)))
 
     def on_page_loaded(self, message: PageLoaded) -> None:
         page = message.page
@@ -158,6 +158,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         # process's write moves rows, and the next key must act on the fact the person chose.
         keep: tuple[str | None, int] | None = None
         if page.offset == 0:
+            self.fuzzy = message.fuzzy
             keep = (table.key_at_cursor(), table.cursor_row)
             table.clear()
             self.rows = []
@@ -192,6 +193,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
             + (f" · {len(self.marked)} marked (y decides)" if self.marked else "")
             + (" · visual: v marks to here" if self.visual_anchor is not None else "")
             + (" · filter: " + self._filter_text() if self._filter_text() else "")
+            + (" · fuzzy: no fact has every word, the closest shown" if self.fuzzy else "")
             + (f" · as of {iso_utc(self.filter.as_of)}" if self.filter.as_of else "")
         )
 
@@ -316,77 +318,6 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         return f"{label}: done"
 
     def curated(self) -> None:
-        self.reload()
-
-    # -- marks and batch decisions ------------------------------------------------------
-
-    def _show_mark(self, index: int) -> None:
-        row = self.rows[index]
-        cells = fact_cells(row, self.service.now(), row.record_id in self.marked)
-        self.query_one(FactTable).update_cell_at(Coordinate(index, 0), cells[0])
-
-    def action_mark(self) -> None:
-        if (row := self._selected()) is None:
-            return
-        self.marked ^= {row.record_id}
-        table = self.query_one(FactTable)
-        index = table.cursor_row
-        self._show_mark(index)
-        table.move_cursor(row=min(index + 1, len(self.rows) - 1))
-        self._summary()
-
-    def action_visual(self) -> None:
-        table = self.query_one(FactTable)
-        if not self.rows:
-            return
-        if self.visual_anchor is None:
-            self.visual_anchor = table.cursor_row
-        else:
-            low, high = sorted((self.visual_anchor, table.cursor_row))
-            self.visual_anchor = None
-            for index in range(low, min(high, len(self.rows) - 1) + 1):
-                self.marked.add(self.rows[index].record_id)
-                self._show_mark(index)
-        self._summary()
-
-    def action_mark_all(self) -> None:
-        self.marked |= {row.record_id for row in self.rows}
-        for index in range(len(self.rows)):
-            self._show_mark(index)
-        self._summary()
-
-    def action_clear_marks(self) -> None:
-        self.marked.clear()
-        for index in range(len(self.rows)):
-            self._show_mark(index)
-        self._summary()
-
-    def action_batch(self) -> None:
-        FactBatchPrompt.ask(self, self.marked, self.decide_all)
-
-    @work(thread=True, exclusive=False, exit_on_error=False, group="library-curate")
-    def decide_all(self, choice: BatchChoice, record_ids: list[str]) -> None:
-        """One decision per fact, each its own write; a fact the engine refuses (already
-        retired, say) is counted with its error code and the rest go on."""
-        curation_of = batch_curation(choice)  # an unknown choice fails the worker, loudly
-        refused: list[str] = []
-        with self.service.curation.batch():  # one `z` takes the whole batch back
-            for record_id in record_ids:
-                try:
-                    self.service.curation.curate(curation_of(record_id, self.actor))
-                except MemoryFailure as failure:
-                    refused.append(failure.code)
-        done = len(record_ids) - len(refused)
-        note = f"{choice.action}: {done} done"
-        if refused:
-            note += f", {len(refused)} refused ({', '.join(sorted(set(refused)))})"
-        self.app.call_from_thread(
-            self.notify, note, severity="warning" if refused else "information"
-        )
-        self.app.call_from_thread(self._batch_applied)
-
-    def _batch_applied(self) -> None:
-        self.marked.clear()
         self.reload()
 
     # -- the chain ----------------------------------------------------------------------

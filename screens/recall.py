@@ -10,7 +10,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Header, Input, Label, ProgressBar, Static
+from textual.widgets import DataTable, Input, Label, ProgressBar, Static
 
 from engine.facade import (
     ALIGNMENT_WEIGHT,
@@ -38,6 +38,7 @@ from gno_tui.render.why_not import why_not_text
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.fitted_table import Column, FittedTable
 from gno_tui.widgets.footer import WorkbenchFooter
+from gno_tui.widgets.header import WorkbenchHeader
 from screens.base import Workbench
 from screens.commands.recall import RECALL_COMMANDS
 from screens.json_modal import JsonModal
@@ -140,7 +141,7 @@ Recall the facts an agent would get for a query, under a budget.
         self.summary: LabelSummary | None = None  # this person's labels across recalls
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield WorkbenchHeader()
         with Horizontal(id="recall-form"):
             yield Input(placeholder="query — what to recall (enter runs)", id="recall-query")
             yield Input(placeholder="scopes, comma-separated", id="recall-scopes")

@@ -12,7 +12,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Header, Input, Label, Static
+from textual.widgets import DataTable, Input, Label, Static
 
 from engine.facade import POLICY_STRICTNESS, CollectionRecord, ReceiptCheck
 from gno_tui.render.badges import egress_badge, short_hash
@@ -20,6 +20,7 @@ from gno_tui.render.receipts import effective_text, fence_verdict, receipt_state
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.fitted_table import Column, FittedTable
 from gno_tui.widgets.footer import WorkbenchFooter
+from gno_tui.widgets.header import WorkbenchHeader
 from screens.base import Workbench
 from screens.commands.receipts import RECEIPTS_COMMANDS
 from screens.modal import ask
@@ -119,7 +120,7 @@ revision.
         self.effective: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield WorkbenchHeader()
         yield Label("Receipts, newest first", classes="pane-title")
         with Horizontal(id="receipts-top"):
             with Vertical(id="receipts-list"):

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import DataTable, Header, Input, Label, Select, Static, TextArea
+from textual.widgets import DataTable, Input, Label, Select, Static, TextArea
 
 from engine.facade import (
     FenceExposure,
@@ -36,6 +36,7 @@ from gno_tui.render.remember import (
 )
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.footer import WorkbenchFooter
+from gno_tui.widgets.header import WorkbenchHeader
 from gno_tui.widgets.scope_suggester import ScopeSuggester, split_scopes
 from screens.base import Workbench, WorkbenchScreen
 from screens.commands.remember import REMEMBER_COMMANDS
@@ -136,7 +137,7 @@ with their similarity: a write that only rewords a recalled memory is probably a
         self._debounce: Timer | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield WorkbenchHeader()
         with Horizontal(id="remember-body"):
             with Vertical(id="remember-form"):
                 yield Label("Text", classes="field-label")

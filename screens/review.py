@@ -16,7 +16,6 @@ from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import (
     DataTable,
-    Header,
     Input,
     Select,
     Static,
@@ -36,8 +35,9 @@ from gno_tui.render.proposals import calibration_line, proposal_cells, proposal_
 from gno_tui.widgets.duplicates_pane import DuplicatesPane, PairsCounted
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.footer import WorkbenchFooter
+from gno_tui.widgets.header import WorkbenchHeader
 from screens.base import Workbench, WorkbenchScreen
-from screens.batch_prompt import BatchChoice, ProposalBatchPrompt
+from screens.batch_prompt import BatchChoice, BatchItem, ProposalBatchPrompt
 from screens.commands.review import REVIEW_COMMANDS
 from screens.edit_prompt import EditPrompt, MergePrompt
 from screens.modal import ask, quoted
@@ -78,8 +78,9 @@ precision and recall tell whether it suits this store.
   (`J`/`K` choose) · `m` merge with the chosen candidate: one text for both, edited
   first, that supersedes it · `x` reject, with a reason · `e` edit the text, then add
   (`ctrl+o` there opens it in $VISUAL / $EDITOR).
-- `space` marks a proposal; `y` applies one decision (add, or reject with one reason) to
-  every marked proposal after a summary answered with `y` or `n`.
+- `space` marks a proposal; `y` lists the marked ones: `a`/`x`/`e` decide the highlighted
+  one and move on, `*` then a key decides them all; a summary ("2 add · 1 reject"), then
+  `y` applies (one `z` undoes the batch) or `n` cancels.
 
 **Duplicates**: near-duplicate pairs among the current facts of a scope.
 
@@ -116,7 +117,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         self.calibration: ThresholdCheck | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield WorkbenchHeader()
         with TabbedContent(id="review-tabs", initial="proposals"):
             with TabPane("Proposals", id="proposals"):
                 with Horizontal(classes="review-body"):
@@ -306,12 +307,13 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         self._summary()
 
     def action_batch(self) -> None:
-        def apply(choice: BatchChoice, ids: list[int]) -> None:
-            self.decide(
-                [Decision(pid, choice.action, self.actor, reason=choice.reason) for pid in ids]
-            )
+        def apply(chosen: list[tuple[int, BatchChoice]]) -> None:
+            self.decide([Decision(pid, choice.action, self.actor, reason=choice.reason,
+                                  text=choice.text) for pid, choice in chosen])  # fmt: skip
 
-        ProposalBatchPrompt.ask(self, self.marked, apply)
+        marked = [p for p in self.proposals if p["id"] in self.marked]
+        items = [BatchItem(p["id"], f"#{p['id']}", p["text"]) for p in marked]
+        ProposalBatchPrompt.ask(self, items, apply)
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="review-decide")
     def decide(self, decisions: list[Decision]) -> None:

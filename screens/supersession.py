@@ -10,7 +10,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Header, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from engine.facade import (
     ChainEdit,
@@ -23,9 +23,10 @@ from engine.facade import (
 from gno_tui.render.chain import chain_diff, chain_row, chain_status
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.footer import WorkbenchFooter
+from gno_tui.widgets.header import WorkbenchHeader
 from screens.base import Workbench, WorkbenchScreen
 from screens.commands.supersession import SUPERSESSION_COMMANDS
-from screens.modal import ask
+from screens.modal import ask, quoted
 from screens.reason_prompt import ReasonPrompt
 
 # Unchanged words kept around each change in the diffs (`{` / `}`); None: the whole text.
@@ -42,6 +43,8 @@ class ChainLoaded(Message):
 @dataclass
 class HeadConflict(Message):
     message: str
+    text: str  # what the person wrote: offered again over the new head, not thrown away
+    revert: bool
 
 
 @dataclass
@@ -92,9 +95,10 @@ red, added words in green).
         self.split = False
         self.context_step = len(CONTEXT_STEPS) - 1  # the whole text
         self.to_head = False  # the next load moves the cursor to the head (after a supersede)
+        self.kept: tuple[str, bool] | None = None  # a successor's text that lost the race
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield WorkbenchHeader()
         yield Input(
             placeholder="a fact: gno:// uri, #docid or recordId (enter opens)", id="chain-ref"
         )
@@ -152,6 +156,12 @@ red, added words in green).
         table.move_cursor(row=target)
         table.focus()
         self.render_diffs(target)
+        if self.kept is not None and self.versions:
+            (text, revert), self.kept, head = self.kept, None, self.versions[-1]
+            question = (
+                f"The head changed while you wrote: it is now {head.docid}. Supersede it with:"
+            )
+            self.ask_successor(question, text, revert=revert, context=quoted(head.text))
 
     def _index_of(self, record_id: str) -> int:
         return next(i for i, v in enumerate(self.versions) if v.record_id == record_id)
@@ -255,12 +265,14 @@ red, added words in green).
         prompt = f"Revert to v{table.cursor_row + 1} {older.docid}: the new head will say"
         self.ask_successor(prompt, older.text, revert=True)
 
-    def ask_successor(self, question: str, text: str, *, revert: bool = False) -> None:
+    def ask_successor(
+        self, question: str, text: str, *, revert: bool = False, context: str = ""
+    ) -> None:
         """Ask for the head's successor (`text`, editable, first), then write it."""
         head = self.versions[-1]
         ask(
             self,
-            ReasonPrompt(question, initial=text),
+            ReasonPrompt(question, initial=text, context=context),
             lambda written: self.supersede(head.uri, head.content_hash, written, revert=revert),
         )
 
@@ -272,18 +284,21 @@ red, added words in green).
             result = self.service.curation.edit_chain(edit)
         except MemoryFailure as failure:
             if failure.code in ("MEMORY_SUPERSEDE_CONFLICT", "MEMORY_PREDECESSOR_HASH_MISMATCH"):
-                self.post_message(HeadConflict(failure.message))
+                self.post_message(HeadConflict(failure.message, text, revert))
                 return
             raise
         self.post_message(Superseded(result["outcome"], result["record"]["recordId"]))
 
     def on_head_conflict(self, message: HeadConflict) -> None:
         self.notify(
-            f"head changed, refresh: {message.message}",
+            f"head changed, refresh: {message.message} Your text is kept: write it over the "
+            "new head, or escape.",
             title="Supersede conflict",
             severity="warning",
             timeout=8,
         )
+        self.kept = (message.text, message.revert)
+        self.to_head = True
         self.action_reload()
 
     def on_superseded(self, message: Superseded) -> None:

@@ -2,14 +2,17 @@
 
     python scripts/screenshots.py [OUT_DIR]
 
-Builds the demo store (fixed clock, lexical mode so no model is needed), opens each screen of
-SCREENS_BY_MODE at 140x40 with Textual's Pilot, presses the keys that bring it to a populated
-state, saves OUT_DIR/<mode>.svg (default screenshots/) and converts it to PNG with
-rsvg-convert when that is installed."""
+Builds the demo store as `gno-tui --demo` does (the bundled model loaded, so recall and the
+candidates rank hybrid at the threshold a user gets; no network; a fixed clock so the pictures
+repeat), opens each screen of SCREENS_BY_MODE at 140x40 with Textual's Pilot, presses the keys
+that bring it to a populated state, saves OUT_DIR/<mode>.svg (default screenshots/) and
+converts it to PNG with rsvg-convert when that is installed. It refuses to shoot in lexical
+fallback: a picture must show what a user sees."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 import subprocess
 import sys
@@ -19,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from engine.facade.service import open_service
-from engine.retrieval.embeddings import EmbedderStatus
 from gno_tui.app import GnoApp, create_app
 from gno_tui.demo import demo_clock, seed_demo
 from screens import SCREENS_BY_MODE
@@ -88,12 +90,39 @@ async def shoot(app: GnoApp, mode: str, out: Path) -> Path:
         if mode in STEPS:
             await STEPS[mode](pilot)
             await settle(pilot)
-        # Toasts come and go with time; a screenshot shows the screen, not them.
+        # Toasts come and go with time, a cursor blinks: a screenshot shows the screen only.
         app.clear_notifications()
+        for widget in app.screen.query("Input, TextArea"):
+            widget.cursor_blink = False  # type: ignore[attr-defined]
         await pilot.pause()
         svg = out / f"{mode}.svg"
         app.save_screenshot(filename=svg.name, path=str(out))
     return svg
+
+
+# Textual's SVG export draws each run of text at its cell (x) stretched to its cells
+# (textLength); a cell is 0.61 of its 20px font. rsvg-convert lays out a run's leading and
+# trailing no-break spaces as nothing, which glued "^p" to "palette" and shifted words in the
+# PNGs; for the PNG only, those spaces become an offset instead (the SVG is left as it is).
+CELL = 12.2
+_RUN = re.compile(
+    r'(<text [^>]*?x=")([\d.]+)("[^>]*?textLength=")([\d.]+)("[^>]*>)([^<]*)(</text>)'
+)
+_NBSP = "&#160;"
+
+
+def _without_edge_spaces(match: re.Match[str]) -> str:
+    start, x, middle, length, rest, content, end = match.groups()
+    body, lead = content, 0
+    while body.startswith(_NBSP):
+        body, lead = body[len(_NBSP) :], lead + 1
+    trail = 0
+    while body.endswith(_NBSP):
+        body, trail = body[: -len(_NBSP)], trail + 1
+    if not body:
+        return ""
+    x_new, length_new = float(x) + lead * CELL, float(length) - (lead + trail) * CELL
+    return f"{start}{x_new:g}{middle}{length_new:g}{rest}{body}{end}"
 
 
 def to_png(svg: Path) -> Path | None:
@@ -101,7 +130,8 @@ def to_png(svg: Path) -> Path | None:
     if converter is None:
         return None
     png = svg.with_suffix(".png")
-    subprocess.run([converter, "-o", str(png), str(svg)], check=True)
+    laid_out = _RUN.sub(_without_edge_spaces, svg.read_text(encoding="utf-8"))
+    subprocess.run([converter, "-o", str(png)], input=laid_out.encode(), check=True)
     return png
 
 
@@ -109,8 +139,12 @@ async def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="gno-tui-shots-") as home:
         service = open_service(
-            home=home, embedder_status=EmbedderStatus(None, "demo: lexical"), clock=demo_clock()
+            home=home, db_url=f"sqlite:///{home}/index.sqlite", clock=demo_clock()
         )
+        status = service.embedder_status
+        if status.embedder is None:
+            reason = status.unavailable_reason
+            raise SystemExit(f"the bundled model did not load ({reason}): no screenshots")
         made = seed_demo(service)
         try:
             for mode in SCREENS_BY_MODE:

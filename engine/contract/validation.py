@@ -6,13 +6,14 @@ import json
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import fastjsonschema
-from jsonschema import Draft7Validator, Draft202012Validator, FormatChecker
-from jsonschema.protocols import Validator
 
 from engine.contract.errors import MemoryFailure
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 SCHEMA_FILES = {
     "remember": "gno-memory-remember-result.schema.json",
@@ -41,6 +42,10 @@ def load_schema(name: str) -> dict[str, Any]:
 
 @cache
 def validator(name: str) -> Validator:
+    # jsonschema (~0.1 s to import) only where a document's errors are listed: imports, the
+    # tests. Results go through the compiled validator below.
+    from jsonschema import Draft7Validator, Draft202012Validator, FormatChecker
+
     schema = load_schema(name)
     cls = Draft202012Validator if "2020-12" in schema.get("$schema", "") else Draft7Validator
     return cls(schema, format_checker=FormatChecker())

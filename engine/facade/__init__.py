@@ -3,7 +3,17 @@
 `open_service(...)` gives a `MemoryService`; its verbs take the request dataclasses below and
 return the seed results or the dataclasses below. gno_tui/ and screens/ import from here and
 from nowhere else in the engine (tests/test_architecture.py checks it), so what a surface may
-rely on is exactly this module's `__all__`."""
+rely on is exactly this module's `__all__`.
+
+Only the contract's errors and normalisation (the standard library beneath them) load with
+this module. Every other name loads on first use (`__getattr__` below, PEP 562): a CLI recall
+needs neither curation nor the keyed API nor import/export, and loading them all cost about
+0.3 s of every cold call. The same names are imported under TYPE_CHECKING, so that type
+checkers and readers see where each comes from; `_LAZY` must name the same places
+(tests/engine/test_facade_lazy.py checks them against `__all__` and each other)."""
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from engine.contract.errors import MemoryFailure, exit_code_for
 from engine.contract.normalize import (
@@ -17,44 +27,105 @@ from engine.contract.normalize import (
     normalize_scopes,
     parse_iso,
 )
-from engine.contract.validation import load_schema, schema_errors
-from engine.curation.calibration import ThresholdCheck
-from engine.curation.chain_edits import ChainEdit
-from engine.curation.labels import LABELS, LabelSummary
-from engine.curation.merge import merged_text
-from engine.curation.review import Decision
-from engine.curation.review_queue import ReviewQueue
-from engine.curation.undo import Redone, Undone
-from engine.facade.curation import Curation, CurationAction, DuplicateVerdict
-from engine.facade.factory import resolve_home
-from engine.facade.facts import FactQuery
-from engine.facade.interop import ImportRequest
-from engine.facade.service import ExplainedRecall, MemoryService, open_service
-from engine.interop.transfer import EXPORT_FORMATS, ImportReport
-from engine.keyed.cursor import dumps as keyed_json
-from engine.keyed.requests import UINT64_MAX
-from engine.keyed.requests import parse_request_json as parse_keyed_request
-from engine.keyed.service import HELD_SCHEMA as KEYED_HELD_SCHEMA
-from engine.memory.browse import (
-    STATUSES,
-    FactPage,
-    current_at,
-    is_stale,
-    status_at,
-    status_of,
-)
-from engine.memory.library import LibraryFilter, LibraryPage
-from engine.memory.recall import MAX_FACTS_LIMIT, MAX_TOKENS_LIMIT, RecallRequest
-from engine.memory.receipts import FenceExposure, FenceNearMiss, ReceiptCheck
-from engine.memory.remember import RememberRequest
-from engine.memory.resources import FACT_TEMPLATE, FACT_URI, PROPOSALS_URI
-from engine.memory.why_not import REASONS as WHY_NOT_REASONS
-from engine.memory.why_not import LeftOut, NoMatch, WhyNot
-from engine.retrieval.embeddings import EmbedderStatus
-from engine.retrieval.ranking import ALIGNMENT_WEIGHT, SEMANTIC_WEIGHT, ScoreParts
-from engine.retrieval.seam import DuplicatePair
-from engine.storage.tables import CollectionRow as CollectionRecord
-from engine.storage.tables import FactRow as FactRecord
+
+if TYPE_CHECKING:
+    from engine.contract.validation import load_schema, schema_errors
+    from engine.curation.calibration import ThresholdCheck
+    from engine.curation.chain_edits import ChainEdit
+    from engine.curation.labels import LABELS, LabelSummary
+    from engine.curation.merge import merged_text
+    from engine.curation.review import Decision
+    from engine.curation.review_queue import ReviewQueue
+    from engine.curation.undo import Redone, Undone
+    from engine.facade.curation import Curation, CurationAction, DuplicateVerdict
+    from engine.facade.factory import resolve_home
+    from engine.facade.facts import FactQuery
+    from engine.facade.interop import ImportRequest
+    from engine.facade.service import ExplainedRecall, MemoryService, open_service
+    from engine.interop.transfer import EXPORT_FORMATS, ImportReport
+    from engine.keyed.cursor import dumps as keyed_json
+    from engine.keyed.requests import UINT64_MAX
+    from engine.keyed.requests import parse_request_json as parse_keyed_request
+    from engine.keyed.service import HELD_SCHEMA as KEYED_HELD_SCHEMA
+    from engine.memory.browse import (
+        STATUSES,
+        FactPage,
+        current_at,
+        is_stale,
+        status_at,
+        status_of,
+    )
+    from engine.memory.library import LibraryFilter, LibraryPage
+    from engine.memory.recall import MAX_FACTS_LIMIT, MAX_TOKENS_LIMIT, RecallRequest
+    from engine.memory.receipts import FenceExposure, FenceNearMiss, ReceiptCheck
+    from engine.memory.remember import RememberRequest
+    from engine.memory.resources import FACT_TEMPLATE, FACT_URI, PROPOSALS_URI
+    from engine.memory.why_not import REASONS as WHY_NOT_REASONS
+    from engine.memory.why_not import LeftOut, NoMatch, WhyNot
+    from engine.retrieval.embeddings import EmbedderStatus
+    from engine.retrieval.ranking import ALIGNMENT_WEIGHT, SEMANTIC_WEIGHT, ScoreParts
+    from engine.retrieval.seam import DuplicatePair
+    from engine.storage.tables import CollectionRow as CollectionRecord
+    from engine.storage.tables import FactRow as FactRecord
+
+# name -> (module, attribute): where each name loaded on first use is defined.
+_LAZY: dict[str, tuple[str, str]] = {
+    "ALIGNMENT_WEIGHT": ("engine.retrieval.ranking", "ALIGNMENT_WEIGHT"),
+    "ChainEdit": ("engine.curation.chain_edits", "ChainEdit"),
+    "CollectionRecord": ("engine.storage.tables", "CollectionRow"),
+    "Curation": ("engine.facade.curation", "Curation"),
+    "CurationAction": ("engine.facade.curation", "CurationAction"),
+    "Decision": ("engine.curation.review", "Decision"),
+    "DuplicatePair": ("engine.retrieval.seam", "DuplicatePair"),
+    "DuplicateVerdict": ("engine.facade.curation", "DuplicateVerdict"),
+    "EXPORT_FORMATS": ("engine.interop.transfer", "EXPORT_FORMATS"),
+    "EmbedderStatus": ("engine.retrieval.embeddings", "EmbedderStatus"),
+    "ExplainedRecall": ("engine.facade.service", "ExplainedRecall"),
+    "FACT_TEMPLATE": ("engine.memory.resources", "FACT_TEMPLATE"),
+    "FACT_URI": ("engine.memory.resources", "FACT_URI"),
+    "FactPage": ("engine.memory.browse", "FactPage"),
+    "FactQuery": ("engine.facade.facts", "FactQuery"),
+    "FactRecord": ("engine.storage.tables", "FactRow"),
+    "FenceExposure": ("engine.memory.receipts", "FenceExposure"),
+    "FenceNearMiss": ("engine.memory.receipts", "FenceNearMiss"),
+    "ImportReport": ("engine.interop.transfer", "ImportReport"),
+    "ImportRequest": ("engine.facade.interop", "ImportRequest"),
+    "KEYED_HELD_SCHEMA": ("engine.keyed.service", "HELD_SCHEMA"),
+    "LABELS": ("engine.curation.labels", "LABELS"),
+    "LabelSummary": ("engine.curation.labels", "LabelSummary"),
+    "LeftOut": ("engine.memory.why_not", "LeftOut"),
+    "LibraryFilter": ("engine.memory.library", "LibraryFilter"),
+    "LibraryPage": ("engine.memory.library", "LibraryPage"),
+    "MAX_FACTS_LIMIT": ("engine.memory.recall", "MAX_FACTS_LIMIT"),
+    "MAX_TOKENS_LIMIT": ("engine.memory.recall", "MAX_TOKENS_LIMIT"),
+    "MemoryService": ("engine.facade.service", "MemoryService"),
+    "NoMatch": ("engine.memory.why_not", "NoMatch"),
+    "PROPOSALS_URI": ("engine.memory.resources", "PROPOSALS_URI"),
+    "RecallRequest": ("engine.memory.recall", "RecallRequest"),
+    "ReceiptCheck": ("engine.memory.receipts", "ReceiptCheck"),
+    "Redone": ("engine.curation.undo", "Redone"),
+    "RememberRequest": ("engine.memory.remember", "RememberRequest"),
+    "ReviewQueue": ("engine.curation.review_queue", "ReviewQueue"),
+    "SEMANTIC_WEIGHT": ("engine.retrieval.ranking", "SEMANTIC_WEIGHT"),
+    "STATUSES": ("engine.memory.browse", "STATUSES"),
+    "ScoreParts": ("engine.retrieval.ranking", "ScoreParts"),
+    "ThresholdCheck": ("engine.curation.calibration", "ThresholdCheck"),
+    "UINT64_MAX": ("engine.keyed.requests", "UINT64_MAX"),
+    "Undone": ("engine.curation.undo", "Undone"),
+    "WHY_NOT_REASONS": ("engine.memory.why_not", "REASONS"),
+    "WhyNot": ("engine.memory.why_not", "WhyNot"),
+    "current_at": ("engine.memory.browse", "current_at"),
+    "is_stale": ("engine.memory.browse", "is_stale"),
+    "keyed_json": ("engine.keyed.cursor", "dumps"),
+    "load_schema": ("engine.contract.validation", "load_schema"),
+    "merged_text": ("engine.curation.merge", "merged_text"),
+    "open_service": ("engine.facade.service", "open_service"),
+    "parse_keyed_request": ("engine.keyed.requests", "parse_request_json"),
+    "resolve_home": ("engine.facade.factory", "resolve_home"),
+    "schema_errors": ("engine.contract.validation", "schema_errors"),
+    "status_at": ("engine.memory.browse", "status_at"),
+    "status_of": ("engine.memory.browse", "status_of"),
+}
 
 __all__ = [
     "ALIGNMENT_WEIGHT",
@@ -124,3 +195,17 @@ __all__ = [
     "status_at",
     "status_of",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value  # the next lookup is an ordinary global
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

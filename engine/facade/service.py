@@ -11,27 +11,27 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from engine.contract.normalize import check_utf8
-from engine.facade.curation import CurationApi
 from engine.facade.factory import EngineOptions, open_engine
-from engine.facade.facts import FactsApi
-from engine.facade.interop import InteropApi
-from engine.facade.keyed import KeyedApi
-from engine.facade.receipts import ReceiptsApi
-from engine.interop.ob1 import ob1_memory, ob1_response
-from engine.interop.ob1_recall import recall_ob1
-from engine.memory import surface_state
-from engine.memory.recall import RecallRequest, ScoreParts, recall_explained
-from engine.memory.remember import RememberRequest, remember
-from engine.retrieval.embeddings import EmbedderStatus
-from engine.retrieval.matching import matching_block
-from engine.storage import tables
-from engine.storage.group_commit import write_batch
-from engine.storage.reindex import reindex
-from engine.storage.store import MemoryEngine
+
+if TYPE_CHECKING:
+    from engine.facade.curation import CurationApi
+    from engine.facade.facts import FactsApi
+    from engine.facade.interop import InteropApi
+    from engine.facade.keyed import KeyedApi
+    from engine.facade.receipts import ReceiptsApi
+    from engine.memory.recall import RecallRequest, ScoreParts
+    from engine.memory.remember import RememberRequest
+    from engine.retrieval.embeddings import EmbedderStatus
+    from engine.storage import tables
+    from engine.storage.store import MemoryEngine
+
+# Each verb imports what it runs (recall, remember, a namespace, OB1 shapes, reindex, group
+# commit): a cold CLI call loads the path of its one verb and nothing else.
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,38 @@ class MemoryService:
         # The storage beneath, for engine-internal callers (tests, benchmarks, the demo
         # seeder's bulk path); surfaces use the verbs.
         self.engine = engine
-        self.facts = FactsApi(engine)
-        self.curation = CurationApi(engine)
-        self.receipts = ReceiptsApi(engine)
-        self.keyed = KeyedApi(engine)
-        self.interop = InteropApi(engine)
+
+    # -- the namespaces, each made on first use ---------------------------------------------
+
+    @cached_property
+    def facts(self) -> FactsApi:
+        from engine.facade.facts import FactsApi
+
+        return FactsApi(self.engine)
+
+    @cached_property
+    def curation(self) -> CurationApi:
+        from engine.facade.curation import CurationApi
+
+        return CurationApi(self.engine)
+
+    @cached_property
+    def receipts(self) -> ReceiptsApi:
+        from engine.facade.receipts import ReceiptsApi
+
+        return ReceiptsApi(self.engine)
+
+    @cached_property
+    def keyed(self) -> KeyedApi:
+        from engine.facade.keyed import KeyedApi
+
+        return KeyedApi(self.engine)
+
+    @cached_property
+    def interop(self) -> InteropApi:
+        from engine.facade.interop import InteropApi
+
+        return InteropApi(self.engine)
 
     # -- the store --------------------------------------------------------------------------
 
@@ -70,11 +97,15 @@ class MemoryService:
     def surface_setting(self, name: str) -> str | None:
         """A surface's own setting kept in this home between runs (the workbench's Library
         filter); no memory: never recalled, exported or reindexed."""
+        from engine.memory import surface_state
+
         return surface_state.read_setting(self.engine.home, name)
 
     def set_surface_setting(self, name: str, value: str | None) -> None:
         """Keep (None: forget) a surface's setting in this home; a home that cannot be written
         keeps nothing, silently (the setting is a convenience, not memory)."""
+        from engine.memory import surface_state
+
         surface_state.write_setting(self.engine.home, name, value)
 
     @property
@@ -98,6 +129,8 @@ class MemoryService:
 
     def matching(self) -> dict[str, Any]:
         """The dedup matching in force: mode, threshold, and why semantic is unavailable."""
+        from engine.retrieval.matching import matching_block
+
         status = self.engine.embedder_status
         return matching_block(status.embedder, status.unavailable_reason)
 
@@ -118,6 +151,8 @@ class MemoryService:
     ) -> dict[str, Any]:
         """A memory-remember@1.0 result. `hold_writes` (a propose-only surface) queues an add
         or supersede for a person instead of writing it."""
+        from engine.memory.remember import remember
+
         return remember(self.engine, request, hold_writes=hold_writes, origin=origin)
 
     @contextmanager
@@ -126,24 +161,34 @@ class MemoryService:
         share one hold of the write lock and one index transaction, committed when the block
         ends; their results are true (durable) only after it. No other write may run inside.
         engine/storage/group_commit.py says what a crash or a failed commit does."""
+        from engine.storage.group_commit import write_batch
+
         with write_batch(self.engine):
             yield
 
     def recall(self, request: RecallRequest) -> dict[str, Any]:
         """A memory-recall@1.0 result; its receipt is stored."""
+        from engine.memory.recall import recall_explained
+
         return recall_explained(self.engine, request)[0]
 
     def recall_explained(self, request: RecallRequest) -> ExplainedRecall:
+        from engine.memory.recall import recall_explained
+
         result, parts = recall_explained(self.engine, request)
         return ExplainedRecall(result, parts)
 
     def recall_ob1(self, request: RecallRequest) -> dict[str, Any]:
         """The same recall shaped as an OB1 recall response."""
+        from engine.interop.ob1_recall import recall_ob1
+
         return recall_ob1(self.engine, request)
 
     def recall_as_ob1(self, result: dict[str, Any]) -> dict[str, Any]:
         """A recall result already issued (its receipt stored: no second recall) shaped as an
         OB1 recall response, not validated (the workbench shows it beside its schema check)."""
+        from engine.interop.ob1 import ob1_memory, ob1_response
+
         memories = []
         for fact in result["facts"]:
             row = self.facts.get(fact["recordId"])
@@ -152,6 +197,8 @@ class MemoryService:
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Make the index agree with the fact files; `progress(done, total)` per file."""
+        from engine.storage.reindex import reindex
+
         return reindex(self.engine, progress)
 
     # -- collections ------------------------------------------------------------------------

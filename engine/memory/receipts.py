@@ -9,7 +9,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rapidfuzz import fuzz
 from sqlalchemy import delete as sql_delete
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -277,6 +276,8 @@ def fence_near_misses(
     """The receipted spans whose fence form is close to `text`'s (rapidfuzz ratio at least
     `threshold`) but not equal to it, closest first. `receipt` (a recall result or its
     `receipt`): only that receipt's spans; else the spans of every stored receipt."""
+    from rapidfuzz import fuzz  # here: a recall (which issues receipts) never needs it
+
     form = fence_form(text)
     if not form:
         return []

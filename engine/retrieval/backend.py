@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError
 
 from engine.contract.errors import MemoryFailure
 from engine.retrieval.embeddings import Embedder
-from engine.retrieval.postgres import PostgresIndex
+
+if TYPE_CHECKING:
+    from engine.retrieval.postgres import PostgresIndex
 
 RETRIEVAL_ENV = "GNO_TUI_RETRIEVAL"
 CHOICES = ("auto", "postgres", "memory")
@@ -80,6 +83,10 @@ def server_index(db: Engine, embedder: Embedder | None) -> PostgresIndex | None:
         return None
     problem = vector_problem(db)
     if problem is None:
+        # Imported here: a store on SQLite (every CLI call on one) never loads the PostgreSQL
+        # backend's modules.
+        from engine.retrieval.postgres import PostgresIndex
+
         return PostgresIndex(db, embedder)
     if choice == "postgres":
         raise MemoryFailure(

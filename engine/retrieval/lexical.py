@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from rapidfuzz import fuzz, process
 
 from engine.retrieval.growing import Postings
 
@@ -101,6 +100,8 @@ def fuzzy_text(text: str) -> str:
 def similarity(left: str, right: str) -> float:
     """Lexical similarity in [0, 1] for dedup when no model is available: the mean of a
     token-sort ratio (word order ignored) and a token-set ratio (one text inside the other)."""
+    from rapidfuzz import fuzz  # loaded where it is used: a recall of known words never is
+
     a, b = fuzzy_text(left), fuzzy_text(right)
     if not a or not b:
         return 0.0
@@ -182,6 +183,8 @@ class Bm25Index:
                 continue
             if len(term) < 4 or not self._vocabulary:
                 continue
+            from rapidfuzz import fuzz, process  # only for a word the index does not hold
+
             close = [
                 (score, word)
                 for word, score, _ in process.extract(

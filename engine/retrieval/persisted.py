@@ -60,15 +60,16 @@ def _csr(lists: list[Postings]) -> dict[str, np.ndarray]:
 
 
 def _postings_of(data: Any, prefix: str, dtype: type) -> list[Postings]:
-    offsets, ids, values = data[f"{prefix}offsets"], data[f"{prefix}ids"], data[f"{prefix}values"]
-    found = []
-    for index, live in enumerate(data[f"{prefix}live"]):
-        postings = Postings(dtype)
-        start, end = int(offsets[index]), int(offsets[index + 1])
-        postings._ids, postings._values = ids[start:end], values[start:end].astype(dtype)
-        postings.live = int(live)
-        found.append(postings)
-    return found
+    # Views into the file's arrays, converted once (postings are only read, and an append
+    # makes new arrays), with the offsets as Python ints: per list, two slices and no copy.
+    offsets, lives = data[f"{prefix}offsets"].tolist(), data[f"{prefix}live"].tolist()
+    if len(offsets) != len(lives) + 1:
+        raise ValueError(f"{prefix}: offsets and liveness disagree")  # the caller rebuilds
+    ids, values = data[f"{prefix}ids"], data[f"{prefix}values"].astype(dtype, copy=False)
+    return [
+        Postings.of(ids[start:end], values[start:end], live)
+        for start, end, live in zip(offsets, offsets[1:], lives, strict=False)
+    ]
 
 
 def _text(value: Any) -> np.ndarray:
@@ -215,20 +216,30 @@ def _restore_positions(snapshot: Snapshot, facts: list[IndexedFact], live: np.nd
     snapshot._id_key = GrowingArray.of(
         np.asarray([record_id_key(f.record_id) for f in facts], dtype=np.uint64)
     )
+    # Positions gathered in plain lists and made into postings once per scope and collection
+    # (an append per fact costs more than the whole load of the arrays).
+    by_scope: dict[str, list[int]] = {}
+    by_collection: dict[str, list[int]] = {}
+    by_hash = snapshot._by_hash
     for position, fact in enumerate(facts):
-        snapshot._by_hash.setdefault(fact.content_hash, []).append(position)
-        alive = bool(live[position])
+        by_hash.setdefault(fact.content_hash, []).append(position)
         for scope in fact.scopes:
-            postings = snapshot._by_scope.setdefault(scope, Postings(np.int8))
-            postings.append(position, 0)
-            postings.live += alive
-        postings = snapshot._by_collection.setdefault(fact.collection, Postings(np.int8))
-        postings.append(position, 0)
-        postings.live += alive
+            by_scope.setdefault(scope, []).append(position)
+        by_collection.setdefault(fact.collection, []).append(position)
+    snapshot._by_scope = {scope: _marks(p, live) for scope, p in by_scope.items()}
+    snapshot._by_collection = {name: _marks(p, live) for name, p in by_collection.items()}
     snapshot.live_count = int(live.sum())
 
 
+def _marks(positions: list[int], live: np.ndarray) -> Postings:
+    """The postings of a scope or collection: its positions, and how many of them are live."""
+    ids = np.asarray(positions, dtype=np.int64)
+    return Postings.of(ids, np.zeros(len(ids), np.int8), int(live[ids].sum()))
+
+
 def _rows_of(array: np.ndarray) -> GrowingRows:
+    if array.ndim == 2 and len(array) and array.dtype == np.float32 and array.flags.c_contiguous:
+        return GrowingRows.of(array)  # read from the file for this process alone: no copy
     rows = GrowingRows(array.shape[1] if array.ndim == 2 else 1)
     rows.append(np.asarray(array, dtype=np.float32).reshape(len(array), -1))
     return rows

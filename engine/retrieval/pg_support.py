@@ -18,7 +18,11 @@ from engine.retrieval.lexical import similarity as lexical_similarity
 from engine.retrieval.matching import LEXICAL_TIERS, SEMANTIC_TIERS, tier_of
 from engine.retrieval.seam import Visibility
 from engine.retrieval.snapshot import SNAPSHOT_COLUMNS, IndexedFact, record_id_key
-from engine.retrieval.word_alignment import MIN_WORD_SIMILARITY, WordVectors
+from engine.retrieval.word_alignment import (
+    COVERAGE_MIN_SIMILARITY,
+    MIN_WORD_SIMILARITY,
+    WordVectors,
+)
 from engine.storage import tables
 
 Pair = tuple[str, str, float, str, str]  # left id, right id, similarity, tier, method
@@ -121,23 +125,28 @@ class QueryWords:
         )
         self.vectors = cache.embedder.embed(self.words)
 
-    def scores(self, facts: dict[str, Shortlisted]) -> dict[str, float]:
+    def scores(self, facts: dict[str, Shortlisted]) -> tuple[dict[str, float], dict[str, float]]:
         """Per fact, the idf-weighted mean over the query's words of the closest fact word's
-        similarity (0 below MIN_WORD_SIMILARITY): every fact word compared in one product."""
+        similarity (0 below MIN_WORD_SIMILARITY), and the word coverage (the plain mean, 0
+        below COVERAGE_MIN_SIMILARITY), as WordAlignment.scores_and_coverage gives them:
+        every fact word compared in one product."""
         ids = [record_id for record_id, fact in facts.items() if fact.words]
         found = dict.fromkeys(facts, 0.0)
+        covered = dict.fromkeys(facts, 0.0)
         if self.cache is None or not self.words or not ids:
-            return found
+            return found, covered
         vocabulary = list(dict.fromkeys(word for r in ids for word in facts[r].words))
         slot = {word: index for index, word in enumerate(vocabulary)}
         similarity = self.vectors @ self.cache.matrix(vocabulary).T  # (query words, vocabulary)
-        similarity = np.minimum(np.where(similarity >= MIN_WORD_SIMILARITY, similarity, 0.0), 1.0)
+        similarity = np.minimum(np.where(similarity >= COVERAGE_MIN_SIMILARITY, similarity, 0), 1)
         columns = np.asarray([slot[word] for r in ids for word in facts[r].words])
         starts = np.cumsum([0] + [len(facts[r].words) for r in ids[:-1]])
         best = np.maximum.reduceat(similarity[:, columns], starts, axis=1)  # (words, facts)
-        totals = (self.weights[:, None] * best).sum(axis=0) / self.weights.sum()
+        aligned = np.where(best >= MIN_WORD_SIMILARITY, best, 0.0)
+        totals = (self.weights[:, None] * aligned).sum(axis=0) / self.weights.sum()
         found.update(zip(ids, (float(total) for total in totals), strict=True))
-        return found
+        covered.update(zip(ids, (float(mean) for mean in best.mean(axis=0)), strict=True))
+        return found, covered
 
 
 def semantic_pairs(rows: Sequence[Any]) -> list[Pair]:

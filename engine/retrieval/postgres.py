@@ -14,8 +14,10 @@ only the shortlists (at most a few MATCH_WINDOWs of facts), never the store.
 Differences from the in-memory index, by design: PostgreSQL's english stemmer and stopwords
 instead of engine/retrieval/lexical.py's; no fuzzy widening of misspelt query words (pg_trgm
 is not everywhere); the semantic leg sees the MATCH_WINDOW best facts by cosine rather than
-every fact above the floor. pgvector 0.6 filters HNSW results after its candidate list, so a
-query whose filter keeps fewer rows than asked for is run again as an exact scan."""
+every fact above the floor, and the word coverage that admits a fact sharing no word is
+computed over the shortlists only (the whole store when it is small). pgvector 0.6 filters
+HNSW results after its candidate list, so a query whose filter keeps fewer rows than asked for
+is run again as an exact scan."""
 
 from __future__ import annotations
 
@@ -159,20 +161,23 @@ class PostgresIndex:
         keys: dict[str, Shortlisted] = {}
         bm25 = dict(lexical)
         aligned: dict[str, float] = {}
+        coverage: dict[str, float] = {}
 
         def shortlist(more: set[str]) -> None:
             """Order keys, word alignment and BM25 of facts new to the shortlist."""
             more -= keys.keys()
             found = shortlisted(connection, more)
             keys.update(found)
-            aligned.update(words.scores(found))
+            alignment, covered = words.scores(found)
+            aligned.update(alignment)
+            coverage.update(covered)
             if not every_lexical_hit:
                 bm25.update(self._bm25(connection, terms, visibility, ids=more - bm25.keys()))
 
         nearest = self._nearest(connection, query_vector, visibility)
         shortlist(set(lexical) | set(nearest))
         cosine = self._cosines(connection, query_vector, keys.keys() - nearest.keys(), nearest)
-        fused = self._fuse(keys, bm25, ceiling, aligned, cosine)
+        fused = self._fuse(keys, bm25, ceiling, (aligned, coverage), cosine)
         if fused:
             # Pseudo-relevance feedback (Rocchio), as ranking.rank does: the query moves
             # towards its best first-pass facts' whole-text vectors, and the legs run again.
@@ -182,7 +187,7 @@ class PostgresIndex:
             nearest = self._nearest(connection, query_vector, visibility)
             shortlist(set(nearest))
             cosine = self._cosines(connection, query_vector, keys.keys() - nearest.keys(), nearest)
-            fused = self._fuse(keys, bm25, ceiling, aligned, cosine)
+            fused = self._fuse(keys, bm25, ceiling, (aligned, coverage), cosine)
         order = best_first_keys(fused, keys, MATCH_WINDOW)
         facts = fetch_facts(connection, order)
         matches = [
@@ -201,14 +206,20 @@ class PostgresIndex:
         pool: Iterable[str],
         bm25: dict[str, float],
         ceiling: float,
-        aligned: dict[str, float],
+        words: tuple[dict[str, float], dict[str, float]],
         cosine: dict[str, float],
     ) -> dict[str, float]:
-        """The hybrid score of each match: a shared lexeme, or a cosine at the floor."""
+        """The hybrid score of each match: a shared lexeme, a word coverage at its floor, or
+        a cosine at its floor (ranking.rank's rule; `words`: alignment and coverage)."""
+        aligned, coverage = words
         fused = {}
         for record_id in pool:
             lexical = bm25.get(record_id, 0.0)
-            if lexical <= 0 and cosine[record_id] < ranking.SEMANTIC_MATCH_FLOOR:
+            if (
+                lexical <= 0
+                and coverage.get(record_id, 0.0) < ranking.WORD_MATCH_FLOOR
+                and cosine[record_id] < ranking.SEMANTIC_MATCH_FLOOR
+            ):
                 continue
             normalised = lexical / ceiling if ceiling > 0 else 0.0
             fused[record_id] = (

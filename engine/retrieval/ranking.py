@@ -23,8 +23,15 @@ FEEDBACK_FACTS = 3
 FEEDBACK_WEIGHT = 0.6
 # Ranked matches considered for the budget; beyond this a match is not even counted as omitted.
 MATCH_WINDOW = 256
-# Below this cosine the semantic leg does not count a fact as a match on its own.
-SEMANTIC_MATCH_FLOOR = 0.30
+# A fact sharing no word with the query is a match when its word coverage (the mean over the
+# query's words of the closest fact word's similarity, engine/retrieval/word_alignment.py) or
+# its cosine reaches these floors. Each admits about 1 % of unrelated facts on LoCoMo pairs,
+# for keyword queries and for whole questions alike; the cosine floor of 0.30 used alone
+# before admitted 13 % for whole questions (a sentence is close to any sentence) and missed
+# one-word queries ("drinks" for a fact about tea: cosine 0.24, coverage 0.39).
+# docs/retrieval.md, "When a fact is a match", has the figures.
+WORD_MATCH_FLOOR = 0.28
+SEMANTIC_MATCH_FLOOR = 0.45
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,7 @@ class RankedMatches:
 
 def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> RankedMatches:
     """Visible matches, best first. A lexical match shares a (stemmed or fuzzily close) word
-    with the query; a semantic match has a cosine at or above the floor.
+    with the query; a semantic match has a word coverage or a cosine at or above its floor.
 
     Hybrid score = BM25 / the query's BM25 ceiling (every term matched at saturation)
     + SEMANTIC_WEIGHT x cosine (the best of the fact's whole text and its sentences)
@@ -69,14 +76,16 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
     ceiling = snapshot.lexical.ceiling(query)
     normalised = lexical / ceiling if ceiling > 0 else np.zeros_like(lexical)
     # Word alignment does not depend on the query vector: computed once, before feedback.
-    aligned = (
-        snapshot.alignment.scores(query, len(mask))
-        if snapshot.alignment is not None
-        else np.zeros_like(lexical)
-    )
+    if snapshot.alignment is not None:
+        aligned, coverage = snapshot.alignment.scores_and_coverage(query, len(mask))
+    else:
+        aligned, coverage = np.zeros_like(lexical), np.zeros_like(lexical)
     evidence = normalised + ALIGNMENT_WEIGHT * aligned
+    # Whether a fact is a match before the cosine is known: it shares a word or its words
+    # cover the query's.
+    matched = mask & ((lexical > 0) | (coverage >= WORD_MATCH_FLOOR))
     query_vector = embedder.embed([query])[0]
-    hits, cosine = _semantic_hits(snapshot, query_vector, lexical, mask)
+    hits, cosine = _semantic_hits(snapshot, query_vector, matched, mask)
     fused = evidence[hits] + SEMANTIC_WEIGHT * cosine
     if len(hits) and snapshot.vectors is not None:
         # Pseudo-relevance feedback (Rocchio): move the query towards its best first-pass
@@ -84,7 +93,7 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
         first = hits[best_first(snapshot, hits, fused, FEEDBACK_FACTS)]
         query_vector = query_vector + FEEDBACK_WEIGHT * snapshot.vectors[first].mean(axis=0)
         query_vector /= max(float(np.linalg.norm(query_vector)), 1e-12)
-        hits, cosine = _semantic_hits(snapshot, query_vector, lexical, mask)
+        hits, cosine = _semantic_hits(snapshot, query_vector, matched, mask)
         fused = evidence[hits] + SEMANTIC_WEIGHT * cosine
     order = best_first(snapshot, hits, fused, MATCH_WINDOW)
     return RankedMatches(
@@ -118,9 +127,10 @@ def best_first(
 
 
 def _semantic_hits(
-    snapshot: Snapshot, query_vector: np.ndarray, lexical: np.ndarray, mask: np.ndarray
+    snapshot: Snapshot, query_vector: np.ndarray, matched: np.ndarray, mask: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The visible matches (a shared word, or a cosine at the floor) and their cosines."""
+    """The visible matches (`matched`: a shared word or the word coverage, or a cosine at
+    the floor) and their cosines."""
     cosine = np.clip(snapshot.best_cosine(query_vector), 0.0, 1.0)
-    hits = np.flatnonzero(mask & ((lexical > 0) | (cosine >= SEMANTIC_MATCH_FLOOR)))
+    hits = np.flatnonzero(matched | (mask & (cosine >= SEMANTIC_MATCH_FLOOR)))
     return hits, cosine[hits]

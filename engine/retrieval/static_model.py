@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -65,21 +66,27 @@ class StaticModel:
             tokenizer.enable_truncation(self.max_length)
         self.tokenizer = tokenizer
         self.unk_token_id = _unk_token_id(tokenizer)
-        vocabulary = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
-        if self.token_mapping is None and len(vocabulary) != len(self.embedding):
-            raise ModelFolderError(
-                f"{folder}: {len(vocabulary)} tokens but {len(self.embedding)} vectors"
-            )
-        # Texts are cut to max_length x the median token length in characters before they are
-        # tokenized (model2vec does the same; it bounds the tokenizer's work on huge texts).
-        self.median_token_length = int(np.median([len(token) for token, _ in vocabulary]))
+        tokens = tokenizer.get_vocab_size()
+        if self.token_mapping is None and tokens != len(self.embedding):
+            raise ModelFolderError(f"{folder}: {tokens} tokens but {len(self.embedding)} vectors")
+
+    @cached_property
+    def median_token_length(self) -> int:
+        """Texts are cut to max_length x the median token length in characters before they are
+        tokenized (model2vec does the same; it bounds the tokenizer's work on huge texts).
+        Worked out on first need, not at load: it reads the whole vocabulary (~20 ms), and a
+        CLI call's short texts never need it (see encode)."""
+        vocabulary = self.tokenizer.get_vocab()
+        return int(np.median([len(token) for token in vocabulary]))
 
     @property
     def dim(self) -> int:
         return int(self.embedding.shape[1])
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        if self.max_length is not None:
+        # A text of at most max_length characters is never cut (the median token has at least
+        # one character), so the cut is only worked out for a longer one.
+        if self.max_length is not None and any(len(text) > self.max_length for text in texts):
             cut = self.max_length * self.median_token_length
             texts = [text[:cut] for text in texts]
         batches = [

@@ -5,7 +5,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, delete, event, inspect, select, text, update
+from sqlalchemy import Engine, create_engine, delete, event, select, update
 from sqlalchemy.orm import Session
 from sqlmodel import SQLModel
 
@@ -51,74 +51,10 @@ def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def tables_missing(engine: Engine) -> bool:
-    present = set(inspect(engine).get_table_names())
-    return not {table.name for table in SQLModel.metadata.sorted_tables} <= present
-
-
-def columns_missing(engine: Engine) -> bool:
-    """An index made by an older gno-tui lacks columns added since (e.g. the keyed API's)."""
-    inspector = inspect(engine)
-    present = set(inspector.get_table_names())
-    return any(
-        {column.name for column in table.columns}
-        > {column["name"] for column in inspector.get_columns(table.name)}
-        for table in SQLModel.metadata.sorted_tables
-        if table.name in present
-    )
-
-
-def create_tables(engine: Engine) -> None:
-    SQLModel.metadata.create_all(engine)
-    _add_missing_columns(engine)
-    create_change_triggers(engine)
-
-
 # -- the change log ------------------------------------------------------------------------
-# Triggers on `facts` append the record id of every inserted, updated or deleted row to
-# `fact_changes`, inside the writing transaction: a reader applies exactly what changed since
-# the last seq it saw (engine/retrieval/snapshot.py), and no write path can forget to log.
-
-CHANGE_TRIGGERS = ("fact_changes_on_insert", "fact_changes_on_update", "fact_changes_on_delete")
-_SQLITE_TRIGGER = """CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON facts
-BEGIN INSERT INTO fact_changes (record_id) VALUES ({row}.record_id); END"""
-_POSTGRES_FUNCTION = """CREATE OR REPLACE FUNCTION log_fact_change() RETURNS trigger AS $$
-BEGIN
-  IF TG_OP = 'DELETE' THEN
-    INSERT INTO fact_changes (record_id) VALUES (OLD.record_id);
-  ELSE
-    INSERT INTO fact_changes (record_id) VALUES (NEW.record_id);
-  END IF;
-  RETURN NULL;
-END $$ LANGUAGE plpgsql"""
-_POSTGRES_TRIGGER = """CREATE OR REPLACE TRIGGER {name} AFTER {event} ON facts
-FOR EACH ROW EXECUTE FUNCTION log_fact_change()"""
-_EVENTS = (("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD"))
-
-
-def create_change_triggers(engine: Engine) -> None:
-    with engine.begin() as connection:
-        if engine.dialect.name == "sqlite":
-            for name, (event_name, row) in zip(CHANGE_TRIGGERS, _EVENTS, strict=True):
-                connection.execute(
-                    text(_SQLITE_TRIGGER.format(name=name, event=event_name, row=row))
-                )
-        elif engine.dialect.name == "postgresql":
-            connection.execute(text(_POSTGRES_FUNCTION))
-            for name, (event_name, _row) in zip(CHANGE_TRIGGERS, _EVENTS, strict=True):
-                connection.execute(text(_POSTGRES_TRIGGER.format(name=name, event=event_name)))
-
-
-def change_triggers_missing(engine: Engine) -> bool:
-    if engine.dialect.name == "sqlite":
-        query = "SELECT name FROM sqlite_master WHERE type = 'trigger'"
-    elif engine.dialect.name == "postgresql":
-        query = "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal"
-    else:
-        return False
-    with engine.connect() as connection:
-        present = {row[0] for row in connection.execute(text(query))}
-    return not set(CHANGE_TRIGGERS) <= present
+# `fact_changes` is written by triggers on `facts` (engine/storage/migrations/baseline_ops.py),
+# inside the writing transaction: a reader applies exactly what changed since the last seq it
+# saw (engine/retrieval/snapshot.py), and no write path can forget to log.
 
 
 def last_change(session: Session) -> int:
@@ -164,23 +100,6 @@ def prune_changes(session: Session) -> int:
     return int(getattr(removed, "rowcount", 0) or 0)
 
 
-def _add_missing_columns(engine: Engine) -> None:
-    """Additive upgrade in place: new nullable columns and their indexes (reindex fills them)."""
-    inspector = inspect(engine)
-    with engine.begin() as connection:
-        for table in SQLModel.metadata.sorted_tables:
-            have = {column["name"] for column in inspector.get_columns(table.name)}
-            added = [column for column in table.columns if column.name not in have]
-            for column in added:
-                kind = column.type.compile(dialect=engine.dialect)
-                connection.execute(
-                    text(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}')
-                )
-            if added:
-                for index in table.indexes:
-                    index.create(connection, checkfirst=True)
-
-
 def is_unreadable_sqlite(exc: BaseException) -> bool:
     """SQLite says the file is no database or is damaged (SQLITE_NOTADB, SQLITE_CORRUPT), as
     opposed to locked, missing or read-only."""
@@ -192,71 +111,6 @@ def is_unreadable_sqlite(exc: BaseException) -> bool:
         return code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
     message = str(orig).lower()
     return "not a database" in message or "malformed" in message
-
-
-# The keyed API's uniqueness: one row per (namespace, key, revision), enforced by the database
-# so that writers on different homes sharing one index (each under its own home's lock) cannot
-# both create a key or a revision (docs/decisions.md, "Crash and corruption").
-KEYED_INDEX = "ix_facts_kv_key"
-
-
-def keyed_index_unique(engine: Engine) -> bool:
-    """The facts table's keyed index is unique (an index made before it was is not)."""
-    inspector = inspect(engine)
-    if "facts" not in inspector.get_table_names():
-        return False
-    found = {index["name"]: index for index in inspector.get_indexes("facts")}
-    return bool(found.get(KEYED_INDEX, {}).get("unique"))
-
-
-def make_keyed_index_unique(engine: Engine) -> list[str]:
-    """Upgrade an older index in place: where two rows hold one key's revision (the race the
-    unique index now prevents), keep the one whose chain went on, else the earlier write,
-    and take the others out of the index (their files stay; reindex lists them as forks).
-    Then replace the plain index with the unique one. Returns a note per repaired key."""
-    if keyed_index_unique(engine):
-        return []
-    facts = tables.FactRow.__table__
-    notes: list[str] = []
-    with engine.begin() as connection:
-        clashes = connection.execute(
-            select(facts.c.kv_namespace, facts.c.kv_key, facts.c.kv_revision)
-            .where(facts.c.kv_key.is_not(None))
-            .group_by(facts.c.kv_namespace, facts.c.kv_key, facts.c.kv_revision)
-            .having(text("count(*) > 1"))
-        ).all()
-        dropped: list[str] = []
-        for namespace, key, revision in clashes:
-            rows = connection.execute(
-                select(facts.c.record_id, facts.c.uri, facts.c.superseded_by, facts.c.created_at)
-                .where(facts.c.kv_namespace == namespace)
-                .where(facts.c.kv_key == key)
-                .where(facts.c.kv_revision == revision)
-            ).all()
-            ranked = sorted(
-                rows, key=lambda r: (r.superseded_by is None, r.created_at, r.record_id)
-            )
-            kept, others = ranked[0], ranked[1:]
-            dropped.extend(row.record_id for row in others)
-            notes.append(
-                f"key {namespace}/{key} had {len(rows)} rows at revision {revision} (two live "
-                "heads, from writers on two homes racing before the index enforced one key): "
-                f"kept {kept.uri} (the earlier write), took "
-                f"{', '.join(row.uri for row in others)} out of the index (the files stay; "
-                "`gno-tui reindex --json` lists them under forks)."
-            )
-        if dropped:
-            for table in (tables.FactScopeRow, tables.EmbeddingRow, tables.FactRow):
-                connection.execute(delete(table).where(table.record_id.in_(dropped)))
-            connection.execute(
-                update(tables.StoreMetaRow)
-                .where(tables.StoreMetaRow.name == "generation")
-                .values(value=tables.StoreMetaRow.value + 1)
-            )
-        connection.execute(text(f"DROP INDEX IF EXISTS {KEYED_INDEX}"))
-        index = next(ix for ix in facts.indexes if ix.name == KEYED_INDEX)
-        index.create(connection)
-    return notes
 
 
 def store_identity(engine: Engine) -> str:

@@ -45,18 +45,8 @@ from engine.retrieval.in_memory import InMemoryIndex
 from engine.retrieval.index_cache import SnapshotCache
 from engine.retrieval.seam import RetrievalIndex
 from engine.retrieval.snapshot import Snapshot
-from engine.storage import tables
-from engine.storage.database import (
-    bump_generation,
-    change_triggers_missing,
-    columns_missing,
-    create_tables,
-    is_unreadable_sqlite,
-    keyed_index_unique,
-    make_keyed_index_unique,
-    read_generation,
-    tables_missing,
-)
+from engine.storage import schema, tables
+from engine.storage.database import bump_generation, is_unreadable_sqlite, read_generation
 from engine.storage.derived import GenerationCache
 from engine.storage.factfiles import write_atomically
 from engine.storage.indexing import insert_fact_row, vector_row
@@ -196,28 +186,28 @@ class MemoryEngine(WriteJournal):
             self._open_report["notes"] = list(self.notes)
 
     def _prepare_schema(self) -> bool:
-        """Tables, additive upgrades, collections. True when the index had no tables."""
-        missing = tables_missing(self.db)
-        if (
-            missing
-            or self.collections_file_missing()
-            or columns_missing(self.db)
-            or change_triggers_missing(self.db)
-            or not keyed_index_unique(self.db)
-        ):
-            with self.write_lock(settle=False):
-                create_tables(self.db)
-                for note in make_keyed_index_unique(self.db):
+        """The schema at this gno-tui's revision (engine/storage/schema.py: one query when it
+        is), and the collections. True when the index had no tables. An index a newer
+        gno-tui migrated is refused before anything changes."""
+        revision = schema.stored_revision(self.db)
+        if revision == schema.HEAD and not self.collections_file_missing():
+            return False
+        schema.refuse_unknown(revision, self.db)
+        missing = False
+        with self.write_lock(settle=False):
+            if revision != schema.HEAD:
+                missing = schema.tables_missing(self.db)
+                for note in schema.upgrade_to_head(self.db):
                     self.note(note)
-                self._sync_collections_from_file()
-                if DEFAULT_COLLECTION not in self.collections_by_name():
-                    self.add_collection(
-                        DEFAULT_COLLECTION,
-                        policy="local_only",
-                        policy_source="config_default",
-                        _locked=True,
-                    )
-                self._write_collections_file()
+            self._sync_collections_from_file()
+            if DEFAULT_COLLECTION not in self.collections_by_name():
+                self.add_collection(
+                    DEFAULT_COLLECTION,
+                    policy="local_only",
+                    policy_source="config_default",
+                    _locked=True,
+                )
+            self._write_collections_file()
         return missing
 
     def note(self, message: str) -> None:

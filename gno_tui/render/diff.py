@@ -80,3 +80,32 @@ def split_diff(old: str, new: str, context: int | None = None) -> tuple[Text, Te
         if op in ("insert", "replace"):
             right.append("".join(after[b0:b1]), style="bold green")
     return left, right
+
+
+# Below this share of words in common, a word diff interleaves two unrelated texts into
+# nonsense ("Alice ~~prefers green~~ drinks tea ~~in the morning~~"): the texts are shown apart.
+SHARED_ENOUGH = 0.5
+
+
+def shared_words(old: str, new: str) -> float:
+    """The share of words the two texts have in common, in order (0 to 1, case aside)."""
+    before, after = old.lower().split(), new.lower().split()
+    return difflib.SequenceMatcher(a=before, b=after, autojunk=False).ratio()
+
+
+def pair_diff(
+    old: str, new: str, labels: tuple[str, str] = ("old", "new"), indent: str = ""
+) -> Text:
+    """A word diff of `new` against `old` when they share enough words; otherwise both texts
+    whole, one under the other, each named by its label (a weak pair reads better apart).
+    Every line starts with `indent`."""
+    if shared_words(old, new) >= SHARED_ENOUGH:
+        return Text(indent).append_text(word_diff(old, new))
+    width = max(len(label) for label in labels)
+    out = Text()
+    for label, text, style in ((labels[0], old, "red"), (labels[1], new, "green")):
+        out.append(f"{indent}{label:<{width}} ", style=f"dim {style}")
+        out.append(text)
+        out.append("\n")
+    out.append(f"{indent}little in common: shown apart, not as a word diff", style="dim")
+    return out

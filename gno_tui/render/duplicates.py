@@ -8,7 +8,7 @@ from typing import Any
 from rich.text import Text
 
 from engine.facade import DuplicatePair, collapse_text
-from gno_tui.render.diff import word_diff
+from gno_tui.render.diff import pair_diff
 
 
 def ordered(pair: DuplicatePair) -> tuple[Any, Any]:
@@ -38,5 +38,5 @@ def pair_text(pair: DuplicatePair) -> Text:
         f"{pair.similarity:.3f} · {pair.tier} · {pair.method}\n",
         style="bold",
     )
-    out.append_text(word_diff(older.text, newer.text))
+    out.append_text(pair_diff(older.text, newer.text, ("older", "newer")))
     return out

@@ -9,7 +9,7 @@ from typing import Any
 from rich.text import Text
 
 from engine.facade import ThresholdCheck, collapse_text, parse_iso
-from gno_tui.render.diff import word_diff
+from gno_tui.render.diff import pair_diff
 
 
 def age(created: str, now: datetime) -> str:
@@ -71,8 +71,8 @@ def proposal_detail(proposal: dict[str, Any], targets: list[dict[str, Any]], cho
             ("▶ " if is_chosen else "  ") + f"{target['docid']} {score} {target['match']}\n",
             style="bold reverse" if is_chosen else "bold",
         )
-        out.append("  ")
-        out.append_text(word_diff(target["text"], proposal["text"]))
+        labels = ("candidate", "proposal")
+        out.append_text(pair_diff(target["text"], proposal["text"], labels, indent="  "))
         out.append("\n")
     return out
 

@@ -11,7 +11,7 @@ from typing import Any
 from rich.text import Text
 
 from engine.facade import FenceExposure, FenceNearMiss, collapse_text
-from gno_tui.render.diff import word_diff
+from gno_tui.render.diff import pair_diff
 
 
 def outcome_text(result: dict[str, Any]) -> Text:
@@ -54,7 +54,7 @@ def candidate_diff(candidate: dict[str, Any], draft_text: str) -> Text:
     body = Text()
     body.append(f"{candidate['docid']} → draft  ", style="bold")
     body.append(f"similarity {candidate['similarity']:.3f} · {candidate['match']}\n", style="dim")
-    body.append_text(word_diff(candidate["text"], draft_text))
+    body.append_text(pair_diff(candidate["text"], draft_text, ("candidate", "draft")))
     return body
 
 

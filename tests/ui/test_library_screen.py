@@ -30,11 +30,12 @@ async def test_filter_as_you_type_confirm_and_retire(engine: Any, client: Any) -
         assert summary(app).startswith("3 of 3")
         await pilot.press("slash", *"lyon")
         await settle(pilot)
-        assert summary(app).startswith("1 of 1")
-        # A typo still finds the fact through the fuzzy fallback.
+        assert summary(app).startswith("1 of 1") and "fuzzy" not in summary(app)
+        # A typo still finds the fact through the fuzzy fallback, and the summary says so.
         await pilot.press(*["backspace"] * 4, *"lyin")
         await settle(pilot)
         assert "1 of 1" in summary(app)
+        assert "fuzzy: no fact has every word, the closest shown" in summary(app)
         await pilot.press("escape")  # back to the list, the filter stays
         await pilot.press("c")
         await settle(pilot)
@@ -160,9 +161,9 @@ async def test_marks_and_one_batch_decision_for_every_marked_fact(engine: Any, c
         assert str(app.screen.query_one(FittedTable).full_row_at(0)[0]).startswith("● ")
         # Retire both with one reason: the summary first, then y. Carol was already retired:
         # the engine refuses that one and the other is retired.
-        await pilot.press("y", "X", *"dup", "enter")
+        await pilot.press("y", "asterisk", "X", *"dup", "enter")  # `*`: one decision for all
         await pilot.pause()
-        assert "2 retire (reason: dup)" in str(app.screen.query_one("#batch-summary").render())
+        assert "2 retire" in str(app.screen.query_one("#batch-summary").render())
         await pilot.press("y")
         await settle(pilot)
         reasons = {
@@ -172,7 +173,7 @@ async def test_marks_and_one_batch_decision_for_every_marked_fact(engine: Any, c
         assert any("retire: 1 done, 1 refused" in note.message for note in app._notifications)
         assert screen.marked == set()
         # Confirm everything shown (a retired fact can be vouched for too; it stays retired).
-        await pilot.press("ctrl+a", "y", "c", "y")
+        await pilot.press("ctrl+a", "y", "asterisk", "c", "y")
         await settle(pilot)
         statuses = {
             r.text: r.workbench["provenance"]["status"]
@@ -198,6 +199,23 @@ async def test_the_decision_log_opens_from_any_screen(engine: Any, client: Any) 
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, LibraryScreen)
+
+
+async def test_the_decision_log_names_facts_by_docid_and_text(engine: Any, client: Any) -> None:
+    bob = client.add("Bob lives in Lyon and works on the billing API", "user:bob")["record"]
+    async with workbench(engine) as (app, pilot):
+        await pilot.press("c", "X")  # confirm, then retire with a reason
+        await settle(pilot)
+        await pilot.press(*"moved", "enter")
+        await settle(pilot)
+        await pilot.press("at")
+        await settle(pilot)
+        table = shown(app, DecisionLogScreen).query_one(DataTable)
+        targets = [str(table.get_row_at(row)[3]) for row in range(table.row_count)]
+        # Not the uri cut at 40 characters: the docid and the start of the text.
+        assert targets == [f"{bob['docid']} Bob lives in Lyon and works on the billing API"] * 2
+        detail = str(app.screen.query_one("#log-detail").render())
+        assert bob["docid"] in detail and bob["uri"] in detail
 
 
 async def test_v_marks_a_range_of_rows(engine: Any, client: Any) -> None:

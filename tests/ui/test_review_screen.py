@@ -99,6 +99,31 @@ async def test_supersede_the_candidate_chosen_with_j(engine: Any, client: Any) -
         assert "No proposal waits" in str(screen.query_one("#review-detail-body").render())
 
 
+async def test_a_weak_pair_is_shown_apart_not_as_a_word_diff(engine: Any, client: Any) -> None:
+    old = client.add("Bob lives in Paris", "user:bob")["record"]
+    propose(
+        client,
+        "Bob moved to Lyon",
+        decision="supersede",
+        predecessor=old["uri"],
+        predecessor_hash=old["contentHash"],
+    )
+    client.add("Alice prefers green tea in the morning", "user:alice")
+    propose(client, "Alice prefers black tea in the morning")
+    async with workbench(engine, "review") as (app, pilot):
+        screen = shown(app, ReviewScreen)
+        detail = str(screen.query_one("#review-detail-body", Static).render())
+        # One word in four in common: both texts whole, each named, instead of the diff
+        # "Bob lives in Paris moved to Lyon" that interleaved them.
+        assert "candidate Bob lives in Paris" in detail
+        assert "proposal  Bob moved to Lyon" in detail
+        assert "little in common: shown apart" in detail
+        await pilot.press("down")  # a close pair keeps its word diff
+        detail = str(screen.query_one("#review-detail-body", Static).render())
+        assert "little in common" not in detail
+        assert "Alice prefers green black tea in the morning" in detail
+
+
 async def test_an_agents_supersede_offers_its_predecessor(engine: Any, client: Any) -> None:
     old = client.add("Bob lives in Paris", "user:bob")["record"]
     pid = propose(
@@ -262,18 +287,18 @@ async def test_marks_then_batch_summary_cancel_then_apply(engine: Any, client: A
         await pilot.press("y")
         await pilot.pause()
         assert isinstance(app.screen, BatchPrompt)
-        await pilot.press("x")
+        await pilot.press("asterisk", "x")  # `*`: one decision (and one reason) for all
         await pilot.pause()
         await pilot.press(*keys("stale"), "enter")
         await pilot.pause()
-        assert "2 reject (reason: stale)" in str(app.screen.query_one("#batch-summary").render())
+        assert "2 reject" in str(app.screen.query_one("#batch-summary").render())
         await pilot.press("n")
         await settle(pilot)
         assert set(states(engine).values()) == {"pending"}
         # Add all: the summary, then y applies.
         await pilot.press("y")
         await pilot.pause()
-        await pilot.press("a")
+        await pilot.press("asterisk", "a")
         await pilot.pause()
         assert "2 add" in str(app.screen.query_one("#batch-summary").render())
         await pilot.press("y")
@@ -282,6 +307,44 @@ async def test_marks_then_batch_summary_cancel_then_apply(engine: Any, client: A
         assert [p["id"] for p in screen.proposals] == [ids[1]]
         assert screen.marked == set()
         assert browse.status_counts(engine)["current"] == 2
+
+
+async def test_the_batch_lists_the_marked_proposals_and_takes_mixed_decisions(
+    engine: Any, client: Any
+) -> None:
+    ids = [
+        propose(client, text)
+        for text in ("Carol moved to Berlin", "Bob lives in Lyon", "The deadline is on Monday")
+    ]
+    async with workbench(engine, "review") as (app, pilot):
+        screen = shown(app, ReviewScreen)
+        await pilot.press("space", "space", "space", "y")
+        await pilot.pause()
+        prompt = shown(app, BatchPrompt)
+        # The marked proposals are listed, each with its text, none decided yet.
+        table = prompt.query_one("#batch-items", DataTable)
+        rows = [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+        assert [row[1] for row in rows] == [f"#{pid}" for pid in ids]
+        assert "Bob lives in Lyon" in rows[1][2] and {row[0] for row in rows} == {"—"}
+        # One of each: add the first, reject the second (its own reason), edit the third.
+        await pilot.press("a", "x")
+        await pilot.pause()
+        await pilot.press(*keys("wrong person"), "enter")
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        edit = shown(app, EditPrompt)
+        edit.query_one(TextArea).text = "The deadline is on Friday"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        summary = str(prompt.query_one("#batch-summary").render())
+        assert "1 add · 1 reject · 1 edit+add" in summary
+        await pilot.press("y")
+        await settle(pilot)
+        assert states(engine) == {ids[0]: "added", ids[1]: "rejected", ids[2]: "added"}
+        texts = {r.text for r in browse.list_facts(engine).rows}
+        assert texts == {"Carol moved to Berlin", "The deadline is on Friday"}
+        assert screen.proposals == [] and screen.marked == set()
 
 
 async def test_duplicates_keep_both_then_retire(engine: Any, client: Any) -> None:

@@ -124,21 +124,36 @@ async def test_supersede_the_head_grows_the_chain(engine: Any, client: Any) -> N
         assert len(screen.versions) == 4
 
 
-async def test_a_conflicting_head_says_refresh_and_reloads(engine: Any, client: Any) -> None:
+async def test_a_conflicting_head_says_refresh_and_keeps_the_edited_text(
+    engine: Any, client: Any
+) -> None:
     first = client.add("Carol drinks coffee", "user:carol")
     async with workbench(engine, "supersession", chain=first["record"]["uri"]) as (app, pilot):
         screen = shown(app, SupersessionScreen)
         assert len(screen.versions) == 1
-        client.supersede(first, "Carol drinks water")  # another writer, unseen by the screen
         await pilot.press("s")
         await pilot.pause()
-        app.screen.query_one("#reason-input", Input).value = "Carol drinks tea"
+        box = app.screen.query_one("#reason-input", Input)
+        box.value = ""
+        await pilot.press(*keys("Carol drinks tea"))
+        client.supersede(first, "Carol drinks water")  # another writer, while the person types
         await pilot.press("enter")
         await settle(pilot)
         messages = [note.message for note in app._notifications]
         assert any("head changed, refresh" in m for m in messages)
         assert [v.text for v in screen.versions] == ["Carol drinks coffee", "Carol drinks water"]
         assert "Carol drinks tea" not in [r.text for r in browse.list_facts(engine).rows]
+        # The typed text is not lost: it is offered again, over the new head.
+        prompt = shown(app, ReasonPrompt)
+        assert prompt.query_one("#reason-input", Input).value == "Carol drinks tea"
+        assert "Carol drinks water" in str(prompt.query_one(".modal-context").render())
+        await pilot.press("enter")
+        await settle(pilot)
+        assert [v.text for v in screen.versions] == [
+            "Carol drinks coffee",
+            "Carol drinks water",
+            "Carol drinks tea",
+        ]
 
 
 async def test_as_of_highlights_the_version_current_then(

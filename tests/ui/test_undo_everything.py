@@ -58,7 +58,7 @@ async def test_a_review_batch_is_one_undo_step(engine: Any, client: Any) -> None
     async with workbench(engine, "review") as (_app, pilot):
         await pilot.press("space", "space", "y")
         await settle(pilot)
-        await pilot.press("a")  # the batch prompt: add them all
+        await pilot.press("asterisk", "a")  # the batch prompt: add them all
         await settle(pilot)
         await pilot.press("y")
         await settle(pilot)

@@ -1,0 +1,1 @@
+"""One Alembic revision per file (Alembic skips this one)."""
