@@ -36,7 +36,7 @@ from engine.retrieval.snapshot import IndexedFact
 from engine.storage import tables
 from engine.storage.bulk import BulkFact, add_many
 from engine.storage.factfiles import FieldError, check_time, iter_fact_paths
-from engine.storage.proposals import queue_proposal
+from engine.storage.proposals import queue_proposals
 from engine.storage.records import public_fact
 
 if TYPE_CHECKING:
@@ -227,6 +227,7 @@ def run_import(
         if e.item in added_as and added_as[e.item] in record_of
     ]
     written = _facts_by_record_id(engine, wanted)  # the earlier items proposals name
+    queued = []
     for position, verdict in proposals:
         item = items[position]
         result = {
@@ -242,16 +243,17 @@ def run_import(
             source=item.source,
             collection=targets[position],
         )
-        queue_proposal(
-            engine,
-            request,
-            item.text,
-            item.scopes,
-            targets[position],
-            "add",
-            ensure_valid("remember", result),
-            origin="import",
+        queued.append(
+            (
+                request,
+                item.text,
+                item.scopes,
+                targets[position],
+                "add",
+                ensure_valid("remember", result),
+            )
         )
+    queue_proposals(engine, queued, origin="import")
     return report
 
 
