@@ -46,20 +46,8 @@ def queue_proposal(
                 request.predecessor,
             ) and row.id is not None:
                 return row.id
-        proposal = tables.ProposalRow(
-            created_at=engine.now(),
-            origin=origin,
-            text=text,
-            scopes=scopes,
-            collection=collection,
-            caller=request.caller.strip(),
-            session=request.session.strip(),
-            source=request.source,
-            decision=decision,
-            predecessor=request.predecessor,
-            predecessor_hash=request.predecessor_hash,
-            candidates=result["candidates"],
-            matching=result["matching"],
+        proposal = _proposal_row(
+            engine.now(), origin, request, text, scopes, collection, decision, result
         )
         session.add(proposal)
         bump_generation(session)
@@ -98,24 +86,37 @@ def queue_proposals(
                 continue
             waiting.add(key)
             session.add(
-                tables.ProposalRow(
-                    created_at=now,
-                    origin=origin,
-                    text=text,
-                    scopes=scopes,
-                    collection=collection,
-                    caller=request.caller.strip(),
-                    session=request.session.strip(),
-                    source=request.source,
-                    decision=decision,
-                    predecessor=request.predecessor,
-                    predecessor_hash=request.predecessor_hash,
-                    candidates=result["candidates"],
-                    matching=result["matching"],
-                )
+                _proposal_row(now, origin, request, text, scopes, collection, decision, result)
             )
         bump_generation(session)
         session.commit()
+
+
+def _proposal_row(
+    now: Any,
+    origin: str,
+    request: Any,
+    text: str,
+    scopes: list[str],
+    collection: str,
+    decision: str,
+    result: dict[str, Any],
+) -> tables.ProposalRow:
+    return tables.ProposalRow(
+        created_at=now,
+        origin=origin,
+        text=text,
+        scopes=scopes,
+        collection=collection,
+        caller=request.caller.strip(),
+        session=request.session.strip(),
+        source=request.source,
+        decision=decision,
+        predecessor=request.predecessor,
+        predecessor_hash=request.predecessor_hash,
+        candidates=result["candidates"],
+        matching=result["matching"],
+    )
 
 
 def _same_write(*fields: Any) -> tuple[Any, ...]:
