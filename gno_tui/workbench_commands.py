@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
 
+from gno_tui.terminal_keys import route_escape_digits_as_alt
+
 
 @dataclass(frozen=True)
 class WorkbenchCommand:
@@ -39,7 +41,9 @@ SCREEN_MODES = ("library", "remember", "review", "recall", "supersession", "rece
 
 def screen_keys_in_inputs() -> list[BindingType]:
     """alt+1 ... alt+6: the screen keys that work inside a text box too (priority: ahead of the
-    box, which would type the digit). Not in the footer; the help names them."""
+    box, which would type the digit). Not in the footer; the help names them. Also makes the
+    terminal's bytes for them (escape and the digit) reach the app as these keys."""
+    route_escape_digits_as_alt()
     return [
         Binding(
             f"alt+{number}",
