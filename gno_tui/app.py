@@ -5,6 +5,7 @@ Built by `create_app`, the one factory used by the CLI, the tests and the screen
 
 from __future__ import annotations
 
+import gc
 import getpass
 import os
 from collections.abc import Callable, Iterable
@@ -14,7 +15,7 @@ from typing import Any, TypeVar
 from textual import work
 from textual.app import App, SystemCommand
 from textual.screen import Screen
-from textual.worker import Worker
+from textual.worker import Worker, WorkerState
 
 from engine.facade import MemoryFailure, MemoryService, Undone, open_service
 from gno_tui.messages import (
@@ -43,6 +44,9 @@ from screens.supersession import SupersessionScreen
 
 # How often the app asks the store whether another process wrote (a cheap one-row read).
 STORE_POLL_SECONDS = 1.0
+# While workers load, the next screen is built this much later (see prebuild_next_screen).
+PREBUILD_RETRY_SECONDS = 0.05
+BUSY = (WorkerState.PENDING, WorkerState.RUNNING)
 
 _Shown = TypeVar("_Shown", bound=WorkbenchScreen)
 
@@ -73,6 +77,7 @@ class GnoApp(UsesWorkbench, App[None]):
         read_only: bool = False,
         watch_store: bool = True,
         chain: str | None = None,
+        prebuild_screens: bool = False,
     ) -> None:
         super().__init__()
         self.workbench = Workbench(
@@ -83,7 +88,8 @@ class GnoApp(UsesWorkbench, App[None]):
         )
         self._start = start if start in SCREENS_BY_MODE else "library"
         self._watch_store = watch_store
-        self._generation = service.generation()
+        self.workbench.generation = service.generation()
+        self._prebuild = prebuild_screens
         self._mode_screens: dict[str, WorkbenchScreen] = {}  # each mode's screen, once built
         self._first_chain = chain  # the fact the Supersession screen opens when first built
         for mode in SCREENS_BY_MODE:
@@ -117,6 +123,44 @@ class GnoApp(UsesWorkbench, App[None]):
         self.switch_mode(self._start)
         if self._watch_store:
             self.set_interval(STORE_POLL_SECONDS, self.poll_store)
+        if self._prebuild:
+            self.call_after_refresh(self.prebuild_next_screen)
+
+    def prebuild_next_screen(self) -> None:
+        """Build the next screen not built yet, in the background, once the app is idle (no
+        worker loading): the first visit of a screen then only shows it. Building one (its
+        widgets, their styles, its first loads) takes the UI thread 0.1-0.4 s, which a key
+        1-6 would otherwise wait for. One screen at a time, each after the last one's loads,
+        so a key pressed meanwhile waits for one screen at most, and the first rows of the
+        screen shown first are never slowed down."""
+        if any(worker.state in BUSY for worker in self.workers):
+            self.set_timer(PREBUILD_RETRY_SECONDS, self.prebuild_next_screen)
+            return
+        for mode in SCREENS_BY_MODE:
+            if mode not in self._mode_screens:
+                # Textual builds a mode's screen on its first switch_mode; _init_mode is that
+                # step alone: the screen is composed, mounted and laid out, not shown. It
+                # refreshes the app's CSS for the new screen's rules but marks only the screen
+                # in front as up to date, and the first switch would refresh it all again
+                # (0.1-0.2 s): the new screen's styles are those of this stylesheet.
+                self._init_mode(mode)
+                self._mode_screens[mode]._css_update_count = self._css_update_count
+                self.call_after_refresh(self.prebuild_next_screen)
+                return
+        # Every screen is built: what exists now lives as long as the app. Python's collector
+        # need not walk it again and again (a full collection over the model and six screens
+        # is a pause a key would wait for).
+        gc.freeze()
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """Run in a terminal until quit (the CLI's way; tests use run_test). After it the
+        process ends, and its interpreter's last garbage collection over everything loaded
+        took 0.4-0.9 s before the shell came back: everything is left to the exit itself
+        (frozen objects are not walked; files and the database are closed as always)."""
+        try:
+            return super().run(*args, **kwargs)
+        finally:
+            gc.freeze()
 
     def poll_store(self) -> None:
         self.read_generation()
@@ -124,8 +168,9 @@ class GnoApp(UsesWorkbench, App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="store-watch")
     def read_generation(self) -> None:
         generation = self.service.generation()
-        if generation != self._generation:
-            self._generation = generation
+        if generation != self.workbench.generation:
+            # Set here, read by the screens in the background when they are shown again.
+            self.workbench.generation = generation
             self.call_from_thread(self.screen.post_message, StoreChanged(generation))
 
     # -- failed workers: one handler ----------------------------------------------------------
@@ -264,10 +309,13 @@ def create_app(
     chain: str | None = None,
     actor: str | None = None,
     session: str | None = None,
+    prebuild_screens: bool = False,
 ) -> GnoApp:
     """The one way to build the workbench (CLI, tests, screenshots). Without `service`, the
     home (or $GNO_TUI_HOME ...) is opened. `chain`: the fact the Supersession screen opens
-    first; `actor` and `session`: who the workbench's decisions and recalls are by."""
+    first; `actor` and `session`: who the workbench's decisions and recalls are by;
+    `prebuild_screens`: build the other screens in the background once the first is shown (as
+    the CLI does; tests build each screen when it is first shown, as they ask for it)."""
     if service is None:
         service = open_service(home=home, db_url=db_url, model=model)
     return GnoApp(
@@ -278,4 +326,5 @@ def create_app(
         chain=chain,
         actor=actor,
         session=session,
+        prebuild_screens=prebuild_screens,
     )

@@ -16,7 +16,9 @@ def open_workbench(args: argparse.Namespace, screen: str | None = None) -> int:
 
     if getattr(args, "demo", False):
         return open_demo(args, screen)
-    app = create_app(home=args.home, db_url=args.db, model=args.model, screen=screen)
+    app = create_app(
+        home=args.home, db_url=args.db, model=args.model, screen=screen, prebuild_screens=True
+    )
     app.run()
     return 0
 
@@ -29,14 +31,14 @@ def open_demo(args: argparse.Namespace, screen: str | None = None) -> int:
     if args.home:
         service = seed_demo_home(Path(args.home), model=args.model)
         try:
-            create_app(service=service, screen=screen).run()
+            create_app(service=service, screen=screen, prebuild_screens=True).run()
         finally:
             service.close()
         return 0
     with tempfile.TemporaryDirectory(prefix="gno-tui-demo-") as home:
         service = seed_demo_home(Path(home), model=args.model)
         try:
-            create_app(service=service, screen=screen).run()
+            create_app(service=service, screen=screen, prebuild_screens=True).run()
         finally:
             service.close()
     return 0

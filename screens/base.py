@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Tab, Tabs
@@ -30,6 +30,7 @@ class Workbench:
     actor: str
     session: str
     read_only: bool = False
+    generation: int = 0  # the newest store generation the app's watcher has seen
 
 
 class UsesWorkbench:
@@ -59,6 +60,10 @@ class WorkbenchScreen(UsesWorkbench, Screen[None]):
     def __init__(self, workbench: Workbench) -> None:
         super().__init__()
         self.workbench = workbench
+        # The store generation what the screen shows was loaded at (about: its first loads
+        # start when it is built). A screen in the background hears of no change.
+        self.generation_shown = workbench.generation
+        self.shown_before = False  # it was shown, then hidden (a modal, another screen)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Write commands are disabled (greyed out) in a read-only workbench."""
@@ -84,7 +89,25 @@ class WorkbenchScreen(UsesWorkbench, Screen[None]):
             self.call_after_refresh(active.post_message, Tab.Relabelled(active))
 
     def on_store_changed(self, message: StoreChanged) -> None:
+        self.generation_shown = message.generation
         self.refresh_from_store()
+
+    def on_screen_suspend(self) -> None:
+        self.shown_before = True
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        """Shown again (its key, or a modal closed): reloaded only if the store changed while
+        it was in the background; otherwise what it shows is still true and stays as it is."""
+        if not self.shown_before:
+            return  # its first time: on_mount loads what it shows
+        # Textual restyles every widget of a screen each time it is shown (handled after this,
+        # by Screen), and a restyled table drops its rendered rows: most of the time a key 1-6
+        # took. Nothing of a screen's style changes while it is hidden; a CSS or theme change
+        # is caught by switch_mode itself, which then refreshes the CSS of every screen.
+        event.refresh_styles = False
+        if self.generation_shown != self.workbench.generation:
+            self.generation_shown = self.workbench.generation
+            self.refresh_from_store()
 
     def refresh_from_store(self) -> None:
         """Reload what the screen shows; screens that show store data override this."""

@@ -87,6 +87,8 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     LibraryScreen {
         #library-body { height: 1fr; }
         #library-list { width: 3fr; }
+        /* The rows take what the summary leaves: a table sized by its rows pushed it off. */
+        #library-table { height: 1fr; }
         #library-detail { width: 2fr; border-left: solid $panel; padding: 0 1; }
         #library-filter { display: none; }
         #library-filter.-visible { display: block; }

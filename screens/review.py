@@ -147,7 +147,10 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
             return allowed
         if action in LETTER_KEYS and isinstance(self.focused, Input | TextArea | Select):
             return False  # single letters never act while typing or choosing
-        tab = self.query_one(TabbedContent).active
+        # Asked for the footer and the keys from the moment the screen exists, before its
+        # widgets are composed (a key 3 pressed at once): no tabs yet, no tab's keys either.
+        tabs = self.query(TabbedContent)
+        tab = tabs.first().active if tabs else None
         if action in PROPOSAL_ACTIONS:
             return tab == "proposals"
         if action in DUPLICATE_ACTIONS:

@@ -123,7 +123,10 @@ def _filtered(
             )
         )
     if collection:
-        query = query.where(fact.collection == collection)
+        # `|| ''` keeps SQLite from answering through the collection index: without table
+        # statistics it takes an equality for selective, and one lookup per row of a large
+        # collection cost 5x a plain scan (0.2 s at 100k). A scan is bounded; same result.
+        query = query.where(fact.collection.concat("") == collection)
     if exclude.collections:
         query = query.where(fact.collection.not_in(exclude.collections))
     if text:
@@ -216,23 +219,35 @@ def search_facts(
         return page
     from rapidfuzz import fuzz, process
 
-    window = list_facts(
-        engine,
-        status=status,
-        scope=scope,
-        collection=collection,
-        limit=FUZZY_WINDOW,
-        as_of=as_of,
-        exclude=exclude,
-    ).rows
-    found = process.extract(
-        text.lower(),
-        [row.text.lower() for row in window],
-        scorer=fuzz.partial_ratio,
-        score_cutoff=75,
-        limit=limit,
+    fact, now = tables.FactRow, engine.now()
+    narrowed: dict[str, Any] = {
+        "status": status,
+        "scope": scope,
+        "collection": collection,
+        "as_of": as_of,
+    }
+    # The window's ids and texts only: whole rows for 5,000 facts cost most of the fallback.
+    recent = _filtered(
+        select(fact.record_id, fact.text), text=None, now=now, exclude=exclude, **narrowed
     )
-    return FactPage([window[index] for _, _, index in found], len(found))
+    with Session(engine.db, expire_on_commit=False) as session:
+        window = session.execute(
+            recent.order_by(fact.created_at.desc(), fact.record_id).limit(FUZZY_WINDOW)
+        ).all()
+        found = process.extract(
+            text.lower(),
+            [row_text.lower() for _, row_text in window],
+            scorer=fuzz.partial_ratio,
+            score_cutoff=75,
+            limit=limit,
+        )
+        ids = [window[index][0] for _, _, index in found]
+        rows = {
+            row.record_id: row
+            for row in session.scalars(select(fact).where(fact.record_id.in_(ids)))
+        }
+    kept = [rows[record_id] for record_id in ids if record_id in rows]  # (gone meanwhile)
+    return FactPage(kept, len(kept))
 
 
 def _attention_clause(now: datetime) -> Any:

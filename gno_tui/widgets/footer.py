@@ -15,6 +15,7 @@ from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.widgets import Footer, Input, TextArea
 from textual.widgets._footer import FooterKey
 
@@ -41,6 +42,8 @@ class Entry:
 
 
 class WorkbenchFooter(Footer):
+    _composed: tuple[tuple[Entry, ...], bool | None] | None = None  # the lineup last composed
+
     def entries(self) -> list[Entry]:
         """Every shown binding of the screen, in priority order (see the module's docstring)."""
         help_entry: list[Entry] = []
@@ -90,20 +93,31 @@ class WorkbenchFooter(Footer):
             room -= entry.width
             yield entry
 
+    def lineup(self) -> tuple[tuple[Entry, ...], bool | None]:
+        """What the footer shows: the entries that fit, and the palette key (None: none)."""
+        palette = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
+        shown = self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE and palette
+        return tuple(self.fitting()), (palette.enabled if shown and palette else None)
+
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:
             return
-        for entry in self.fitting():
-            yield FooterKey(
+        self._composed = self.lineup()
+        for entry in self._composed[0]:
+            key = FooterKey(
                 entry.key,
                 entry.display,
                 entry.description,
                 entry.action,
                 disabled=not entry.enabled,
                 tooltip=entry.tooltip,
-            ).data_bind(compact=Footer.compact)
+            )
+            # The footer's style given as the key's starting value, not data-bound as Textual's
+            # footer does: a binding restyles each key once more as it mounts.
+            key.set_reactive(FooterKey.compact, self.compact)
+            yield key
         palette = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
-        if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE and palette:
+        if self._composed[1] is not None and palette:
             binding: Binding = palette.binding
             yield FooterKey(
                 binding.key,
@@ -115,7 +129,19 @@ class WorkbenchFooter(Footer):
                 tooltip=binding.tooltip or binding.description,
             )
 
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        """Textual recomposes the footer whenever the screen's bindings may have changed: on
+        every focus move and every time the screen is shown again. Here only when what it
+        shows did change: a recompose mounts a dozen widgets, most of a screen switch's time."""
+        self._bindings_ready = True
+        if screen.app.app_focus and self.is_attached and screen is self.screen:
+            self.call_after_refresh(self.recompose_if_changed)
+
+    async def recompose_if_changed(self) -> None:
+        if self.is_attached and self.lineup() != self._composed:
+            await self.recompose()
+
     def on_resize(self, event: events.Resize) -> None:
         # What fits depends on the width: choose again.
         if self._bindings_ready:
-            self.call_after_refresh(self.recompose)
+            self.call_after_refresh(self.recompose_if_changed)
