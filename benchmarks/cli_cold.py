@@ -7,8 +7,14 @@ A 10k-fact home (MSC persona facts over 8 scopes, as in benchmarks/speed.py) is 
 with the bulk-add path and kept outside the project (default: <tmp>/gno-tui-bench/); then
 every run is a fresh `gno-tui --home H ... --json` process: `recall`, `remember` (propose)
 and `remember --add`, timed from spawn to exit. `--version` is the floor (interpreter start
-and argparse); importing the dependencies alone (no gno-tui code) is the floor of any store
-command. `python -X importtime` of one recall says which packages the imports cost.
+and argparse); importing the dependencies alone (no gno-tui code) is the floor of a command
+through the full engine (the ORM), and importing what the read path needs (numpy, the model's
+readers, sqlite3) the floor of a recall or propose on a SQLite home, which reads through
+sqlite3 (engine/storage/sqlite_reader.py). `python -X importtime` of one recall says which
+packages the imports cost.
+
+The timed processes run with bytecode writing on (PYTHONDONTWRITEBYTECODE dropped), as an
+installed package has its bytecode: otherwise each would compile every module it imports.
 
 `--compare DIR` also times another source tree of the project (e.g. the last commit, from
 `git archive HEAD | tar -x -C DIR`) through the same console script with PYTHONPATH=DIR, run
@@ -36,6 +42,7 @@ from benchmarks.speed import SCOPES, corpus, persona_facts
 
 CLI = Path(sys.executable).with_name("gno-tui")
 DEPENDENCIES = "import sqlmodel, numpy, tokenizers, safetensors.numpy, filelock, yaml"
+READ_PATH_DEPENDENCIES = "import numpy, tokenizers, safetensors.numpy, sqlite3"
 
 
 def build_home(home: Path, size: int, facts: list[str]) -> None:
@@ -64,6 +71,7 @@ def timed(argv: list[str], source: str | None = None) -> tuple[float, float]:
     """Wall time (spawn to exit) and the child's CPU time (user + system): on a busy machine
     the wall time carries other processes' load, the CPU time much less of it."""
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if source:
         env["PYTHONPATH"] = source
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -79,22 +87,92 @@ def timed(argv: list[str], source: str | None = None) -> tuple[float, float]:
     return elapsed, cpu
 
 
+def copy_header(path: Path) -> dict[str, object]:
+    """The header of an index copy: FORMAT 2 (`.idx`, engine/retrieval/persisted.py) or the
+    former `.npz` (what an older tree under --compare keeps)."""
+    import json
+    import struct
+
+    if path.suffix == ".npz":
+        import numpy as np
+
+        with np.load(path, allow_pickle=False) as data:
+            header: dict[str, object] = json.loads(data["header"].tobytes())
+            return header
+    with path.open("rb") as source:
+        (length,) = struct.unpack("<Q", source.read(16)[8:])
+        header = json.loads(source.read(length))
+        return header
+
+
 def changes_behind(home: Path) -> str:
     """How many changes each index copy on disk is behind the store's change log: every fresh
     process applies them again (a copy is rewritten once 200 have piled up at 10k facts)."""
-    import json
     import sqlite3
-
-    import numpy as np
 
     with sqlite3.connect(home / "index.sqlite") as db:
         newest = db.execute("SELECT coalesce(max(seq), 0) FROM fact_changes").fetchone()[0]
     copies = []
-    for path in sorted((home / ".index").glob("*.npz")):
-        with np.load(path, allow_pickle=False) as data:
-            header = json.loads(data["header"].tobytes())
-        copies.append(f"{path.name} {newest - int(header['changeSeq'])}")
+    for path in sorted([*(home / ".index").glob("*.npz"), *(home / ".index").glob("*.idx")]):
+        seq = copy_header(path)["changeSeq"]
+        assert isinstance(seq, int)
+        copies.append(f"{path.name} {newest - seq}")
     return "; ".join(copies) or "no copy"
+
+
+# Times reading a home's index copy (engine/retrieval/persisted.py `load`, whose signature both
+# formats share) in one process, after one untimed read: what a cold call pays for it.
+LOAD_PROBE = """
+import sqlite3, statistics, sys, time
+from pathlib import Path
+from engine.retrieval import persisted
+from engine.retrieval.embeddings import load_embedder
+from engine.retrieval.word_alignment import WordVectors
+home = Path(sys.argv[1])
+embedder = load_embedder(None).embedder
+with sqlite3.connect(home / "index.sqlite") as db:
+    store = str(db.execute("SELECT value FROM store_meta WHERE name = 'store_id'").fetchone()[0])
+    newest = db.execute("SELECT coalesce(max(seq), 0) FROM fact_changes").fetchone()[0]
+times = []
+for _ in range(8):
+    start = time.perf_counter()
+    loaded = persisted.load(persisted.index_file(home, embedder.model_id), store_id=store,
+        model_id=embedder.model_id, dims=embedder.dims, word_vectors=WordVectors(embedder),
+        newest_change=newest)
+    times.append(time.perf_counter() - start)
+    assert loaded is not None, "no usable copy"
+print(statistics.median(times[1:]))
+"""
+
+
+def load_time(home: Path, source: str | None) -> float | None:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    if source:
+        env["PYTHONPATH"] = source
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_PROBE, str(home)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tempfile.gettempdir(),
+        check=False,
+    )
+    return float(done.stdout) if done.returncode == 0 else None
+
+
+def load_times(home: Path, trees: dict[str, str | None], rounds: int = 5) -> str:
+    """Each tree's time to read its index copy: the median over `rounds` processes, the trees
+    taking turns (a busy machine's load falls on both alike)."""
+    found: dict[str, list[float]] = {tree: [] for tree in trees}
+    for _ in range(rounds):
+        for tree, source in trees.items():
+            seconds = load_time(home, source)
+            if seconds is not None:
+                found[tree].append(seconds)
+    return ", ".join(
+        f"{tree} {statistics.median(times) * 1000:.0f} ms" if times else f"{tree} no usable copy"
+        for tree, times in found.items()
+    )
 
 
 def percentiles(times: list[float]) -> tuple[str, str]:
@@ -170,6 +248,8 @@ def main() -> None:
         # What any store command imports before gno-tui's own code runs: the database layer
         # (SQLModel over SQLAlchemy and pydantic), numpy and the model's readers.
         "import of the dependencies alone": [[sys.executable, "-c", DEPENDENCIES]] * args.runs,
+        "import of the read path's dependencies": [[sys.executable, "-c", READ_PATH_DEPENDENCIES]]
+        * args.runs,
         "recall --json": [
             [*base, "recall", q, "--scope", rng.choice(SCOPES), "--json"] for q in queries
         ],
@@ -214,6 +294,7 @@ def main() -> None:
             [name, tree, args.runs, *percentiles(wall), f"{min(wall):.3f}", percentiles(cpu)[0]]
         )
         print(rows[-1], file=sys.stderr)
+    loads = load_times(home, trees)
     load = os.getloadavg()
     notes = [
         f"machine: {machine()}; load average at the end {load[0]:.2f} / {load[1]:.2f} / "
@@ -222,6 +303,8 @@ def main() -> None:
         "each run a fresh process of .venv/bin/gno-tui, spawn to exit; kinds interleaved",
         f"changes each index copy was behind at the start (one copy per model folder, so per "
         f"tree): {behind_at_start}; at the end: {changes_behind(home)}",
+        "reading the index copy in process (median of 7 reads after one untimed, in each of "
+        f"5 processes per tree, taking turns; the median of those): {loads}",
         *import_breakdown(home, queries[0]),
     ]
     name = "cli_cold" + (f"_{args.label}" if args.label else "")

@@ -3,6 +3,7 @@ the official MCP client, each call a `gno_remember` add of a distinct text; then
 every acknowledged write is in the store (its fact file, and its row in the index).
 
     python benchmarks/mcp_writes.py [--writes 500] [--in-flight 1,8] [--lexical] [--model DIR]
+                                    [--baseline SRC --rounds 3]
 
 Scenarios, each on a fresh home:
 - one client process, IN_FLIGHT calls at a time on its connection (1: an agent that waits for
@@ -11,6 +12,11 @@ Scenarios, each on a fresh home:
 
 Each client is a separate process (this script re-run with --client), so the clients' own JSON
 and schema work does not share one interpreter. Latency is per call, as the client sees it.
+
+On a machine that is not idle, absolute rates say little: `--baseline SRC` (a source tree,
+e.g. `git archive HEAD | tar -x -C SRC` of the code before a change) also serves every
+scenario from SRC (on PYTHONPATH), alternating with this tree, each scenario `--rounds` times;
+the report has both, medians over the rounds, measured under the same load.
 """
 
 from __future__ import annotations
@@ -119,8 +125,15 @@ def _server_env() -> dict[str, str]:
 # -- a scenario -----------------------------------------------------------------------------
 
 
-def run_scenario(clients: int, writes: int, in_flight: int) -> dict[str, Any]:
+def run_scenario(
+    clients: int, writes: int, in_flight: int, source: str | None = None
+) -> dict[str, Any]:
+    """One scenario on a fresh home; `source`: serve it from that source tree instead."""
     work = Path(tempfile.mkdtemp(prefix="gno-mcp-writes-"))
+    env = os.environ.copy()
+    env.pop("PYTHONPATH", None)
+    if source is not None:
+        env["PYTHONPATH"] = source  # the servers' imports; the clients need only the SDK
     home = work / "home"
     go = work / "go"
     outs = [work / f"client-{i}.json" for i in range(clients)]
@@ -137,7 +150,7 @@ def run_scenario(clients: int, writes: int, in_flight: int) -> dict[str, Any]:
                 str(go),
                 str(out),
             ],
-            env=os.environ.copy(),
+            env=env,
         )
         for i, out in enumerate(outs)
     ]
@@ -198,6 +211,47 @@ def _load_note() -> str:
     return f"load average before the run {one:.2f} (1 min), {five:.2f} (5 min)"
 
 
+_COLUMNS = [
+    "client processes",
+    "calls in flight each",
+    "writes",
+    "writes/s (all)",
+    "p50 ms",
+    "p95 ms",
+    "errors",
+    "sync failed",
+    "lost",
+    "client CPU ms/write",
+    "server CPU ms/write",
+]
+
+
+def _row(result: dict[str, Any]) -> list[object]:
+    return [
+        result["clients"],
+        result["in_flight"],
+        result["writes"],
+        f"{result['per_s']:.0f}",
+        f"{result['p50_ms']:.1f}",
+        f"{result['p95_ms']:.1f}",
+        result["failed"],
+        result["sync_failed"],
+        result["lost"],
+        f"{result['client_cpu_ms']:.1f}",
+        f"{result['server_cpu_ms']:.1f}",
+    ]
+
+
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The rounds of one scenario: medians of the rates and times, sums of the counts."""
+    merged = dict(runs[0])
+    for name in ("per_s", "p50_ms", "p95_ms", "client_cpu_ms", "server_cpu_ms", "wall_s"):
+        merged[name] = statistics.median(run[name] for run in runs)
+    for name in ("writes", "acked", "failed", "sync_failed", "lost"):
+        merged[name] = sum(run[name] for run in runs)
+    return merged
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--writes", type=int, default=500, help="writes per client")
@@ -205,6 +259,8 @@ def main() -> int:
     parser.add_argument("--lexical", action="store_true", help="no model: lexical mode")
     parser.add_argument("--model", help="model folder (default: the bundled one)")
     parser.add_argument("--name", default="mcp_writes", help="report name under results/")
+    parser.add_argument("--baseline", help="a source tree to serve each scenario from as well")
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each scenario (medians)")
     parser.add_argument("--client", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
@@ -218,50 +274,35 @@ def main() -> int:
     elif args.model:
         os.environ["GNO_TUI_MODEL"] = args.model
     load = _load_note()
-    rows = []
-    for in_flight in [int(x) for x in args.in_flight.split(",")]:
-        for clients in (1, 4):
-            result = run_scenario(clients, args.writes, in_flight)
-            print(json.dumps(result), file=sys.stderr)
-            rows.append(
-                [
-                    result["clients"],
-                    result["in_flight"],
-                    result["writes"],
-                    f"{result['per_s']:.0f}",
-                    f"{result['p50_ms']:.1f}",
-                    f"{result['p95_ms']:.1f}",
-                    result["failed"],
-                    result["sync_failed"],
-                    result["lost"],
-                    f"{result['client_cpu_ms']:.1f}",
-                    f"{result['server_cpu_ms']:.1f}",
-                ]
-            )
-    write_report(
-        args.name,
-        [
-            "client processes",
-            "calls in flight each",
-            "writes",
-            "writes/s (all)",
-            "p50 ms",
-            "p95 ms",
-            "errors",
-            "sync failed",
-            "lost",
-            "client CPU ms/write",
-            "server CPU ms/write",
-        ],
-        rows,
-        notes=[
-            f"machine: {machine()}; {load}, after {os.getloadavg()[0]:.2f}",
-            "model: " + ("none (lexical)" if args.lexical else args.model or "the bundled one"),
-            "each client its own process and its own `gno-tui mcp --enable-write` server "
-            "(stdio, official MCP client); all servers of a row share one fresh home",
-            "lost: acknowledged (`added`) writes without their fact file or index row afterwards",
-        ],
-    )
+    sources: list[tuple[str, str | None]] = [("this tree", None)]
+    if args.baseline:
+        sources.insert(0, ("baseline", str(Path(args.baseline).resolve())))
+    runs: dict[tuple[int, int, str], list[dict[str, Any]]] = {}
+    scenarios = [(c, int(f)) for f in args.in_flight.split(",") for c in (1, 4)]
+    for _round in range(args.rounds):
+        for clients, in_flight in scenarios:
+            for label, source in sources:  # alternating, so both see the same load
+                result = run_scenario(clients, args.writes, in_flight, source)
+                print(json.dumps({"code": label, **result}), file=sys.stderr)
+                runs.setdefault((clients, in_flight, label), []).append(result)
+    rows = [
+        ([label] if args.baseline else []) + _row(_median_run(runs[(clients, in_flight, label)]))
+        for clients, in_flight in scenarios
+        for label, _source in sources
+    ]
+    notes = [
+        f"machine: {machine()}; {load}, after {os.getloadavg()[0]:.2f}",
+        "model: " + ("none (lexical)" if args.lexical else args.model or "the bundled one"),
+        "each client its own process and its own `gno-tui mcp --enable-write` server "
+        "(stdio, official MCP client); all servers of a row share one fresh home",
+        "lost: acknowledged (`added`) writes without their fact file or index row afterwards",
+    ]
+    if args.baseline:
+        notes.append(
+            f"baseline: servers run from {args.baseline} (PYTHONPATH), alternating with this "
+            f"tree; {args.rounds} round(s), medians (counts summed)"
+        )
+    write_report(args.name, (["code"] if args.baseline else []) + _COLUMNS, rows, notes=notes)
     return 0
 
 

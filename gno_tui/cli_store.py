@@ -11,14 +11,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from engine.facade import MemoryFailure
 from gno_tui.cli_io import hide_password, read_stdin_bytes
 
 if TYPE_CHECKING:
-    from engine.facade import MemoryService
+    from engine.facade import MemoryService, RecallService
+
+Opened = TypeVar("Opened")
 
 # How deeply arrays and objects may nest in a receipt file (as in every JSON the engine takes).
 MAX_JSON_DEPTH = 32
@@ -37,8 +40,22 @@ def _is_database_error(exc: BaseException) -> bool:
 def open_store(args: argparse.Namespace) -> MemoryService:
     from engine.facade import open_service
 
+    return _opened(lambda: open_service(home=args.home, db_url=args.db, model=args.model), args)
+
+
+def open_recall(args: argparse.Namespace) -> RecallService:
+    """The store for a call that only recalls or proposes: on a sound SQLite home it reads
+    through sqlite3 and loads no ORM (engine.facade.open_recall_service)."""
+    from engine.facade import open_recall_service
+
+    return _opened(
+        lambda: open_recall_service(home=args.home, db_url=args.db, model=args.model), args
+    )
+
+
+def _opened(opener: Callable[[], Opened], args: argparse.Namespace) -> Opened:
     try:
-        return open_service(home=args.home, db_url=args.db, model=args.model)
+        return opener()
     except Exception as exc:
         url = args.db or os.environ.get("GNO_TUI_DB") or ""
         if isinstance(exc, MemoryFailure):

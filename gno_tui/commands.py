@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.facade import MemoryFailure
 from gno_tui.cli_io import default_caller, default_session, emit_json
-from gno_tui.cli_store import check_text_arguments, open_store, read_receipt, stdin_text
+from gno_tui.cli_store import (
+    check_text_arguments,
+    open_recall,
+    open_store,
+    read_receipt,
+    stdin_text,
+)
 
 if TYPE_CHECKING:
     from engine.facade import MemoryService
@@ -105,7 +110,12 @@ def cmd_remember(args: argparse.Namespace) -> int:
         receipt=read_receipt(args.receipt),
         derived_from=args.derived_from,
     )
-    result = open_store(args).remember(request)
+    # A propose writes nothing: the read path (no ORM on a sound SQLite home) serves it.
+    result = (
+        open_recall(args).propose(request)
+        if decision in (None, "propose")
+        else open_store(args).remember(request)
+    )
     if args.json:
         emit_json(result)
     else:
@@ -129,9 +139,12 @@ def cmd_recall(args: argparse.Namespace) -> int:
         collection=args.collection,
         egress=args.egress,
     )
+    if args.json and args.format == "gno":  # the read path: no ORM on a sound SQLite home
+        emit_json(open_recall(args).recall(request))
+        return 0
     store = open_store(args)
     if args.json:
-        emit_json(store.recall_ob1(request) if args.format == "ob1" else store.recall(request))
+        emit_json(store.recall_ob1(request))
         return 0
     from gno_tui.cli_render import render_recall
 
@@ -170,6 +183,8 @@ def _add_collection(store: MemoryService, args: argparse.Namespace) -> Any:
     """Add a collection, its root checked first: the engine records the collection before it
     creates the folder, so an unusable root would leave a collection whose facts cannot be
     written. Folders made for the check are removed again if the add is refused."""
+    import tempfile  # here: only adding a collection needs it
+
     if args.name in {row.name for row in store.collections()}:
         return store.add_collection(args.name, path=args.path, policy=args.policy)
     root = (

@@ -41,7 +41,13 @@ if TYPE_CHECKING:
     from engine.facade.factory import resolve_home
     from engine.facade.facts import FactQuery
     from engine.facade.interop import ImportRequest
-    from engine.facade.service import ExplainedRecall, MemoryService, open_service
+    from engine.facade.service import (
+        ExplainedRecall,
+        MemoryService,
+        RecallService,
+        open_recall_service,
+        open_service,
+    )
     from engine.interop.transfer import EXPORT_FORMATS, ImportReport
     from engine.keyed.cursor import dumps as keyed_json
     from engine.keyed.requests import UINT64_MAX
@@ -102,6 +108,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "NoMatch": ("engine.memory.why_not", "NoMatch"),
     "PROPOSALS_URI": ("engine.memory.resources", "PROPOSALS_URI"),
     "RecallRequest": ("engine.memory.recall", "RecallRequest"),
+    "RecallService": ("engine.facade.service", "RecallService"),
     "ReceiptCheck": ("engine.memory.receipts", "ReceiptCheck"),
     "Redone": ("engine.curation.undo", "Redone"),
     "RememberRequest": ("engine.memory.remember", "RememberRequest"),
@@ -119,6 +126,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "keyed_json": ("engine.keyed.cursor", "dumps"),
     "load_schema": ("engine.contract.validation", "load_schema"),
     "merged_text": ("engine.curation.merge", "merged_text"),
+    "open_recall_service": ("engine.facade.service", "open_recall_service"),
     "open_service": ("engine.facade.service", "open_service"),
     "parse_keyed_request": ("engine.keyed.requests", "parse_request_json"),
     "resolve_home": ("engine.facade.factory", "resolve_home"),
@@ -167,6 +175,7 @@ __all__ = [
     "MemoryService",
     "NoMatch",
     "RecallRequest",
+    "RecallService",
     "ReceiptCheck",
     "Redone",
     "RememberRequest",
@@ -187,6 +196,7 @@ __all__ = [
     "load_schema",
     "merged_text",
     "normalize_scopes",
+    "open_recall_service",
     "open_service",
     "parse_iso",
     "parse_keyed_request",

@@ -1,4 +1,7 @@
-"""Build a MemoryEngine from the user's settings: home, database URL and model."""
+"""Build a MemoryEngine from the user's settings: home, database URL and model; or, for the
+one recall or propose of a cold CLI call, the sqlite3 store that serves it without the ORM
+(engine/storage/sqlite_reader.py). The storage modules are imported by the opener that uses
+them, so that the second loads no SQLAlchemy."""
 
 from __future__ import annotations
 
@@ -6,12 +9,15 @@ import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from engine.contract.normalize import utc_now
 from engine.retrieval.embeddings import EmbedderStatus, load_embedder
-from engine.storage.database import make_db_engine, sqlite_url
-from engine.storage.store import WRITE_LOCK_TIMEOUT_S, MemoryEngine
+from engine.storage.sqlite_reader import INDEX_FILE, open_sqlite_store, sqlite_url
+
+if TYPE_CHECKING:
+    from engine.storage.reads import RecallStore
+    from engine.storage.store import MemoryEngine
 
 
 def resolve_home(home: str | Path | None = None) -> Path:
@@ -34,7 +40,7 @@ class EngineOptions(TypedDict, total=False):
     embedder_status: EmbedderStatus | None
     clock: Callable[[], datetime]
     ids: Callable[[], str] | None
-    lock_timeout: float
+    lock_timeout: float | None
 
 
 def open_engine(
@@ -45,13 +51,17 @@ def open_engine(
     embedder_status: EmbedderStatus | None = None,
     clock: Callable[[], datetime] = utc_now,
     ids: Callable[[], str] | None = None,
-    lock_timeout: float = WRITE_LOCK_TIMEOUT_S,
+    lock_timeout: float | None = None,
 ) -> MemoryEngine:
     """`clock` and `ids` (record ids, `mem-` + 16 hex; random when None) are the engine's
-    only sources of time and identity: see MemoryEngine."""
+    only sources of time and identity: see MemoryEngine. `lock_timeout`: how long a write
+    waits for the home's write lock (None: WRITE_LOCK_TIMEOUT_S)."""
+    from engine.storage.database import make_db_engine
+    from engine.storage.store import WRITE_LOCK_TIMEOUT_S, MemoryEngine
+
     resolved = resolve_home(home)
     resolved.mkdir(parents=True, exist_ok=True)
-    url = db_url or os.environ.get("GNO_TUI_DB") or sqlite_url(resolved / "index.sqlite")
+    url = db_url or os.environ.get("GNO_TUI_DB") or sqlite_url(resolved / INDEX_FILE)
     status = embedder_status if embedder_status is not None else load_embedder(model)
     return MemoryEngine(
         home=resolved,
@@ -59,5 +69,22 @@ def open_engine(
         embedder_status=status,
         clock=clock,
         ids=ids,
-        lock_timeout=lock_timeout,
+        lock_timeout=WRITE_LOCK_TIMEOUT_S if lock_timeout is None else lock_timeout,
     )
+
+
+def open_recall_store(**options: Unpack[EngineOptions]) -> RecallStore:
+    """What one recall or propose runs on: the sqlite3 store when the home's index is the
+    embedded SQLite one and needs nothing done at open, else a MemoryEngine (which repairs,
+    migrates or serves another database as always). Both answer alike."""
+    home = resolve_home(options.get("home"))
+    # The URL open_engine would use: only the SQLite file it names is read here.
+    url = options.get("db_url") or os.environ.get("GNO_TUI_DB") or sqlite_url(home / INDEX_FILE)
+    given = options.get("embedder_status")
+    store = open_sqlite_store(
+        home,
+        db_url=url,
+        embedder_status=lambda: given if given is not None else load_embedder(options.get("model")),
+        clock=options.get("clock", utc_now),
+    )
+    return store if store is not None else open_engine(**options)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
 from engine.contract.normalize import check_utf8
-from engine.facade.factory import EngineOptions, open_engine
+from engine.facade.factory import EngineOptions, open_engine, open_recall_store
 
 if TYPE_CHECKING:
     from engine.facade.curation import CurationApi
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from engine.memory.remember import RememberRequest
     from engine.retrieval.embeddings import EmbedderStatus
     from engine.storage import tables
+    from engine.storage.reads import RecallStore
     from engine.storage.store import MemoryEngine
 
 # Each verb imports what it runs (recall, remember, a namespace, OB1 shapes, reindex, group
@@ -249,3 +250,39 @@ def open_service(**options: Unpack[EngineOptions]) -> MemoryService:
     else $GNO_TUI_DB, else SQLite in the home; the model folder, else the bundled model.
     `clock` and `ids` (the record-id generator) are injectable for tests and pictures."""
     return MemoryService(open_engine(**options))
+
+
+class RecallService:
+    """The verbs of a call that only recalls or proposes (a cold `gno-tui recall --json` or
+    `remember` without --add): answered as MemoryService answers them, on the store
+    `open_recall_service` opened, which on a sound SQLite home loads no ORM."""
+
+    def __init__(self, store: RecallStore) -> None:
+        self._store = store
+
+    def recall(self, request: RecallRequest) -> dict[str, Any]:
+        """A memory-recall@1.0 result; its receipt is stored."""
+        from engine.memory.recall import recall_explained
+
+        return recall_explained(self._store, request)[0]
+
+    def propose(self, request: RememberRequest) -> dict[str, Any]:
+        """A memory-remember@1.0 result for decision propose (MEMORY_INTERNAL for another)."""
+        from engine.memory.remember import propose
+
+        return propose(self._store, request)
+
+    def close(self) -> None:
+        """Release the store's database connections (a MemoryEngine's pool, or sqlite3's)."""
+        store: Any = self._store
+        if hasattr(store, "db"):
+            store.db.dispose()
+        else:
+            store.close()
+
+
+def open_recall_service(**options: Unpack[EngineOptions]) -> RecallService:
+    """A RecallService over the home (the options of open_service): the sqlite3 store when the
+    home's SQLite index needs nothing done at open (engine/storage/sqlite_reader.py), else
+    the full engine."""
+    return RecallService(open_recall_store(**options))

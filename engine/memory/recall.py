@@ -12,8 +12,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.orm import Session
-
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import (
     POLICIES,
@@ -24,13 +22,13 @@ from engine.contract.normalize import (
     normalize_scopes,
 )
 from engine.contract.validation import ensure_valid
-from engine.memory.receipts import issue_receipt, receipt_row
+from engine.memory.receipts import issue_receipt
 from engine.retrieval.ranking import ScoreParts
 from engine.retrieval.seam import Visibility
-from engine.storage.records import public_fact
+from engine.storage.fact_shape import public_fact
 
 if TYPE_CHECKING:
-    from engine.storage.store import MemoryEngine
+    from engine.storage.reads import RecallStore
 
 DEFAULT_MAX_FACTS = 8
 DEFAULT_MAX_TOKENS = 512
@@ -83,15 +81,16 @@ def lineage(collections: list[tuple[str, str, str]]) -> dict[str, Any]:
     return {"effectivePolicy": strictest, "digest": digest_of(sources), "sources": sources}
 
 
-def recall(engine: MemoryEngine, request: RecallRequest) -> dict[str, Any]:
+def recall(engine: RecallStore, request: RecallRequest) -> dict[str, Any]:
     return recall_explained(engine, request)[0]
 
 
 def recall_explained(
-    engine: MemoryEngine, request: RecallRequest
+    engine: RecallStore, request: RecallRequest
 ) -> tuple[dict[str, Any], dict[str, ScoreParts]]:
     """A recall, and what each returned fact's score is made of (recordId -> parts). The parts
-    stay outside the result: seed 001 admits no extra fields."""
+    stay outside the result: seed 001 admits no extra fields. `engine`: a MemoryEngine, or the
+    sqlite3 store of a cold CLI call (engine/storage/reads.py), answering alike."""
     if request.query is None or not request.query.strip():
         raise MemoryFailure(
             "MEMORY_QUERY_REQUIRED",
@@ -159,9 +158,7 @@ def recall_explained(
         memory_ids=[f["recordId"] for f in facts],
         span_hashes=[f["spanHash"] for f in facts],
     )
-    with Session(engine.db, expire_on_commit=False) as db_session:
-        db_session.merge(receipt_row(receipt, now))
-        db_session.commit()
+    engine.reads.add_receipt(receipt, now)
     result: dict[str, Any] = {
         "facts": facts,
         "receipt": receipt,

@@ -1,4 +1,8 @@
-"""Recall receipts: content-free, digest-bound, stored for the fence and for audit."""
+"""Recall receipts: content-free, digest-bound, stored for the fence and for audit.
+
+Issuing one, checking a presented one and the replay fence read the store through
+engine/storage/reads.py (a cold CLI call on SQLite answers them through sqlite3); the rest
+(the workbench's lists, usage counts, retention) query through the ORM, imported where used."""
 
 from __future__ import annotations
 
@@ -9,16 +13,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete as sql_delete
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
-
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash, digest_of, fence_form, is_sha256, iso_utc
-from engine.storage import tables
-from engine.storage.factfiles import write_atomically
+from engine.storage.reads import public_receipt as stored_shape
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from engine.storage import tables
+    from engine.storage.reads import StoreReads
     from engine.storage.store import MemoryEngine
 
 RECEIPT_FIELDS = ("caller", "session", "issuedAt", "memoryIds", "spanHashes", "digest")
@@ -42,27 +45,16 @@ def issue_receipt(
     return receipt
 
 
-def receipt_row(receipt: dict[str, Any], issued_at: datetime) -> tables.ReceiptRow:
-    return tables.ReceiptRow(
-        digest=receipt["digest"],
-        caller=receipt["caller"],
-        session=receipt["session"],
-        issued_at=issued_at,
-        memory_ids=list(receipt["memoryIds"]),
-        span_hashes=list(receipt["spanHashes"]),
-    )
-
-
 def public_receipt(row: tables.ReceiptRow) -> dict[str, Any]:
     assert row.issued_at is not None
-    return {
-        "caller": row.caller,
-        "session": row.session,
-        "issuedAt": iso_utc(row.issued_at),
-        "memoryIds": list(row.memory_ids),
-        "spanHashes": list(row.span_hashes),
-        "digest": row.digest,
-    }
+    return stored_shape(
+        caller=row.caller,
+        session=row.session,
+        issued_at=row.issued_at,
+        memory_ids=row.memory_ids,
+        span_hashes=row.span_hashes,
+        digest=row.digest,
+    )
 
 
 def _invalid(why: str) -> MemoryFailure:
@@ -101,13 +93,13 @@ def check_receipt_shape(receipt: Any) -> dict[str, Any]:
     return receipt
 
 
-def verify_presented(session: Session, receipt: Any) -> dict[str, Any]:
+def verify_presented(reads: StoreReads, receipt: Any) -> dict[str, Any]:
     """The receipt, if its digest matches its fields and a stored receipt; else RECEIPT_INVALID."""
     receipt = check_receipt_shape(receipt)
     if receipt_digest(receipt) != receipt["digest"]:
         raise _invalid("does not match its digest (it was altered after it was issued)")
-    stored = session.get(tables.ReceiptRow, receipt["digest"])
-    if stored is None or public_receipt(stored) != {k: receipt[k] for k in RECEIPT_FIELDS}:
+    stored = reads.stored_receipt(receipt["digest"])
+    if stored is None or stored != {k: receipt[k] for k in RECEIPT_FIELDS}:
         raise _invalid("was not issued by this store")
     return receipt
 
@@ -123,6 +115,10 @@ class ReceiptCheck:
 
 
 def check_stored_receipt(session: Session, receipt: dict[str, Any], now: datetime) -> ReceiptCheck:
+    from sqlalchemy import select
+
+    from engine.storage import tables
+
     digest_ok = receipt_digest(receipt) == receipt.get("digest")
     stored = session.get(tables.ReceiptRow, receipt.get("digest", "")) is not None
     drifted: dict[str, str] = {}
@@ -145,6 +141,11 @@ def check_stored_receipt(session: Session, receipt: dict[str, Any], now: datetim
 
 
 def recent_receipts(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, Any]]:
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from engine.storage import tables
+
     with Session(engine.db) as session:
         rows = session.scalars(
             select(tables.ReceiptRow).order_by(tables.ReceiptRow.issued_at.desc()).limit(limit)
@@ -153,6 +154,8 @@ def recent_receipts(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str,
 
 
 def verify_receipt(engine: MemoryEngine, receipt: dict[str, Any]) -> ReceiptCheck:
+    from sqlalchemy.orm import Session
+
     with Session(engine.db) as session:
         return check_stored_receipt(session, receipt, engine.now())
 
@@ -166,20 +169,6 @@ def verify_receipt(engine: MemoryEngine, receipt: dict[str, Any]) -> ReceiptChec
 
 # rapidfuzz ratio (0-100) of two fence forms from which a receipted span counts as a near miss.
 NEAR_MISS_RATIO = 90.0
-
-
-def _span_texts(session: Session, memory_ids: Sequence[str]) -> dict[str, str]:
-    """recordId -> text of the facts behind these ids (those still in the index)."""
-    ids = list(dict.fromkeys(memory_ids))
-    texts: dict[str, str] = {}
-    for start in range(0, len(ids), 500):  # SQLite binds at most 32766 parameters
-        rows = session.execute(
-            select(tables.FactRow.record_id, tables.FactRow.text).where(
-                tables.FactRow.record_id.in_(ids[start : start + 500])
-            )
-        ).all()
-        texts.update((row.record_id, row.text) for row in rows)
-    return texts
 
 
 def _replays(text: str, receipt: dict[str, Any], spans: dict[str, str]) -> str | None:
@@ -197,10 +186,10 @@ def _replays(text: str, receipt: dict[str, Any], spans: dict[str, str]) -> str |
     return None
 
 
-def replayed_span(session: Session, receipt: dict[str, Any], text: str) -> str | None:
+def replayed_span(reads: StoreReads, receipt: dict[str, Any], text: str) -> str | None:
     """The span of a verified receipt that `text` replays (its recordId, or its hash when the
     contentHash matches), or None: remember refuses the first with MEMORY_FENCED_REPLAY."""
-    return _replays(text, receipt, _span_texts(session, receipt.get("memoryIds", [])))
+    return _replays(text, receipt, reads.fact_texts(receipt.get("memoryIds", [])))
 
 
 def would_fence(engine: MemoryEngine, receipt: dict[str, Any], text: str) -> bool:
@@ -208,8 +197,7 @@ def would_fence(engine: MemoryEngine, receipt: dict[str, Any], text: str) -> boo
     as a replay? The same comparison as remember's fence; the receipt is not verified here."""
     if isinstance(receipt.get("receipt"), dict):
         receipt = receipt["receipt"]
-    with Session(engine.db) as session:
-        return replayed_span(session, receipt, text) is not None
+    return replayed_span(engine.reads, receipt, text) is not None
 
 
 def fence_preview(receipt: dict[str, Any], text: str) -> bool:
@@ -229,6 +217,10 @@ class FenceExposure:
 
 
 def _stored_receipts(session: Session) -> Sequence[tables.ReceiptRow]:
+    from sqlalchemy import select
+
+    from engine.storage import tables
+
     return session.scalars(
         select(tables.ReceiptRow).order_by(tables.ReceiptRow.issued_at.desc())
     ).all()
@@ -238,9 +230,11 @@ def fence_exposure(engine: MemoryEngine, text: str) -> FenceExposure:
     """How many stored recall receipts returned this text (its contentHash, or a span with the
     same fence form), and the newest one's caller and time. An agent that presents one of them
     when remembering the text gets MEMORY_FENCED_REPLAY (docs/contract.md section 5)."""
+    from sqlalchemy.orm import Session
+
     with Session(engine.db) as session:
         rows = _stored_receipts(session)
-        spans = _span_texts(session, [i for row in rows for i in row.memory_ids])
+    spans = engine.reads.fact_texts([i for row in rows for i in row.memory_ids])
     hits = [
         row
         for row in rows
@@ -277,24 +271,25 @@ def fence_near_misses(
     `threshold`) but not equal to it, closest first. `receipt` (a recall result or its
     `receipt`): only that receipt's spans; else the spans of every stored receipt."""
     from rapidfuzz import fuzz  # here: a recall (which issues receipts) never needs it
+    from sqlalchemy.orm import Session
 
     form = fence_form(text)
     if not form:
         return []
-    with Session(engine.db) as session:
-        # recordId -> (caller, issuedAt) of the receipts that returned it, newest first
-        seen: dict[str, list[tuple[str, str]]] = {}
-        if receipt is not None:
-            if isinstance(receipt.get("receipt"), dict):
-                receipt = receipt["receipt"]
-            issued = (str(receipt.get("caller", "")), str(receipt.get("issuedAt", "")))
-            seen = {str(i): [issued] for i in receipt.get("memoryIds", [])}
-        else:
+    # recordId -> (caller, issuedAt) of the receipts that returned it, newest first
+    seen: dict[str, list[tuple[str, str]]] = {}
+    if receipt is not None:
+        if isinstance(receipt.get("receipt"), dict):
+            receipt = receipt["receipt"]
+        issued = (str(receipt.get("caller", "")), str(receipt.get("issuedAt", "")))
+        seen = {str(i): [issued] for i in receipt.get("memoryIds", [])}
+    else:
+        with Session(engine.db) as session:
             for row in _stored_receipts(session):
                 assert row.issued_at is not None
                 for record_id in row.memory_ids:
                     seen.setdefault(record_id, []).append((row.caller, iso_utc(row.issued_at)))
-        spans = _span_texts(session, list(seen))
+    spans = engine.reads.fact_texts(list(seen))
     misses: list[FenceNearMiss] = []
     for record_id, span in spans.items():
         if content_hash(span) == content_hash(text):
@@ -321,10 +316,10 @@ def fence_near_misses(
 
 def recall_usage(engine: MemoryEngine, record_id: str) -> tuple[int, str | None]:
     """How many stored receipts name this fact, and the caller of the latest one."""
+    from sqlalchemy.orm import Session
+
     with Session(engine.db) as session:
-        rows = session.scalars(
-            select(tables.ReceiptRow).order_by(tables.ReceiptRow.issued_at.desc())
-        ).all()
+        rows = _stored_receipts(session)
     hits = [row for row in rows if record_id in row.memory_ids]
     return len(hits), hits[0].caller if hits else None
 
@@ -339,6 +334,8 @@ def recall_usage(engine: MemoryEngine, record_id: str) -> tuple[int, str | None]
 def export_receipts(engine: MemoryEngine, *, digests: Sequence[str] | None = None) -> Path:
     """Write the receipts (all, or those digests) as JSON lines under <home>/exports/, newest
     first; returns the file's path. Nothing is written when there is nothing to export."""
+    from engine.storage.factfiles import write_atomically
+
     wanted = recent_receipts(engine, limit=1_000_000)
     if digests is not None:
         chosen = set(digests)
@@ -355,6 +352,11 @@ def export_receipts(engine: MemoryEngine, *, digests: Sequence[str] | None = Non
 
 
 def receipts_issued_before(engine: MemoryEngine, moment: datetime) -> int:
+    from sqlalchemy import func, select
+    from sqlalchemy.orm import Session
+
+    from engine.storage import tables
+
     with Session(engine.db) as session:
         return int(
             session.scalar(
@@ -368,6 +370,11 @@ def receipts_issued_before(engine: MemoryEngine, moment: datetime) -> int:
 
 def delete_receipts(engine: MemoryEngine, *, digests: Sequence[str], actor: str) -> int:
     """Delete these receipts; returns how many there were. Logged with their digests."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from engine.storage import tables
+
     with engine.write_lock(), Session(engine.db) as session:
         rows = session.scalars(
             select(tables.ReceiptRow).where(tables.ReceiptRow.digest.in_(list(digests)))
@@ -377,6 +384,11 @@ def delete_receipts(engine: MemoryEngine, *, digests: Sequence[str], actor: str)
 
 def purge_receipts(engine: MemoryEngine, *, before: datetime, actor: str) -> int:
     """Delete every receipt issued before `before`; returns how many. Logged."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from engine.storage import tables
+
     with engine.write_lock(), Session(engine.db) as session:
         rows = session.scalars(
             select(tables.ReceiptRow).where(tables.ReceiptRow.issued_at < before)
@@ -400,6 +412,10 @@ def _delete(
     now: datetime,
     extra: dict[str, Any] | None = None,
 ) -> int:
+    from sqlalchemy import delete as sql_delete
+
+    from engine.storage import tables
+
     if not rows:
         return 0
     digests = sorted(row.digest for row in rows)

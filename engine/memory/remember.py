@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.orm import Session
-
 from engine.contract.curation_fields import curation_defaults
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import (
@@ -29,19 +27,19 @@ from engine.contract.validation import ensure_valid
 from engine.memory.receipts import replayed_span, verify_presented
 from engine.retrieval.matching import ScoredCandidate, matching_block
 from engine.retrieval.seam import Visibility
-from engine.storage import tables
-from engine.storage.factfiles import FactFile, write_atomically
-from engine.storage.proposals import queue_proposal
-from engine.storage.records import (
-    allocate_docid,
-    current_duplicate,
-    get_fact,
-    public_fact,
-    row_from_file,
-)
+from engine.storage.fact_shape import public_fact
+from engine.storage.factfiles import FactFile
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from engine.storage import tables
+    from engine.storage.reads import RecallStore
     from engine.storage.store import MemoryEngine
+
+# The ORM's modules (engine.storage.records, engine.storage.proposals) are imported where a
+# write or a held write uses them: a propose reads through engine.reads (engine/storage/
+# reads.py) and, on a cold CLI call on SQLite, loads no SQLAlchemy.
 
 DECISIONS = ("propose", "add", "supersede")
 # What the index half of a write may answer when another writer got there first: the new
@@ -91,7 +89,7 @@ class _Checked:
     source: str | None
 
 
-def _validate(engine: MemoryEngine, request: RememberRequest) -> tuple[_Checked, list[str] | None]:
+def _validate(engine: RecallStore, request: RememberRequest) -> tuple[_Checked, list[str] | None]:
     text = clean_text(
         request.text, max_bytes=KEYED_MAX_CONTENT_BYTES if request.keyed else MAX_TEXT_BYTES
     )
@@ -131,11 +129,10 @@ def _validate(engine: MemoryEngine, request: RememberRequest) -> tuple[_Checked,
     return checked, scopes
 
 
-def _fence(engine: MemoryEngine, request: RememberRequest, checked: _Checked) -> None:
+def _fence(engine: RecallStore, request: RememberRequest, checked: _Checked) -> None:
     if request.receipt is not None:
-        with Session(engine.db, expire_on_commit=False) as session:
-            receipt = verify_presented(session, request.receipt)
-            replayed = replayed_span(session, receipt, checked.text)
+        receipt = verify_presented(engine.reads, request.receipt)
+        replayed = replayed_span(engine.reads, receipt, checked.text)
         if replayed is not None:
             raise MemoryFailure(
                 "MEMORY_FENCED_REPLAY",
@@ -155,6 +152,8 @@ def _fence(engine: MemoryEngine, request: RememberRequest, checked: _Checked) ->
 def _check_predecessor(
     session: Session, request: RememberRequest, checked: _Checked
 ) -> tables.FactRow:
+    from engine.storage.records import get_fact
+
     assert request.predecessor is not None
     row = get_fact(session, ref=request.predecessor)
     if row is None:
@@ -188,7 +187,7 @@ def _check_predecessor(
 
 
 def _candidates_result(
-    engine: MemoryEngine, checked: _Checked, exclude: list[str]
+    engine: RecallStore, checked: _Checked, exclude: list[str]
 ) -> tuple[dict[str, Any], list[ScoredCandidate]]:
     status = engine.embedder_status
     visibility = Visibility(checked.scopes, [checked.collection], engine.now(), exclude)
@@ -201,6 +200,41 @@ def _candidates_result(
         "matching": matching_block(status.embedder, status.unavailable_reason),
     }
     return result, scored
+
+
+def _existing(
+    engine: RecallStore, request: RememberRequest, checked: _Checked, matching: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The `existing` answer when a current fact in scope has this text, else None. Nothing is
+    written on the paths that ask here, so the snapshot (fresh for the store's generation)
+    answers without a query."""
+    if request.keyed:
+        return None
+    found = engine.retrieval().exact_duplicate(
+        checked.content_hash, Visibility(checked.scopes, [checked.collection], engine.now())
+    )
+    if found is None:
+        return None
+    return ensure_valid(
+        "remember", {"outcome": "existing", "record": public_fact(found), "matching": matching}
+    )
+
+
+def propose(engine: RecallStore, request: RememberRequest) -> dict[str, Any]:
+    """A remember with decision propose, which writes nothing: what `remember` answers for
+    it, from reads alone, so a cold CLI call's sqlite3 store serves it as MemoryEngine does."""
+    checked, _ = _validate(engine, request)
+    if checked.decision != "propose":
+        raise MemoryFailure(
+            "MEMORY_INTERNAL", f"propose() was handed decision {checked.decision!r}."
+        )
+    _fence(engine, request, checked)
+    status = engine.embedder_status
+    matching = matching_block(status.embedder, status.unavailable_reason)
+    existing = _existing(engine, request, checked, matching)
+    if existing is not None:
+        return existing
+    return ensure_valid("remember", _candidates_result(engine, checked, [])[0])
 
 
 def remember(
@@ -221,26 +255,18 @@ def remember(
     if checked.decision == "propose" or hold_writes:
         predecessor = None
         if checked.decision == "supersede":
+            from sqlalchemy.orm import Session
+
             with Session(engine.db, expire_on_commit=False) as session:
                 predecessor = _check_predecessor(session, request, checked)
-        # Nothing is written on this path, so the snapshot (fresh for the store's generation)
-        # answers the exact check without a query.
-        existing = (
-            None
-            if request.keyed
-            else engine.retrieval().exact_duplicate(
-                checked.content_hash,
-                Visibility(checked.scopes, [checked.collection], engine.now()),
-            )
-        )
+        existing = _existing(engine, request, checked, matching)
         if existing is not None:
-            return ensure_valid(
-                "remember",
-                {"outcome": "existing", "record": public_fact(existing), "matching": matching},
-            )
+            return existing
         exclude = [predecessor.record_id] if predecessor else []
         result, _ = _candidates_result(engine, checked, exclude)
         if checked.decision != "propose":
+            from engine.storage.proposals import queue_proposal
+
             queue_proposal(
                 engine,
                 request,
@@ -259,6 +285,8 @@ def remember(
 def _write(
     engine: MemoryEngine, request: RememberRequest, checked: _Checked, matching: dict[str, Any]
 ) -> dict[str, Any]:
+    from engine.storage.records import allocate_docid, current_duplicate, row_from_file
+
     now = engine.now()
     # Inside a group commit this is the group's session: the exact check and the docid see
     # the rows of the group's earlier writes, not yet committed.
@@ -307,7 +335,7 @@ def _write(
         # Journalled first: if this process dies between the file and its row, the next
         # write (or opening the home) finds the entry and settles it before anything else.
         engine.begin_write(record_id, checked.collection, rel_path)
-        write_atomically(path, fact_file.render())
+        engine.write_fact_file(record_id, path, fact_file.render())
     except OSError as exc:
         engine.end_write(record_id)
         raise MemoryFailure(
@@ -323,7 +351,7 @@ def _write(
         engine.index_new_fact(row, predecessor)
     except MemoryFailure as failure:
         if failure.code in _LOST_RACE:
-            path.unlink(missing_ok=True)  # another writer got there first: write nothing
+            engine.take_back_fact_file(path)  # another writer got there first: write nothing
             engine.end_write(record_id)
             raise
         sync = {"status": "failed", "error": failure.message + _REPAIRED_LATER}

@@ -6,47 +6,42 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sqlalchemy import Engine, select
-from sqlalchemy.orm import Session
 
 from engine.retrieval import persisted
 from engine.retrieval.embeddings import Embedder, embed_facts, vector_from_bytes
-from engine.retrieval.snapshot import SNAPSHOT_COLUMNS, IndexedFact, Snapshot, store_vectors
+from engine.retrieval.snapshot import IndexedFact, Snapshot
 from engine.retrieval.word_alignment import WordVectors
-from engine.storage import tables
-from engine.storage.database import (
-    changes_since,
-    last_change,
-    read_generation,
-    store_identity,
-)
 
-_STATE_COLUMNS = (tables.FactRow.superseded_by, tables.FactRow.retired_at)
+if TYPE_CHECKING:
+    from engine.storage.reads import StoreReads
+
 # A reader this far behind (changes against live facts) rebuilds instead of applying them.
 REBUILD_FRACTION = 0.25
 REBUILD_MIN_CHANGES = 2_000
-_IN_CHUNK = 500  # record ids per IN (...) query
 # The copy on disk is written again once this many changes were applied since it (at least
 # SAVE_BEHIND_MIN, else this fraction of the live facts). Every fresh process (each CLI call)
-# applies all of them again, ~1 ms apiece at 10k facts (rows read, texts embedded), while a
-# write costs one process about what reading the copy costs, ~0.1 s at 10k facts: so an agent
-# adding a fact per turn pays at most ~0.2 s of catching up per call, not up to 2 s as with
-# the tenth of the store (at least 2,000 changes) that was the rule before.
+# applies all of them again, ~0.2-0.3 ms apiece at 10k facts (rows read, texts tokenised; ~1
+# ms before the vector blocks were read with room to append, engine/retrieval/persisted.py),
+# while a write costs one process about what reading the copy costs, ~0.1 s at 10k facts: so
+# an agent adding a fact per turn pays at most ~0.05 s of catching up per call, not up to 2 s
+# as with the tenth of the store (at least 2,000 changes) that was the rule before.
 SAVE_BEHIND_MIN = 200
 SAVE_BEHIND_FRACTION = 0.02
 
 
 class SnapshotCache:
     """Keeps the index and brings it up to date when the generation counter has moved: the
-    changes since it, applied; or, the first time and when too far behind, a rebuild."""
+    changes since it, applied; or, the first time and when too far behind, a rebuild. It
+    reads the store through `reads` (engine/storage/reads.py): the ORM's, or sqlite3's on a
+    cold CLI call, the same answers either way."""
 
     def __init__(
-        self, db: Engine, embedder: Embedder | None, index_path: Path | None = None
+        self, reads: StoreReads, embedder: Embedder | None, index_path: Path | None = None
     ) -> None:
-        self._db = db
+        self._reads = reads
         self._embedder = embedder
         self._word_vectors = WordVectors(embedder) if embedder is not None else None
         self._snapshot: Snapshot | None = None
@@ -59,29 +54,28 @@ class SnapshotCache:
 
     def get(self) -> Snapshot:
         with self._lock:
-            with Session(self._db, expire_on_commit=False) as session:
-                generation = read_generation(session)
-                if self._snapshot is None and self._index_path is not None:
-                    self._snapshot = self._load(session)
-                snapshot = self._snapshot
-                if snapshot is not None and snapshot.generation == generation:
-                    return snapshot
-                if snapshot is not None and self._catch_up(session, snapshot, generation):
-                    self._save_if_far(snapshot)
-                    return snapshot
-                self._snapshot = self._build(session, generation)
-                self._save_if_far(self._snapshot, rebuilt=True)
-                return self._snapshot
+            generation = self._reads.generation()
+            if self._snapshot is None and self._index_path is not None:
+                self._snapshot = self._load()
+            snapshot = self._snapshot
+            if snapshot is not None and snapshot.generation == generation:
+                return snapshot
+            if snapshot is not None and self._catch_up(snapshot, generation):
+                self._save_if_far(snapshot)
+                return snapshot
+            self._snapshot = self._build(generation)
+            self._save_if_far(self._snapshot, rebuilt=True)
+            return self._snapshot
 
-    def _load(self, session: Session) -> Snapshot | None:
+    def _load(self) -> Snapshot | None:
         assert self._index_path is not None
         loaded = persisted.load(
             self._index_path,
-            store_id=store_identity(self._db),
+            store_id=self._reads.store_identity(),
             model_id=self._embedder.model_id if self._embedder is not None else None,
             dims=self._embedder.dims if self._embedder is not None else 0,
             word_vectors=self._word_vectors,
-            newest_change=last_change(session),
+            newest_change=self._reads.last_change(),
         )
         if loaded is not None:
             self._saved_at = loaded.change_seq
@@ -101,7 +95,7 @@ class SnapshotCache:
             return
         self._saved_at = snapshot.change_seq
         model_id = self._embedder.model_id if self._embedder is not None else None
-        store_id = store_identity(self._db)
+        store_id = self._reads.store_identity()
         path = self._index_path
 
         def save() -> None:
@@ -115,29 +109,19 @@ class SnapshotCache:
         self.saving = threading.Thread(target=save, name="gno-tui index save")
         self.saving.start()
 
-    def _catch_up(self, session: Session, snapshot: Snapshot, generation: int) -> bool:
+    def _catch_up(self, snapshot: Snapshot, generation: int) -> bool:
         limit = max(REBUILD_MIN_CHANGES, int(snapshot.live_count * REBUILD_FRACTION))
-        changes = changes_since(session, snapshot.change_seq, limit=limit)
+        changes = self._reads.changes_since(snapshot.change_seq, limit=limit)
         if changes is None:
             return False
         changed = list(dict.fromkeys(record_id for _, record_id in changes))
-        rows: dict[str, Any] = {}
-        for start in range(0, len(changed), _IN_CHUNK):
-            chunk = changed[start : start + _IN_CHUNK]
-            for row in session.execute(
-                select(*SNAPSHOT_COLUMNS, *_STATE_COLUMNS).where(  # type: ignore[call-overload]
-                    tables.FactRow.record_id.in_(chunk)  # type: ignore[attr-defined]
-                )
-            ):
-                if row.superseded_by is None and row.retired_at is None:
-                    rows[row.record_id] = row
+        current = self._reads.current_facts(changed)
         with snapshot.lock:
             arriving: list[IndexedFact] = []
             for record_id in changed:
                 position = snapshot.positions.get(record_id)
                 live = position is not None and bool(snapshot.live[position])
-                current = rows.get(record_id)
-                fact = IndexedFact.from_row(current) if current is not None else None
+                fact = current.get(record_id)
                 if position is not None and fact == snapshot.facts[position]:
                     if not live:
                         snapshot.come_back(position)
@@ -148,25 +132,18 @@ class SnapshotCache:
                 if fact is not None:
                     arriving.append(fact)
             arriving.sort(key=lambda f: (f.created_at, f.record_id))
-            snapshot.add_many(arriving, self._blocks(session, arriving, snapshot))
+            snapshot.add_many(arriving, self._blocks(arriving, snapshot))
             if changes:
                 snapshot.change_seq = changes[-1][0]
             snapshot.generation = generation
         return True
 
-    def _build(self, session: Session, generation: int) -> Snapshot:
+    def _build(self, generation: int) -> Snapshot:
         self.rebuilds += 1
         # The log's position first: a write that lands while the rows are read is in the
         # rows and in the log after it, and applying it again changes nothing.
-        change_seq = last_change(session)
-        # Plain columns, not ORM objects: building 100k table instances was half of a rebuild.
-        rows = session.execute(
-            select(*SNAPSHOT_COLUMNS)
-            .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
-            .where(tables.FactRow.retired_at.is_(None))  # type: ignore[union-attr]
-            .order_by(tables.FactRow.created_at, tables.FactRow.record_id)  # type: ignore[arg-type]
-        ).all()
-        facts = [IndexedFact.from_row(row) for row in rows]
+        change_seq = self._reads.last_change()
+        facts = self._reads.all_current_facts()
         embedder = self._embedder
         snapshot = Snapshot(
             generation,
@@ -175,13 +152,13 @@ class SnapshotCache:
             self._word_vectors,
             semantic=embedder is not None,
         )
-        blocks = self._blocks(session, facts, None)
+        blocks = self._blocks(facts, None)
         with snapshot.lock:
             snapshot.add_many(facts, blocks)
         return snapshot
 
     def _blocks(
-        self, session: Session, facts: list[IndexedFact], snapshot: Snapshot | None
+        self, facts: list[IndexedFact], snapshot: Snapshot | None
     ) -> list[np.ndarray | None]:
         """Each fact's vector block: kept in the index already (same record, same text), or
         stored by the writer, or embedded now (and stored for the next reader)."""
@@ -200,18 +177,9 @@ class SnapshotCache:
                 blocks[index] = snapshot.block_of(old)
                 continue
             wanted[fact.record_id] = index
-        embedding = tables.EmbeddingRow
-        query = select(embedding.record_id, embedding.content_hash, embedding.vector).where(  # type: ignore[call-overload]
-            embedding.model_id == self._embedder.model_id
-        )
-        ids = list(wanted)
-        if snapshot is None:
-            stored = list(session.execute(query))  # a rebuild: every vector, in one query
-        else:
-            stored = []
-            for start in range(0, len(ids), _IN_CHUNK):
-                chunk = ids[start : start + _IN_CHUNK]
-                stored.extend(session.execute(query.where(embedding.record_id.in_(chunk))))  # type: ignore[attr-defined]
+        model_id = self._embedder.model_id
+        # A rebuild reads every vector in one query; a catch-up those of the facts it adds.
+        stored = self._reads.stored_vectors(model_id, None if snapshot is None else list(wanted))
         for row in stored:
             index_of = wanted.get(row.record_id)
             if index_of is not None and row.content_hash == facts[index_of].content_hash:
@@ -223,5 +191,5 @@ class SnapshotCache:
             fresh = embed_facts(self._embedder, [facts[i].text for i in missing])
             for index, block in zip(missing, fresh, strict=True):
                 blocks[index] = block
-            store_vectors(self._db, self._embedder.model_id, [facts[i] for i in missing], fresh)
+            self._reads.keep_vectors(model_id, [facts[i] for i in missing], fresh)
         return blocks

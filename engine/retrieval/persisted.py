@@ -7,18 +7,22 @@ that has built (or caught up a long way on) an index writes it out: the facts' f
 vectors, the BM25 and word-alignment postings, with the change log position it reflects.
 The next process loads it and applies the changes since, as it would after any other write.
 
-The file is derived data, like the vectors table: it is written to a temp file and renamed,
-checked on load (format, model, the store it belongs to, a change log position the store
-still has) and ignored when anything is off, which costs one rebuild and nothing else. It is
-NumPy's .npz format read without pickle, so a file planted in the home can at worst make a
-process rebuild."""
+A cold CLI call pays the load on every run, so it has no loop per fact where numpy can do
+the work: the file (engine/storage/array_file.py) is arrays read as views of one buffer and
+text columns split in one call; the per-position arrays the index derives from the facts
+(expiry, tie-break keys, scope and collection postings) are stored as they are; the vector
+blocks come with room for the rows the changes since will append.
+
+The file is derived data, like the vectors table: checked on load (format, model, the store
+it belongs to, a change log position the store still has, and the file's own checks of size,
+layout and checksum); anything off costs one rebuild and nothing else. It holds only numbers
+and text, no pickle, so a file planted in the home can at worst make a process rebuild."""
 
 from __future__ import annotations
 
-import json
-import os
-import threading
-import zipfile
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,71 +31,81 @@ import numpy as np
 
 from engine.retrieval.growing import GrowingArray, GrowingRows, Postings
 from engine.retrieval.lexical import Bm25Index
-from engine.retrieval.snapshot import (
-    EPOCH,
-    MICROSECOND,
-    IndexedFact,
-    Snapshot,
-    record_id_key,
-)
+from engine.retrieval.snapshot import IndexedFact, Snapshot
 from engine.retrieval.word_alignment import WordAlignment, WordVectors
+from engine.storage.array_file import Arrays, Damaged, read, room
+from engine.storage.array_file import write as write_file
 
-FORMAT = 1
+FORMAT = 2
 # Below this many facts a rebuild is cheaper than reading and writing a file.
 PERSIST_MIN_FACTS = 2_000
+# The big row blocks (every fact's vector rows, the word vectors): read with room to grow, so
+# that the changes a reader applies after loading append in place (without room the first
+# append copied the whole block: 20 MB at 10k facts, ~25 ms a call).
+_ROOMY = ("rows", "matrix")
+# IndexedFact's text fields, stored as text columns (`source` and `expires` with a null mask).
+_TEXT_FIELDS: tuple[str, ...] = ("record_id", "docid", "uri", "collection", "text")
+_TEXT_FIELDS += ("content_hash", "caller", "session")
+_new_fact = object.__new__
+_SETTERS = [(field.name, getattr(IndexedFact, field.name).__set__) for field in fields(IndexedFact)]
 
 
 def index_file(home: Path, model_id: str | None) -> Path:
     name = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in (model_id or "lexical"))
-    return home / ".index" / f"snapshot-{name}.npz"
+    return home / ".index" / f"snapshot-{name}.idx"
 
 
-def _csr(lists: list[Postings]) -> dict[str, np.ndarray]:
-    ids, values = (
-        zip(*(postings.arrays() for postings in lists), strict=True) if lists else ((), ())
-    )
-    lengths = np.asarray([len(i) for i in ids], dtype=np.int64)
+# -- writing -----------------------------------------------------------------------------------
+
+
+def _csr(lists: Sequence[Postings]) -> dict[str, np.ndarray]:
+    pairs = [postings.arrays() for postings in lists]
+    lengths = np.asarray([len(ids) for ids, _ in pairs], dtype=np.int64)
     return {
         "offsets": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-        "ids": np.concatenate(ids) if ids else np.zeros(0, np.int64),
-        "values": np.concatenate(values) if values else np.zeros(0, np.float32),
+        "ids": np.concatenate([ids for ids, _ in pairs]) if pairs else np.zeros(0, np.int64),
+        "values": np.concatenate([v for _, v in pairs]) if pairs else np.zeros(0, np.float32),
         "live": np.asarray([postings.live for postings in lists], dtype=np.int64),
     }
 
 
-def _postings_of(data: Any, prefix: str, dtype: type) -> list[Postings]:
-    # Views into the file's arrays, converted once (postings are only read, and an append
-    # makes new arrays), with the offsets as Python ints: per list, two slices and no copy.
-    offsets, lives = data[f"{prefix}offsets"].tolist(), data[f"{prefix}live"].tolist()
-    if len(offsets) != len(lives) + 1:
-        raise ValueError(f"{prefix}: offsets and liveness disagree")  # the caller rebuilds
-    ids, values = data[f"{prefix}ids"], data[f"{prefix}values"].astype(dtype, copy=False)
-    return [
-        Postings.of(ids[start:end], values[start:end], live)
-        for start, end, live in zip(offsets, offsets[1:], lives, strict=False)
-    ]
-
-
-def _text(value: Any) -> np.ndarray:
-    return np.frombuffer(json.dumps(value, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
-
-
-def _json(array: np.ndarray) -> Any:
-    return json.loads(array.tobytes().decode("utf-8"))
-
-
-def prepare(snapshot: Snapshot, store_id: str, model_id: str | None) -> dict[str, np.ndarray]:
+def prepare(snapshot: Snapshot, store_id: str, model_id: str | None) -> dict[str, Any]:
     """What `write` puts in the file. Call with snapshot.lock held: the arrays are copied or
     are views of append-only storage, so writing them can run after the lock is released."""
-    lexical, alignment = snapshot.lexical, snapshot.alignment
-    facts = [
-        [
-            f.record_id, f.docid, f.uri, f.collection, f.text, f.content_hash, list(f.scopes),
-            f.caller, f.session, f.created_at.isoformat(), f.source, list(f.supersedes),
-            f.expires_at.isoformat() if f.expires_at else None,
-        ]
-        for f in snapshot.facts
-    ]  # fmt: skip
+    lexical, alignment, facts = snapshot.lexical, snapshot.alignment, snapshot.facts
+    texts: dict[str, list[str]] = {name: [getattr(f, name) for f in facts] for name in _TEXT_FIELDS}
+    texts["source"] = [f.source or "" for f in facts]
+    texts["created"] = [f.created_at.isoformat() for f in facts]
+    texts["expires"] = [f.expires_at.isoformat() if f.expires_at else "" for f in facts]
+    texts["scopes"] = [scope for f in facts for scope in f.scopes]
+    texts["supersedes"] = [uri for f in facts for uri in f.supersedes]
+    texts["scope_names"] = list(snapshot._by_scope)
+    texts["collection_names"] = list(snapshot._by_collection)
+    texts["bm25_terms"] = list(lexical._postings)
+    texts["words"] = list(alignment._index) if alignment is not None else []
+    arrays: dict[str, np.ndarray] = {
+        "source_null": np.asarray([f.source is None for f in facts], dtype=np.bool_),
+        "expires_null": np.asarray([f.expires_at is None for f in facts], dtype=np.bool_),
+        "scope_counts": np.asarray([len(f.scopes) for f in facts], dtype=np.int64),
+        "supersede_counts": np.asarray([len(f.supersedes) for f in facts], dtype=np.int64),
+        "live": snapshot.live.copy(),
+        "expiry": snapshot._expiry.view().copy(),
+        "created_us": snapshot._created.view().copy(),
+        "id_key": snapshot._id_key.view().copy(),
+        "lengths": lexical._lengths[: lexical.positions_seen].copy(),
+    }
+    for prefix, lists in (
+        ("scope_", list(snapshot._by_scope.values())),
+        ("collection_", list(snapshot._by_collection.values())),
+        ("bm25_", list(lexical._postings.values())),
+        *((("align_", alignment._postings),) if alignment is not None else ()),
+    ):
+        arrays.update({f"{prefix}{key}": value for key, value in _csr(lists).items()})
+    if snapshot.rows is not None:
+        # The whole-text vectors are each block's first row: derived at load, not stored.
+        arrays.update(rows=snapshot.rows, starts=snapshot._starts.view().copy())
+    if alignment is not None:
+        arrays["matrix"] = alignment._matrix.view()
     header = {
         "format": FORMAT,
         "store": store_id,
@@ -99,38 +113,19 @@ def prepare(snapshot: Snapshot, store_id: str, model_id: str | None) -> dict[str
         "generation": snapshot.generation,
         "changeSeq": snapshot.change_seq,
         "semantic": snapshot.vectors is not None,
+        "count": len(facts),
         "bm25": [lexical.size, lexical._total_length, lexical.positions_seen],
-        "bm25Terms": list(lexical._postings),
-        "words": list(alignment._index) if alignment is not None else [],
         "alignment": [alignment.size, alignment.positions_seen] if alignment is not None else [],
     }
-    arrays: dict[str, np.ndarray] = {
-        "header": _text(header),
-        "facts": _text(facts),
-        "live": snapshot.live.copy(),
-        "lengths": lexical._lengths[: lexical.positions_seen].copy(),
-        **{f"bm25_{k}": v for k, v in _csr(list(lexical._postings.values())).items()},
-    }
-    if snapshot.vectors is not None and snapshot.rows is not None:
-        arrays.update(
-            vectors=snapshot.vectors, rows=snapshot.rows, starts=snapshot._starts.view().copy()
-        )
-    if alignment is not None:
-        arrays["matrix"] = alignment._matrix.view()
-        arrays.update({f"align_{k}": v for k, v in _csr(alignment._postings).items()})
-    return arrays
+    return {"header": header, "arrays": arrays, "texts": texts}
 
 
-def write(arrays: dict[str, np.ndarray], path: Path) -> None:
-    """The file, whole or not at all (a temp file renamed into place)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-    try:
-        with temp.open("wb") as out:
-            np.savez(out, **arrays)  # type: ignore[arg-type]
-        temp.replace(path)
-    finally:
-        temp.unlink(missing_ok=True)
+def write(prepared: dict[str, Any], path: Path) -> None:
+    """The file, whole or not at all (engine/storage/array_file.py)."""
+    write_file(path, prepared["header"], prepared["arrays"], prepared["texts"], roomy=_ROOMY)
+
+
+# -- reading -----------------------------------------------------------------------------------
 
 
 def load(
@@ -144,102 +139,145 @@ def load(
 ) -> Snapshot | None:
     """The index in `path`, or None when there is none or it does not belong to this store,
     model and change log (then the caller rebuilds)."""
+
+    def ours(header: dict[str, Any]) -> bool:
+        return (
+            header.get("format") == FORMAT
+            and header.get("store") == store_id
+            and header.get("model") == model_id
+            and int(header["changeSeq"]) <= newest_change
+            and bool(header["semantic"]) == (model_id is not None)
+        )
+
     try:
-        with np.load(path, allow_pickle=False) as data:
-            header = _json(data["header"])
-            if (
-                header.get("format") != FORMAT
-                or header.get("store") != store_id
-                or header.get("model") != model_id
-                or int(header["changeSeq"]) > newest_change
-                or bool(header["semantic"]) != (model_id is not None)
-            ):
-                return None
-            return _restore(data, header, dims, word_vectors)
-    except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile):
-        return None
+        found = read(path, ours, roomy=_ROOMY)
+        return None if found is None else _restore(found[1], found[0], dims, word_vectors)
+    except (OSError, ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError):
+        return None  # Damaged is a ValueError
+
+
+def _growing(data: Arrays, name: str) -> GrowingRows:
+    """A roomy block as growing rows: its rows filled, the room after them free."""
+    block, filled = data.block(name)
+    rows = GrowingRows.of(block)
+    rows.filled = filled
+    return rows
 
 
 def _restore(
-    data: Any, header: dict[str, Any], dims: int, word_vectors: WordVectors | None
+    data: Arrays, header: dict[str, Any], dims: int, word_vectors: WordVectors | None
 ) -> Snapshot:
     semantic = bool(header["semantic"])
+    count = int(header["count"])
     snapshot = Snapshot(
         int(header["generation"]), int(header["changeSeq"]), dims, word_vectors, semantic=semantic
     )
-    facts = [
-        IndexedFact(
-            record_id=f[0], docid=f[1], uri=f[2], collection=f[3], text=f[4], content_hash=f[5],
-            scopes=tuple(f[6]), caller=f[7], session=f[8],
-            created_at=datetime.fromisoformat(f[9]), source=f[10], supersedes=tuple(f[11]),
-            expires_at=datetime.fromisoformat(f[12]) if f[12] else None,
-        )
-        for f in _json(data["facts"])
-    ]  # fmt: skip
+
+    texts = data.texts
+    facts = _facts(data, count)
     live = data["live"].astype(bool)
-    if len(live) != len(facts):
-        raise ValueError("facts and liveness disagree")
-    _restore_positions(snapshot, facts, live)
+    if len(live) != count:
+        raise Damaged("live")
+    snapshot.facts = facts
+    snapshot.positions = dict(zip((f.record_id for f in facts), range(count), strict=True))
+    snapshot._live = GrowingArray.of(live)
+    snapshot._expiry = GrowingArray.of(_sized(data["expiry"], count, np.float64))
+    snapshot._created = GrowingArray.of(_sized(data["created_us"], count, np.int64))
+    snapshot._id_key = GrowingArray.of(_sized(data["id_key"], count, np.uint64))
+    by_hash = snapshot._by_hash
+    for position, fact in enumerate(facts):
+        by_hash.setdefault(fact.content_hash, []).append(position)
+    snapshot._by_scope = _postings_of(data, "scope_", texts("scope_names"), np.int8)
+    snapshot._by_collection = _postings_of(data, "collection_", texts("collection_names"), np.int8)
+    snapshot.live_count = int(live.sum())
     if semantic:
-        snapshot._vectors = _rows_of(data["vectors"])
-        snapshot._rows = _rows_of(data["rows"])
-        snapshot._starts = GrowingArray.of(data["starts"].astype(np.int64))
+        rows, starts = data["rows"], data["starts"].astype(np.int64)
+        if rows.ndim != 2 or rows.shape[1] != max(dims, 1) or len(starts) != count:
+            raise Damaged("rows")
+        if count and (int(starts.min()) < 0 or int(starts.max()) >= len(rows)):
+            raise Damaged("starts")
+        snapshot._rows = _growing(data, "rows")
+        # The whole-text vectors: each block's first row, into an array with room as well.
+        vectors = np.empty((count + room(count), rows.shape[1]), dtype=np.float32)
+        np.take(rows, starts, axis=0, out=vectors[:count])
+        snapshot._vectors = GrowingRows.of(vectors)
+        snapshot._vectors.filled = count
+        snapshot._starts = GrowingArray.of(starts)
     lexical = Bm25Index()
     lexical.size, lexical._total_length, lexical.positions_seen = (int(v) for v in header["bm25"])
     lexical._lengths = data["lengths"].astype(np.float32)
-    terms = header["bm25Terms"]
-    lexical._postings = dict(zip(terms, _postings_of(data, "bm25_", np.float32), strict=True))
-    lexical._vocabulary = list(terms)
+    terms = texts("bm25_terms")
+    lexical._postings = _postings_of(data, "bm25_", terms, np.float32)
+    lexical._vocabulary = terms
     snapshot.lexical = lexical
     if word_vectors is not None and semantic:
         alignment = WordAlignment([], word_vectors)
         alignment.size, alignment.positions_seen = (int(v) for v in header["alignment"])
-        alignment._index = {word: slot for slot, word in enumerate(header["words"])}
-        alignment._postings = _postings_of(data, "align_", np.int64)
-        alignment._matrix = _rows_of(data["matrix"])
+        words = texts("words")
+        alignment._index = {word: slot for slot, word in enumerate(words)}
+        alignment._postings = list(_postings_of(data, "align_", words, np.int64).values())
+        matrix = data["matrix"]
+        if matrix.ndim != 2 or matrix.shape[1] != max(dims, 1) or len(matrix) != len(words):
+            raise Damaged("matrix")
+        alignment._matrix = _growing(data, "matrix")
         snapshot.alignment = alignment
     return snapshot
 
 
-def _restore_positions(snapshot: Snapshot, facts: list[IndexedFact], live: np.ndarray) -> None:
-    """The per-position structures that follow from the facts themselves (cheaper to derive
-    than to store): ids, hashes, scope and collection postings, expiry, the tie-break keys."""
-    snapshot.facts = facts
-    snapshot.positions = {fact.record_id: position for position, fact in enumerate(facts)}
-    snapshot._live = GrowingArray.of(live)
-    snapshot._expiry = GrowingArray.of(
-        np.asarray([f.expires_at.timestamp() if f.expires_at else np.inf for f in facts])
-    )
-    snapshot._created = GrowingArray.of(
-        np.asarray([(f.created_at - EPOCH) // MICROSECOND for f in facts], dtype=np.int64)
-    )
-    snapshot._id_key = GrowingArray.of(
-        np.asarray([record_id_key(f.record_id) for f in facts], dtype=np.uint64)
-    )
-    # Positions gathered in plain lists and made into postings once per scope and collection
-    # (an append per fact costs more than the whole load of the arrays).
-    by_scope: dict[str, list[int]] = {}
-    by_collection: dict[str, list[int]] = {}
-    by_hash = snapshot._by_hash
-    for position, fact in enumerate(facts):
-        by_hash.setdefault(fact.content_hash, []).append(position)
-        for scope in fact.scopes:
-            by_scope.setdefault(scope, []).append(position)
-        by_collection.setdefault(fact.collection, []).append(position)
-    snapshot._by_scope = {scope: _marks(p, live) for scope, p in by_scope.items()}
-    snapshot._by_collection = {name: _marks(p, live) for name, p in by_collection.items()}
-    snapshot.live_count = int(live.sum())
+def _facts(data: Arrays, count: int) -> list[IndexedFact]:
+    """The facts from their columns: one split per column, then one object per fact."""
+    texts = data.texts
+    columns = {name: texts(name) for name in _TEXT_FIELDS}
+    sources: list[str | None] = list(texts("source"))
+    for position in np.flatnonzero(_sized(data["source_null"], count, np.bool_)).tolist():
+        sources[position] = None
+    created = list(map(datetime.fromisoformat, texts("created")))
+    expires: list[datetime | None] = [None] * count
+    expiry_text = texts("expires")
+    for position in np.flatnonzero(~_sized(data["expires_null"], count, np.bool_)).tolist():
+        expires[position] = datetime.fromisoformat(expiry_text[position])
+    scopes = _groups(texts("scopes"), _sized(data["scope_counts"], count, np.int64))
+    supersedes = _groups(texts("supersedes"), _sized(data["supersede_counts"], count, np.int64))
+    values: dict[str, Sequence[Any]] = {**columns, "scopes": scopes, "created_at": created}
+    values.update(source=sources)
+    values.update(supersedes=supersedes, expires_at=expires)
+    # Each field set column by column through its slot, as the dataclass's __init__ sets it
+    # field by field: half the time of calling __init__ 10k times with 13 arguments.
+    facts = [_new_fact(IndexedFact) for _ in range(count)]
+    for name, setter in _SETTERS:
+        deque(map(setter, facts, values[name]), maxlen=0)
+    return facts
 
 
-def _marks(positions: list[int], live: np.ndarray) -> Postings:
-    """The postings of a scope or collection: its positions, and how many of them are live."""
-    ids = np.asarray(positions, dtype=np.int64)
-    return Postings.of(ids, np.zeros(len(ids), np.int8), int(live[ids].sum()))
+def _sized(array: np.ndarray, count: int, dtype: type) -> np.ndarray:
+    if array.ndim != 1 or len(array) != count or array.dtype != np.dtype(dtype):
+        raise Damaged("per-fact array")
+    return array
 
 
-def _rows_of(array: np.ndarray) -> GrowingRows:
-    if array.ndim == 2 and len(array) and array.dtype == np.float32 and array.flags.c_contiguous:
-        return GrowingRows.of(array)  # read from the file for this process alone: no copy
-    rows = GrowingRows(array.shape[1] if array.ndim == 2 else 1)
-    rows.append(np.asarray(array, dtype=np.float32).reshape(len(array), -1))
-    return rows
+def _groups(flat: list[str], counts: np.ndarray) -> list[tuple[str, ...]]:
+    """Each fact's tuple of a flat column (its scopes, its supersedes), by their counts."""
+    if int(counts.sum()) != len(flat) or (len(counts) and int(counts.min()) < 0):
+        raise Damaged("counts")
+    if not flat:
+        return [()] * len(counts)
+    if int(counts.min()) == int(counts.max()) == 1:
+        return list(zip(flat, strict=True))  # one scope a fact, the common case: no loop here
+    ends = np.cumsum(counts).tolist()
+    return [tuple(flat[end - n : end]) for end, n in zip(ends, counts.tolist(), strict=True)]
+
+
+def _postings_of(data: Arrays, prefix: str, names: list[str], dtype: type) -> dict[str, Postings]:
+    # Views into the file's arrays (postings are only read, and an append makes new arrays),
+    # with the offsets as Python ints: per list, two slices and no copy.
+    offsets, lives = data[f"{prefix}offsets"].tolist(), data[f"{prefix}live"].tolist()
+    if not (len(offsets) == len(lives) + 1 == len(names) + 1):
+        raise Damaged(prefix)  # the caller rebuilds
+    ids = data[f"{prefix}ids"]
+    values: np.ndarray = data[f"{prefix}values"].astype(dtype, copy=False)
+    if offsets and (offsets[0] != 0 or offsets[-1] != len(ids) or len(values) != len(ids)):
+        raise Damaged(prefix)
+    return {
+        name: Postings.of(ids[start:end], values[start:end], live)
+        for name, start, end, live in zip(names, offsets[:-1], offsets[1:], lives, strict=True)
+    }

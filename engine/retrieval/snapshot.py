@@ -24,17 +24,17 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Engine
-from sqlalchemy.orm import Session
 
 from engine.retrieval.embeddings import vector_to_bytes
 from engine.retrieval.growing import GrowingArray, GrowingRows, Postings
 from engine.retrieval.lexical import Bm25Index
 from engine.retrieval.word_alignment import WordAlignment, WordVectors
-from engine.storage import tables
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,14 +247,26 @@ def record_id_key(record_id: str) -> int:
     return zlib.crc32(record_id.encode("utf-8", "surrogatepass"))
 
 
-# What a snapshot reads of each current fact: the FactRow columns named like IndexedFact's fields.
-SNAPSHOT_COLUMNS = tuple(getattr(tables.FactRow, field.name) for field in fields(IndexedFact))
+def __getattr__(name: str) -> Any:
+    # SNAPSHOT_COLUMNS, made on first use: the index itself needs no SQLAlchemy (a cold CLI
+    # recall on SQLite reads through sqlite3, engine/storage/sqlite_reader.py).
+    if name == "SNAPSHOT_COLUMNS":
+        from engine.storage import tables
+
+        # What a snapshot reads of each current fact: the FactRow columns named like
+        # IndexedFact's fields.
+        return tuple(getattr(tables.FactRow, field.name) for field in fields(IndexedFact))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def store_vectors(
     db: Engine, model_id: str, facts: Sequence[IndexedFact], vectors: Sequence[np.ndarray]
 ) -> None:
     """Best effort: a vector is derived data, so failing to keep it loses nothing."""
+    from sqlalchemy.orm import Session
+
+    from engine.storage import tables
+
     try:
         with Session(db, expire_on_commit=False) as session:
             for fact, vector in zip(facts, vectors, strict=True):

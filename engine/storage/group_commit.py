@@ -3,35 +3,140 @@ index transaction, and each is answered only once that transaction is committed.
 
 A server that receives several writes at once (an MCP server with calls in flight) runs them
 inside `write_batch`: each write is the ordinary remember path (its own checks, journal entry
-and fsynced fact file), but its rows go into a savepoint of the group's transaction instead of
-a transaction of their own, and its journal entry stays until the group's commit. So:
+and fact file), but its rows go into a savepoint of the group's transaction instead of a
+transaction of their own, its fact file is staged (written under its temp name, its fsync
+started at once in a worker thread, so that the disk works while the group goes on), and its
+journal entry stays until the group's commit. Before the commit every staged file's fsync is
+awaited and the files are renamed into place, so each write is durable, file then row,
+before any is answered. So:
 
-- one lock hand-off, one generation bump and one commit for the group instead of one each;
+- one lock hand-off, one generation bump, one wait for the disk and one commit for the group
+  instead of one each;
 - a write that fails (a lost supersede race, a refused row) rolls back its own savepoint only;
 - the group's later writes see its earlier ones (the exact check, a supersede of a fact added
   in the same group), because they read through the group's session;
-- a crash before the commit leaves journalled files without rows, which the next write lock
-  settles exactly as a single write killed between its file and its row (none of them had
-  been acknowledged); if the commit itself fails, every write of the group answers
-  `sync: failed` (its file is written and journalled, indexed by the next write), as one
-  write whose index write failed does."""
+- a crash before the commit leaves journalled files without rows (or temp files, never in
+  place), which the next write lock settles exactly as a single write killed between its file
+  and its row or inside its file's write (none of them had been acknowledged); if the commit
+  itself fails, every write of the group answers `sync: failed` (its file is written and
+  journalled, indexed by the next write), as one write whose index write failed does; if the
+  files cannot be made durable, nothing of the group is stored and every write of it fails
+  with MEMORY_SYNC_FAILED, as one write whose file cannot be written does."""
 
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import Table, select
 from sqlalchemy.orm import Session
 
+from engine.contract.errors import MemoryFailure
 from engine.storage import tables
 from engine.storage.database import bump_generation
+from engine.storage.factfiles import TEMP_PREFIX
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from engine.storage.store import MemoryEngine
 
 log = logging.getLogger("engine.storage")
+
+# -- the group's fact files -------------------------------------------------------------
+
+
+@dataclass
+class StagedFile:
+    """A file written to its temp name beside `path`, not yet in place: the first half of
+    `write_atomically`, for a group of writes (`place_staged` puts them in place). Its fsync
+    runs from the moment it is written, in a worker thread (`syncing`), so that the disk's
+    flush overlaps the rest of the group's work instead of following it."""
+
+    path: Path
+    temp: Path
+    syncing: Future[None]
+
+
+def stage_file(path: Path, content: str) -> StagedFile:
+    """Write `content` to a temp file beside `path` and start its fsync; `place_staged` puts
+    it in place once durable, `discard_staged` takes it back."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".md", dir=path.parent)
+    try:
+        data = content.encode("utf-8")
+        written = 0
+        while written < len(data):
+            written += os.write(descriptor, data[written:])
+        syncing = _pool().submit(_fsync_and_close, descriptor)
+    except BaseException:
+        os.close(descriptor)
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+    return StagedFile(path, Path(temp_name), syncing)
+
+
+# Staged files' fsyncs, several at once: the filesystem's journal commits several files'
+# metadata in one go (eight small files synced together took 0.9 ms on ext4 here, one after
+# another 2.3 ms).
+_SYNC_WORKERS = 8
+_sync_pool: ThreadPoolExecutor | None = None
+_sync_pool_made = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _sync_pool
+    with _sync_pool_made:
+        if _sync_pool is None:
+            from concurrent.futures import ThreadPoolExecutor  # only a server's groups use it
+
+            _sync_pool = ThreadPoolExecutor(_SYNC_WORKERS, thread_name_prefix="gno-fsync")
+        return _sync_pool
+
+
+def _fsync_and_close(descriptor: int) -> None:
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def place_staged(files: list[StagedFile]) -> None:
+    """Every staged file durable (its fsync done), then each renamed into place: as
+    `write_atomically` would leave them, a reader sees no file or the whole one. On an error
+    nothing is in place and every temp file is gone (the error is raised)."""
+    failures = [staged.syncing.exception() for staged in files]  # every one awaited
+    error = next((failure for failure in failures if failure is not None), None)
+    if error is not None:
+        discard_staged(files)
+        raise error
+    placed: list[StagedFile] = []
+    try:
+        for staged in files:
+            staged.temp.replace(staged.path)
+            placed.append(staged)
+    except BaseException:
+        for staged in placed:
+            staged.path.unlink(missing_ok=True)
+        discard_staged(files)
+        raise
+
+
+def discard_staged(files: list[StagedFile]) -> None:
+    """Take staged files back: their temp files go (a file already in place stays)."""
+    for staged in files:
+        staged.syncing.exception()  # its descriptor is closed once its fsync has ended
+        staged.temp.unlink(missing_ok=True)
+
+
+# -- the group -----------------------------------------------------------------------------
 
 _COMMIT_FAILED = (
     "The group of writes this one belonged to could not be committed to the index ({error}). "
@@ -40,20 +145,60 @@ _COMMIT_FAILED = (
 )
 
 
+_FILES_FAILED = (
+    "Could not write the fact files of this group of writes ({error}). Check that the home "
+    "folder is writable and has space; nothing of these writes was stored."
+)
+
+
 class WriteBatch:
     """One open group: its session, the collections (stable while the write lock is held:
-    changing one takes it) and the writes whose journal entries wait for the commit."""
+    changing one takes it), the fact files staged and the writes whose journal entries wait
+    for the commit."""
 
     def __init__(self, session: Session, collections: dict[str, tables.CollectionRow]) -> None:
         self.session = session
         self.collections = collections
         self._written: list[tuple[str, dict[str, Any]]] = []
+        self._staged: list[StagedFile] = []
+        self._staged_ids: list[str] = []
+
+    def stage(self, record_id: str, path: Path, content: str) -> None:
+        self._staged.append(stage_file(path, content))
+        self._staged_ids.append(record_id)
+
+    def take_back(self, path: Path) -> bool:
+        """Drop a staged file (a write that lost its race); False if none is staged there."""
+        for index, staged in enumerate(self._staged):
+            if staged.path == path:
+                discard_staged([staged])
+                del self._staged[index], self._staged_ids[index]
+                return True
+        return False
 
     def written(self, record_id: str, sync: dict[str, Any]) -> None:
         self._written.append((record_id, sync))
 
+    def abandon(self, engine: MemoryEngine) -> None:
+        """The group failed before its end: no file goes in place, no journal entry stays."""
+        self.session.rollback()
+        discard_staged(self._staged)
+        for record_id in self._staged_ids:
+            engine.end_write(record_id)
+
     def settle(self, engine: MemoryEngine) -> None:
-        """Commit; then the journal entries go. A failed commit marks every write failed."""
+        """The files durable and in place, then the commit; then the journal entries go. A
+        failed commit marks every write failed; files that cannot be made durable fail the
+        group (MEMORY_SYNC_FAILED), nothing of it stored."""
+        try:
+            place_staged(self._staged)
+        except OSError as exc:
+            log.warning(
+                "gno-tui: the files of a group of %d writes failed: %s", len(self._staged), exc
+            )
+            self._staged = []  # place_staged took them all back
+            self.abandon(engine)
+            raise MemoryFailure("MEMORY_SYNC_FAILED", _FILES_FAILED.format(error=exc)) from exc
         try:
             self.session.commit()
         except Exception as exc:  # noqa: BLE001 - the files are canonical; indexed later
@@ -74,19 +219,37 @@ def write_batch(engine: MemoryEngine) -> Iterator[WriteBatch]:
     but remember's add and supersede) must not run inside: they would wait on the group's
     open transaction from a session of their own."""
     with engine.write_lock():
-        collections = engine.collections_by_name()
         with Session(engine.db, expire_on_commit=False) as session:
             # A write first, so the transaction is open before any savepoint: SQLite's driver
             # would otherwise let the first savepoint's release commit on its own.
             bump_generation(session)
             session.flush()
-            batch = WriteBatch(session, collections)
+            batch = WriteBatch(session, _collections(engine, session))
             engine.bind_batch(batch)
             try:
                 yield batch
             except BaseException:
-                session.rollback()
+                batch.abandon(engine)
                 raise
             finally:
                 engine.bind_batch(None)
             batch.settle(engine)
+
+
+# The collections' rows as plain values, read once per group through the group's own
+# transaction (a session of their own cost a second connection's checkout and transaction).
+_COLLECTIONS: Table = tables.CollectionRow.__table__  # type: ignore[attr-defined]
+_COLLECTION_VALUES = select(*_COLLECTIONS.c).order_by(_COLLECTIONS.c.name)
+
+
+def _collections(engine: MemoryEngine, session: Session) -> dict[str, tables.CollectionRow]:
+    """The collections as the index has them now. The rows of the last group are reused when
+    the values are the same (building them through the ORM cost a group 0.1 ms)."""
+    found = session.execute(_COLLECTION_VALUES).mappings().all()
+    values = tuple(tuple(mapping.values()) for mapping in found)
+    seen = engine.group_collections
+    if seen is not None and seen[0] == values:
+        return dict(seen[1])
+    rows = {mapping["name"]: tables.CollectionRow(**mapping) for mapping in found}
+    engine.group_collections = (values, rows)
+    return dict(rows)

@@ -1,7 +1,8 @@
 """The index half of a write: the fact's row, its scope rows and its vector, with the
 supersede compare-and-swap. The file half is engine/memory/remember.py; MemoryEngine's
-`index_new_fact` calls this inside one transaction, the vector's row included (a seam
-fault-injection tests replace)."""
+`index_new_fact` (a seam fault-injection tests replace) calls `insert_new_fact` inside one
+transaction, the vector's row included. `insert_fact_row` is the same through the ORM, for
+callers that go on with the row in their session (reindex)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,50 @@ from engine.retrieval.embeddings import embed_facts, vector_to_bytes
 from engine.retrieval.snapshot import IndexedFact, store_vectors
 from engine.storage import tables
 from engine.storage.database import bump_generation
-from engine.storage.records import scope_rows
+from engine.storage.records import (
+    INSERT_FACT,
+    INSERT_FACT_SCOPES,
+    UPSERT_EMBEDDING,
+    scope_rows,
+    stored_fact,
+    stored_scopes,
+)
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
+
+
+def insert_new_fact(
+    session: Session,
+    row: tables.FactRow,
+    predecessor: tables.FactRow | None,
+    now_iso_moment: Any,
+    *,
+    vector: dict[str, Any] | None = None,
+    bump: bool = True,
+) -> None:
+    """The index half of a new fact's write, inside the caller's transaction, as plain
+    inserts (the row itself stays out of the session). A supersede is a compare-and-swap on
+    the predecessor (MEMORY_SUPERSEDE_CONFLICT if another writer moved it); a keyed row whose
+    (namespace, key, revision) is taken, by a writer on another home sharing this index, is
+    the keyed API's conflict (MEMORY_KEY_EXISTS for a create, MEMORY_REVISION_CONFLICT for a
+    later revision). Either way the caller rolls back, so nothing of this write stays.
+    `vector`: the values of its embeddings row (`vector_values`). `bump=False`: the caller's
+    transaction moves the generation once for all its writes (a group commit)."""
+    if predecessor is not None:
+        _swap_predecessor(session, row, predecessor, now_iso_moment)
+    connection = session.connection()  # the session's transaction; no ORM work per statement
+    try:
+        connection.execute(INSERT_FACT, stored_fact(row))
+    except IntegrityError as exc:
+        if row.kv_key is None or "kv_key" not in str(exc.orig):
+            raise
+        raise _key_taken(row) from exc
+    connection.execute(INSERT_FACT_SCOPES, stored_scopes(row))
+    if vector is not None:
+        connection.execute(UPSERT_EMBEDDING, vector)
+    if bump:
+        bump_generation(session)
 
 
 def insert_fact_row(
@@ -30,27 +71,10 @@ def insert_fact_row(
     *,
     bump: bool = True,
 ) -> None:
-    """The index half of a write, inside the caller's transaction. A supersede is a
-    compare-and-swap on the predecessor (MEMORY_SUPERSEDE_CONFLICT if another writer moved
-    it); a keyed row whose (namespace, key, revision) is taken, by a writer on another home
-    sharing this index, is the keyed API's conflict (MEMORY_KEY_EXISTS for a create,
-    MEMORY_REVISION_CONFLICT for a later revision). Either way nothing of this write stays.
-    `bump=False`: the caller's transaction moves the generation once for all its writes (a
-    group commit)."""
+    """`insert_new_fact` through the ORM: the row is added to the caller's session (and
+    flushed with it), for callers that keep working with it there."""
     if predecessor is not None:
-        swapped = session.execute(
-            update(tables.FactRow)
-            .where(tables.FactRow.record_id == predecessor.record_id)  # type: ignore[arg-type]
-            .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
-            .where(tables.FactRow.retired_at.is_(None))  # type: ignore[union-attr]
-            .values(superseded_by=row.record_id, superseded_at=now_iso_moment)
-        )
-        if getattr(swapped, "rowcount", 0) != 1:
-            raise MemoryFailure(
-                "MEMORY_SUPERSEDE_CONFLICT",
-                f"{predecessor.uri} was superseded by another writer first. Recall again and "
-                "supersede the current fact instead.",
-            )
+        _swap_predecessor(session, row, predecessor, now_iso_moment)
     session.add(row)
     if row.kv_key is not None:  # flushed alone, so that a taken key is told apart
         try:
@@ -62,6 +86,24 @@ def insert_fact_row(
     session.add_all(scope_rows(row))
     if bump:
         bump_generation(session)
+
+
+def _swap_predecessor(
+    session: Session, row: tables.FactRow, predecessor: tables.FactRow, now_iso_moment: Any
+) -> None:
+    swapped = session.execute(
+        update(tables.FactRow)
+        .where(tables.FactRow.record_id == predecessor.record_id)  # type: ignore[arg-type]
+        .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
+        .where(tables.FactRow.retired_at.is_(None))  # type: ignore[union-attr]
+        .values(superseded_by=row.record_id, superseded_at=now_iso_moment)
+    )
+    if getattr(swapped, "rowcount", 0) != 1:
+        raise MemoryFailure(
+            "MEMORY_SUPERSEDE_CONFLICT",
+            f"{predecessor.uri} was superseded by another writer first. Recall again and "
+            "supersede the current fact instead.",
+        )
 
 
 def _key_taken(row: tables.FactRow) -> MemoryFailure:
@@ -79,10 +121,10 @@ def _key_taken(row: tables.FactRow) -> MemoryFailure:
     )
 
 
-def vector_row(engine: MemoryEngine, row: tables.FactRow) -> tables.EmbeddingRow | None:
-    """The new fact's vector as a row for the write's own transaction, or None without a
-    model. Best effort: a vector is derived data (a snapshot embeds a fact it lacks), so an
-    embedder that fails must not fail the write."""
+def vector_values(engine: MemoryEngine, row: tables.FactRow) -> dict[str, Any] | None:
+    """The new fact's embeddings row as values for the write's own transaction, or None
+    without a model. Best effort: a vector is derived data (a snapshot embeds a fact it
+    lacks), so an embedder that fails must not fail the write."""
     embedder = engine.embedder_status.embedder
     if embedder is None:
         return None
@@ -90,12 +132,12 @@ def vector_row(engine: MemoryEngine, row: tables.FactRow) -> tables.EmbeddingRow
         (block,) = embed_facts(embedder, [row.text])
     except Exception:  # noqa: BLE001 - derived data: the write goes on without it
         return None
-    return tables.EmbeddingRow(
-        record_id=row.record_id,
-        model_id=embedder.model_id,
-        content_hash=row.content_hash,
-        vector=vector_to_bytes(block),
-    )
+    return {
+        "record_id": row.record_id,
+        "model_id": embedder.model_id,
+        "content_hash": row.content_hash,
+        "vector": vector_to_bytes(block),
+    }
 
 
 def keep_vector(engine: MemoryEngine, row: tables.FactRow) -> None:

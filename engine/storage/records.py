@@ -4,37 +4,18 @@ Helpers take an explicit session and keyword-only arguments; none opens its own 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import JSON, bindparam, column, insert, or_, select, table, text
 from sqlalchemy.orm import Session
 
 from engine.contract.normalize import iso_utc
-from engine.retrieval.snapshot import IndexedFact
 from engine.storage import tables
+from engine.storage.fact_shape import public_fact as public_fact  # re-exported
 from engine.storage.factfiles import FactFile
-
-
-def public_fact(fact: tables.FactRow | IndexedFact) -> dict[str, Any]:
-    """The seed's `fact` object: exactly its properties, `source` only when there is one."""
-    assert fact.created_at is not None
-    shaped: dict[str, Any] = {
-        "uri": fact.uri,
-        "docid": fact.docid,
-        "recordId": fact.record_id,
-        "text": fact.text,
-        "scopes": list(fact.scopes),
-        "caller": fact.caller,
-        "session": fact.session,
-        "createdAt": iso_utc(fact.created_at),
-        "contentHash": fact.content_hash,
-        "supersedes": list(fact.supersedes),
-    }
-    if fact.source:
-        shaped["source"] = fact.source
-    return shaped
 
 
 def get_fact(session: Session, *, ref: str) -> tables.FactRow | None:
@@ -49,26 +30,49 @@ def get_fact(session: Session, *, ref: str) -> tables.FactRow | None:
     return session.scalars(select(tables.FactRow).where(column == ref)).first()
 
 
+# The write path's queries, built once: through the Core tables (not the ORM entities) and
+# with bound parameters, so that a call only binds values. Building the statement anew on
+# each call (a dozen expression objects, then its cache key) took five times as long as
+# running it, and an add is a few milliseconds in all.
+_FACTS = tables.FactRow.__table__
+_FACT_SCOPES = tables.FactScopeRow.__table__
+_FACT, _FACT_SCOPE = _FACTS.c, _FACT_SCOPES.c
+_CURRENT_DUPLICATE = (
+    select(_FACT.record_id)
+    .join(_FACT_SCOPES, _FACT_SCOPE.record_id == _FACT.record_id)
+    .where(_FACT.collection == bindparam("collection"))
+    .where(_FACT.content_hash == bindparam("content_hash"))
+    .where(_FACT_SCOPE.scope.in_(bindparam("scopes", expanding=True)))
+    .where(_FACT.superseded_by.is_(None))
+    .where(_FACT.retired_at.is_(None))
+    .where(or_(_FACT.expires_at.is_(None), _FACT.expires_at > bindparam("now")))
+    .order_by(_FACT.created_at)
+    .limit(1)
+)
+_DOCID_HOLDER = select(_FACT.record_id).where(_FACT.docid == bindparam("docid")).limit(1)
+
+
 def current_duplicate(
     session: Session, *, collection: str, content_hash: str, scopes: Sequence[str], now: datetime
 ) -> tables.FactRow | None:
-    """A current fact with the same content hash sharing at least one scope."""
-    rows = session.scalars(
-        select(tables.FactRow)
-        .join(tables.FactScopeRow, tables.FactScopeRow.record_id == tables.FactRow.record_id)
-        .where(tables.FactRow.collection == collection)
-        .where(tables.FactRow.content_hash == content_hash)
-        .where(tables.FactScopeRow.scope.in_(list(scopes)))
-        .where(tables.FactRow.superseded_by.is_(None))
-        .where(tables.FactRow.retired_at.is_(None))
-        .where(or_(tables.FactRow.expires_at.is_(None), tables.FactRow.expires_at > now))
-        .order_by(tables.FactRow.created_at)
-    ).all()
-    return rows[0] if rows else None
+    """A current fact with the same content hash sharing at least one scope (the oldest)."""
+    record_id = session.execute(
+        _CURRENT_DUPLICATE,
+        {
+            "collection": collection,
+            "content_hash": content_hash,
+            "scopes": list(scopes),
+            "now": now,
+        },
+    ).scalar()
+    return None if record_id is None else session.get(tables.FactRow, record_id)
 
 
-def allocate_docid(session: Session, *, record_id: str, taken: set[str] | None = None) -> str:
-    """`#` + the first 8 hex of the record id, longer only when that is already in use."""
+def allocate_docid(
+    session: Session | None, *, record_id: str, taken: set[str] | None = None
+) -> str:
+    """`#` + the first 8 hex of the record id, longer only when that is already in use (in
+    `taken` when given, else in the index through `session`)."""
     hex_part = record_id.removeprefix("mem-")
     for length in range(8, len(hex_part) + 1):
         candidate = "#" + hex_part[:length]
@@ -76,12 +80,8 @@ def allocate_docid(session: Session, *, record_id: str, taken: set[str] | None =
             if candidate not in taken:
                 return candidate
             continue
-        if (
-            session.scalars(
-                select(tables.FactRow.record_id).where(tables.FactRow.docid == candidate)
-            ).first()
-            is None
-        ):
+        assert session is not None
+        if session.execute(_DOCID_HOLDER, {"docid": candidate}).first() is None:
             return candidate
     return "#" + hex_part
 
@@ -158,3 +158,51 @@ def keyed_columns(workbench: dict[str, Any], created_at: datetime) -> dict[str, 
 
 def scope_rows(row: tables.FactRow) -> list[tables.FactScopeRow]:
     return [tables.FactScopeRow(record_id=row.record_id, scope=scope) for scope in row.scopes]
+
+
+# -- rows as the tables store them ---------------------------------------------------------
+# Inserts of plain values through bare table clauses: SQLAlchemy's ORM flush and its per-value
+# type processing are skipped (bulk imports insert thousands of rows this way; a single add
+# saves most of its index write). The `facts` table's triggers fire as for any insert.
+
+FACT_COLUMNS = [column_.name for column_ in tables.FactRow.__table__.columns]
+_JSON_COLUMNS = {
+    column_.name for column_ in tables.FactRow.__table__.columns if isinstance(column_.type, JSON)
+}
+_TIME_COLUMNS = {
+    column_.name
+    for column_ in tables.FactRow.__table__.columns
+    if isinstance(column_.type, tables.UtcDateTime)
+}
+FACTS_TABLE = table("facts", *(column(name) for name in FACT_COLUMNS))
+FACT_SCOPES_TABLE = table("fact_scopes", column("record_id"), column("scope"))
+# The single write's statements (records.py's note on building them once).
+INSERT_FACT = insert(FACTS_TABLE)
+INSERT_FACT_SCOPES = insert(FACT_SCOPES_TABLE)
+# A fact's vector, replacing one left by a fact that reindex took out of the index (same
+# record id). ON CONFLICT ... DO UPDATE is the same on SQLite (3.24+) and PostgreSQL.
+UPSERT_EMBEDDING = text(
+    "INSERT INTO embeddings (record_id, model_id, content_hash, vector) "
+    "VALUES (:record_id, :model_id, :content_hash, :vector) "
+    "ON CONFLICT (record_id) DO UPDATE SET model_id = excluded.model_id, "
+    "content_hash = excluded.content_hash, vector = excluded.vector"
+)
+
+
+def stored_fact(row: Any) -> dict[str, Any]:
+    """A fact's column values as the facts table stores them (what the column types would
+    bind: JSON as text, times as ISO 8601 UTC), from a FactRow or anything with its fields."""
+    values: dict[str, Any] = {}
+    for name in FACT_COLUMNS:
+        value = getattr(row, name, None)
+        if value is not None and name in _JSON_COLUMNS:
+            value = json.dumps(value)
+        elif value is not None and name in _TIME_COLUMNS:
+            value = iso_utc(value)
+        values[name] = value
+    return values
+
+
+def stored_scopes(row: Any) -> list[dict[str, Any]]:
+    """The fact_scopes rows of a fact, as values."""
+    return [{"record_id": row.record_id, "scope": scope} for scope in row.scopes]

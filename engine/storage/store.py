@@ -21,13 +21,12 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
-from filelock import FileLock, Timeout
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
@@ -49,13 +48,14 @@ from engine.storage import schema, tables
 from engine.storage.database import bump_generation, is_unreadable_sqlite, read_generation
 from engine.storage.derived import GenerationCache
 from engine.storage.factfiles import write_atomically
-from engine.storage.indexing import insert_fact_row, vector_row
-from engine.storage.journal import WriteJournal
+from engine.storage.indexing import insert_new_fact, vector_values
+from engine.storage.journal import HomeLock, WriteJournal
+from engine.storage.orm_reads import OrmReads
+from engine.storage.reads import collection_named
 from engine.storage.salvage import salvage_index_only_rows
 
 DEFAULT_COLLECTION = "memory"
 WRITE_LOCK_TIMEOUT_S = 10.0
-LOCK_POLL_S = 0.002
 
 log = logging.getLogger("engine.storage")
 
@@ -85,11 +85,13 @@ class MemoryEngine(WriteJournal):
         # What domain modules derive from the index between queries (the keyed search's
         # corpora), per generation: the engine's, so no module keeps store data.
         self.derived = GenerationCache()
-        self._lock = FileLock(str(self.home / ".write.lock"), timeout=lock_timeout)
+        self._lock = HomeLock(self.home / ".write.lock")
         self._lock_timeout = lock_timeout
         self._thread_lock = threading.RLock()  # reentrant: a writer may nest write paths
         self._lock_depth = 0  # holds of write_lock() by the thread holding it
-        self._snapshots = SnapshotCache(db, embedder_status.embedder, self._index_file())
+        # What the index and recall read (engine/storage/reads.py), through the ORM.
+        self.reads = OrmReads(db)
+        self._snapshots = SnapshotCache(self.reads, embedder_status.embedder, self._index_file())
         # The in-database index (engine/retrieval/backend.py), chosen at the first query.
         self._server_index: RetrievalIndex | None = None
         self._backend_chosen = False
@@ -128,7 +130,8 @@ class MemoryEngine(WriteJournal):
                 "Retry shortly.",
             )
         try:
-            with self._file_locked():
+            # The file lock once per outermost hold: this thread holds the thread lock.
+            with nullcontext() if self._lock_depth else self._file_locked():
                 self._lock_depth += 1
                 try:
                     if settle and self._lock_depth == 1 and self.has_unfinished_writes():
@@ -144,18 +147,13 @@ class MemoryEngine(WriteJournal):
 
     @contextmanager
     def _file_locked(self) -> Iterator[None]:
-        try:
-            # The lock is polled (filelock has no blocking wait with a timeout): a short
-            # interval, since a write holds it for a few milliseconds and a waiter that sleeps
-            # past its release leaves the store idle. A poll costs microseconds.
-            self._lock.acquire(timeout=self._lock_timeout, poll_interval=LOCK_POLL_S)
-        except Timeout as exc:
+        if not self._lock.acquire(self._lock_timeout):
             raise MemoryFailure(
                 "MEMORY_WRITE_LEASE_BUSY",
                 f"Another process held the store's write lock for {self._lock_timeout:g} s "
                 f"({self.home / '.write.lock'}). Retry shortly; if no gno-tui is running, "
                 "the lock file can be removed.",
-            ) from exc
+            )
         try:
             yield
         finally:
@@ -308,7 +306,9 @@ class MemoryEngine(WriteJournal):
             source = Path(f"{path}{suffix}")
             if source.exists():
                 source.replace(Path(f"{aside}{suffix}"))
-        self._snapshots = SnapshotCache(self.db, self.embedder_status.embedder, self._index_file())
+        self._snapshots = SnapshotCache(
+            self.reads, self.embedder_status.embedder, self._index_file()
+        )
         self.derived = GenerationCache()
         self._prepare_schema()
         salvaged = salvage_index_only_rows(self.db, aside)
@@ -370,14 +370,7 @@ class MemoryEngine(WriteJournal):
         return {row.name: row for row in rows}
 
     def require_collection(self, name: str) -> tables.CollectionRow:
-        row = self.collections_by_name().get(name)
-        if row is None:
-            raise MemoryFailure(
-                "MEMORY_COLLECTION_NOT_FOUND",
-                f"There is no collection {name!r}. Create it with "
-                f"`gno-tui collection add {name}` or list them with `gno-tui collection list`.",
-            )
-        return row
+        return collection_named(self.collections_by_name(), name)
 
     def collection_root(self, name: str) -> Path:
         return Path(self.require_collection(name).root)
@@ -535,16 +528,14 @@ class MemoryEngine(WriteJournal):
         """The index half of a write (a seam the fault-injection test replaces): the row, its
         scope rows and its vector in one transaction, or inside a group commit in one
         savepoint of the group's (a failure takes back this write's rows only)."""
-        vector = vector_row(self, row)
+        vector = vector_values(self, row)
         batch = self.current_batch()
         if batch is not None:
             with batch.session.begin_nested():
-                if vector is not None:  # merged first: its lookup flushes nothing pending
-                    batch.session.merge(vector)
-                insert_fact_row(batch.session, row, predecessor, self.now(), bump=False)
+                insert_new_fact(
+                    batch.session, row, predecessor, self.now(), vector=vector, bump=False
+                )
             return
         with Session(self.db, expire_on_commit=False) as session:
-            if vector is not None:
-                session.merge(vector)
-            insert_fact_row(session, row, predecessor, self.now())
+            insert_new_fact(session, row, predecessor, self.now(), vector=vector)
             session.commit()

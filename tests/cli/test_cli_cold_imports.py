@@ -6,6 +6,8 @@ agent makes."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+CONSOLE_SCRIPT = Path(sys.executable).with_name("gno-tui")
 
 PROBE = """
 import json, sys
@@ -78,6 +81,58 @@ def test_a_json_call_loads_no_ui_mcp_or_other_verbs(home: Path, command: list[st
     # The probe saw a real call: the engine's verb ran in this interpreter.
     verb = "engine.memory.recall" if command[0] == "recall" else "engine.memory.remember"
     assert verb in modules
+
+
+# What a recall or a propose on a sound SQLite home never loads: the ORM and what it stands on
+# (engine/storage/sqlite_reader.py reads the index with sqlite3), and any model hub client.
+NEVER_ON_THE_READ_PATH = ("sqlalchemy", "sqlmodel", "pydantic", "pydantic_core", "huggingface_hub")
+
+
+def imported_by_console_script(home: Path, *args: str) -> tuple[set[str], str]:
+    """The modules a run of the installed `gno-tui` imports (as -X importtime lists them), and
+    its stdout."""
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    done = subprocess.run(
+        [str(CONSOLE_SCRIPT), "--home", str(home), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=home.parent,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    found = re.findall(r"^import time:\s+\d+ \|\s+\d+ \| *(\S+)$", done.stderr, re.MULTILINE)
+    assert found, "no import list: is PYTHONPROFILEIMPORTTIME honoured?"
+    return set(found), done.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["recall", "what does alice drink", "--scope", "user:alice", "--json"],
+        ["remember", "Alice likes jasmine tea", "--scope", "user:alice", "--json"],
+    ],
+    ids=["recall", "remember-propose"],
+)
+def test_a_cold_recall_or_propose_loads_no_orm(home: Path, command: list[str]) -> None:
+    modules, stdout = imported_by_console_script(home, *command)
+    assert offending(modules, NEVER_ON_THE_READ_PATH) == []
+    assert "engine.storage.sqlite_reader" in modules  # the read path answered ...
+    result = json.loads(stdout)
+    if command[0] == "recall":  # ... and answered in full
+        assert "Alice prefers green tea" in [fact["text"] for fact in result["facts"]]
+    else:
+        assert result["outcome"] == "candidates"
+        assert "Alice prefers green tea" in [c["text"] for c in result["candidates"]]
+
+
+def test_the_console_script_probe_sees_the_orm_where_it_loads(home: Path) -> None:
+    """An add goes through the full engine: the same probe sees SQLAlchemy there."""
+    modules, _ = imported_by_console_script(
+        home, "remember", "Bob lives in Paris", "--scope", "user:bob", "--add", "--json"
+    )
+    assert "sqlalchemy" in modules and "engine.storage.store" in modules
 
 
 def test_the_probe_sees_lazy_imports(home: Path) -> None:

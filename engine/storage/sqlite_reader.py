@@ -1,0 +1,350 @@
+"""The embedded SQLite index read with the standard library's sqlite3, for the one verb of a
+cold CLI call (a recall, a propose): importing SQLAlchemy, SQLModel and pydantic costs about
+0.25 s, more than the whole of such a call otherwise (benchmarks/results/cli_cold.md).
+
+`SqliteReads` answers StoreReads (engine/storage/reads.py) with the same statements the ORM
+builds and decodes the columns as the table types do (UtcDateTime: ISO text; JSON: json text),
+so the ranking index, recall and the fence cannot tell it from engine/storage/orm_reads.py
+(tests/engine/test_read_path_equivalence.py runs both on one store). It writes what a recall
+writes through the ORM, without the home's write lock, as the ORM path does: the receipt (one
+upsert, committed before the result is printed) and, best effort, vectors a reader embedded.
+
+`open_sqlite_store` opens it only for a home that needs nothing the full engine does at open:
+the schema at this gno-tui's revision, collections.yaml in place, an index that does not lag
+the fact files, no unfinished write or interrupted import, no damaged file. Anything else (and any
+other database, or $GNO_TUI_RETRIEVAL=postgres) returns None: the caller opens MemoryEngine,
+which repairs, migrates or refuses exactly as before."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from engine.contract.normalize import iso_utc, parse_iso, utc_now
+from engine.retrieval.embeddings import EmbedderStatus, vector_to_bytes
+from engine.retrieval.in_memory import InMemoryIndex
+from engine.retrieval.index_cache import SnapshotCache
+from engine.retrieval.persisted import index_file
+from engine.retrieval.seam import RetrievalIndex
+from engine.retrieval.snapshot import IndexedFact
+from engine.storage.reads import (
+    IN_CHUNK,
+    CollectionInfo,
+    StoredVector,
+    collection_named,
+    public_receipt,
+)
+
+# Names the full engine defines in modules that load SQLAlchemy (engine/storage/schema.py,
+# journal.py, bulk.py); tests/engine/test_read_path_open.py holds them equal.
+SCHEMA_HEAD = "0001_baseline"
+JOURNAL_FOLDER = ".inflight"
+STAGING_PREFIX = ".import-"
+INDEX_FILE = "index.sqlite"
+COLLECTIONS_FILE = "collections.yaml"
+# As engine/storage/database.py configures every SQLite connection of the ORM.
+BUSY_TIMEOUT_MS = 10_000
+_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA foreign_keys=ON",
+)
+
+_FACT_COLUMNS = ", ".join(field.name for field in fields(IndexedFact))
+_CURRENT = "superseded_by IS NULL AND retired_at IS NULL"
+
+
+def _fact(row: tuple[Any, ...]) -> IndexedFact:
+    """A row of _FACT_COLUMNS decoded as the ORM's column types do (UtcDateTime, JSON)."""
+    (record_id, docid, uri, collection, text, content_hash, scopes) = row[:7]
+    (caller, session, created_at, source, supersedes, expires_at) = row[7:]
+    return IndexedFact(
+        record_id=record_id,
+        docid=docid,
+        uri=uri,
+        collection=collection,
+        text=text,
+        content_hash=content_hash,
+        scopes=tuple(json.loads(scopes)),
+        caller=caller,
+        session=session,
+        created_at=parse_iso(created_at),
+        source=source,
+        supersedes=tuple(json.loads(supersedes)),
+        expires_at=None if expires_at is None else parse_iso(expires_at),
+    )
+
+
+class SqliteReads:
+    """StoreReads over one sqlite3 connection in autocommit mode: each statement reads what
+    is committed, as each ORM session of engine/storage/orm_reads.py does."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._db = connection
+
+    def _meta(self, name: str) -> int | None:
+        row = self._db.execute("SELECT value FROM store_meta WHERE name = ?", (name,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def generation(self) -> int:
+        return self._meta("generation") or 0
+
+    def store_identity(self) -> str:
+        # Drawn once per database; the first process to draw it wins (as database.py's).
+        value = self._meta("store_id")
+        if value is None:
+            self._db.execute(
+                "INSERT OR IGNORE INTO store_meta (name, value) VALUES ('store_id', ?)",
+                (secrets.randbits(31),),
+            )
+            value = self._meta("store_id")
+        return "unknown" if value is None else str(value)
+
+    def last_change(self) -> int:
+        row = self._db.execute("SELECT max(seq) FROM fact_changes").fetchone()
+        return int(row[0] or 0)
+
+    def changes_since(self, seq: int, *, limit: int) -> list[tuple[int, str]] | None:
+        pruned_to = self._meta("changes_pruned_to")
+        if pruned_to is not None and pruned_to > seq:
+            return None
+        found = self._db.execute(
+            "SELECT seq, record_id FROM fact_changes WHERE seq > ? ORDER BY seq LIMIT ?",
+            (seq, limit + 1),
+        ).fetchall()
+        if len(found) > limit:
+            return None
+        return [(int(at), str(record_id)) for at, record_id in found]
+
+    def _chunked(self, sql: str, ids: Sequence[str]) -> list[tuple[Any, ...]]:
+        """`sql` with `{ids}` standing for a list of bound ids, run per IN_CHUNK of them."""
+        rows: list[tuple[Any, ...]] = []
+        for start in range(0, len(ids), IN_CHUNK):
+            chunk = list(ids[start : start + IN_CHUNK])
+            marks = ", ".join("?" * len(chunk))
+            rows.extend(self._db.execute(sql.format(ids=marks), chunk).fetchall())
+        return rows
+
+    def current_facts(self, record_ids: Sequence[str]) -> dict[str, IndexedFact]:
+        sql = f"SELECT {_FACT_COLUMNS} FROM facts WHERE record_id IN ({{ids}}) AND {_CURRENT}"
+        return {fact.record_id: fact for fact in map(_fact, self._chunked(sql, record_ids))}
+
+    def all_current_facts(self) -> list[IndexedFact]:
+        sql = f"SELECT {_FACT_COLUMNS} FROM facts WHERE {_CURRENT} ORDER BY created_at, record_id"
+        return [_fact(row) for row in self._db.execute(sql)]
+
+    def stored_vectors(self, model_id: str, record_ids: Sequence[str] | None) -> list[StoredVector]:
+        sql = "SELECT record_id, content_hash, vector FROM embeddings WHERE model_id = ?"
+        if record_ids is None:
+            rows = self._db.execute(sql, (model_id,)).fetchall()
+        else:
+            rows = []
+            for start in range(0, len(record_ids), IN_CHUNK):
+                chunk = list(record_ids[start : start + IN_CHUNK])
+                marks = ", ".join("?" * len(chunk))
+                rows.extend(
+                    self._db.execute(f"{sql} AND record_id IN ({marks})", [model_id, *chunk])
+                )
+        return [StoredVector(row[0], row[1], row[2]) for row in rows]
+
+    def keep_vectors(
+        self, model_id: str, facts: Sequence[IndexedFact], blocks: Sequence[Any]
+    ) -> None:
+        rows = [
+            (fact.record_id, model_id, fact.content_hash, vector_to_bytes(block))
+            for fact, block in zip(facts, blocks, strict=True)
+        ]
+        try:
+            with self._transaction():
+                self._db.executemany(
+                    "INSERT INTO embeddings (record_id, model_id, content_hash, vector) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT (record_id) DO UPDATE SET "
+                    "model_id = excluded.model_id, content_hash = excluded.content_hash, "
+                    "vector = excluded.vector",
+                    rows,
+                )
+        except sqlite3.Error:  # a locked or read-only index must not break a query
+            pass
+
+    def collections(self) -> dict[str, CollectionInfo]:
+        rows = self._db.execute(
+            "SELECT name, root, policy, policy_source, policy_revision FROM collections"
+        )
+        return {row[0]: CollectionInfo(*row) for row in rows}
+
+    def stored_receipt(self, digest: str) -> dict[str, Any] | None:
+        row = self._db.execute(
+            "SELECT caller, session, issued_at, memory_ids, span_hashes, digest FROM receipts "
+            "WHERE digest = ?",
+            (digest,),
+        ).fetchone()
+        if row is None:
+            return None
+        caller, session, issued_at, memory_ids, span_hashes, stored_digest = row
+        return public_receipt(
+            caller=caller,
+            session=session,
+            issued_at=parse_iso(issued_at),
+            memory_ids=json.loads(memory_ids),
+            span_hashes=json.loads(span_hashes),
+            digest=stored_digest,
+        )
+
+    def fact_texts(self, record_ids: Sequence[str]) -> dict[str, str]:
+        ids = list(dict.fromkeys(record_ids))
+        sql = "SELECT record_id, text FROM facts WHERE record_id IN ({ids})"
+        return {row[0]: row[1] for row in self._chunked(sql, ids)}
+
+    def add_receipt(self, receipt: dict[str, Any], issued_at: datetime) -> None:
+        # The ORM merges the row (same digest: same fields); an upsert is the same in one step.
+        values = (
+            receipt["digest"],
+            receipt["caller"],
+            receipt["session"],
+            iso_utc(issued_at),
+            json.dumps(list(receipt["memoryIds"])),
+            json.dumps(list(receipt["spanHashes"])),
+        )
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO receipts (digest, caller, session, issued_at, memory_ids, "
+                "span_hashes) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO UPDATE SET "
+                "caller = excluded.caller, session = excluded.session, "
+                "issued_at = excluded.issued_at, memory_ids = excluded.memory_ids, "
+                "span_hashes = excluded.span_hashes",
+                values,
+            )
+
+    def _transaction(self) -> Any:
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    """BEGIN ... COMMIT on an autocommit connection (ROLLBACK when the block raises)."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._db = connection
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN")
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        self._db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+class SqliteRecallStore:
+    """RecallStore (engine/storage/reads.py) over SqliteReads: the collections, the clock, the
+    embedder and the in-process ranking index, as MemoryEngine offers them to recall."""
+
+    def __init__(
+        self,
+        home: Path,
+        connection: sqlite3.Connection,
+        embedder_status: EmbedderStatus,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.home = home
+        self.embedder_status = embedder_status
+        self.reads = SqliteReads(connection)
+        self._connection = connection
+        self._clock = clock
+        embedder = embedder_status.embedder
+        path = index_file(home, embedder.model_id if embedder is not None else None)
+        self._snapshots = SnapshotCache(self.reads, embedder, path)
+
+    def now(self) -> datetime:
+        return self._clock()
+
+    def collections_by_name(self) -> dict[str, CollectionInfo]:
+        return self.reads.collections()
+
+    def require_collection(self, name: str) -> CollectionInfo:
+        return collection_named(self.collections_by_name(), name)
+
+    def retrieval(self) -> RetrievalIndex:
+        return InMemoryIndex(self._snapshots.get(), self.embedder_status.embedder)
+
+    def close(self) -> None:
+        saving = self._snapshots.saving
+        if saving is not None:
+            saving.join()  # the index copy a rebuild writes, finished before the connection
+        self._connection.close()
+
+
+_SQLITE = "sqlite:///"
+
+
+def sqlite_url(path: Path) -> str:
+    """The URL of the SQLite index at `path` (a home's database unless --db says otherwise)."""
+    return f"{_SQLITE}{path}"
+
+
+def sqlite_file(db_url: str) -> Path | None:
+    """The file of a plain sqlite:///PATH URL, or None for any other database or URL form."""
+    path = db_url.removeprefix(_SQLITE)
+    if not db_url.startswith(_SQLITE) or not path or path.startswith(("file:", ":memory:")):
+        return None
+    return None if "?" in path else Path(path)
+
+
+def _needs_full_engine(home: Path, connection: sqlite3.Connection) -> bool:
+    """What MemoryEngine's open would do something about (see the module docstring)."""
+    revision = connection.execute("SELECT version_num FROM alembic_version").fetchone()
+    if revision is None or revision[0] != SCHEMA_HEAD:
+        return True  # a migration, or a refusal of a newer index
+    if not (home / COLLECTIONS_FILE).is_file():
+        return True  # rewritten from the index at open
+    journal = home / JOURNAL_FOLDER
+    if journal.is_dir() and any(journal.iterdir()):
+        return True  # a write that did not finish: settled at open
+    roots = [Path(row[0]) for row in connection.execute("SELECT root FROM collections")]
+    if connection.execute("SELECT 1 FROM facts LIMIT 1").fetchone() is None and any(
+        next((root / "facts").glob("*/mem-*.md"), None) is not None for root in roots
+    ):
+        return True  # the index lags the files: opening rebuilds it
+    # An import in progress or interrupted: left to the full engine. The temp files a crashed
+    # atomic write leaves (`.tmp-*`) are not looked for: they change no answer, the next open
+    # of the full engine (any write) removes them, and finding them means listing every fact
+    # folder, which at 10k facts cost more than all the other checks together.
+    return any(folder.is_dir() for root in roots for folder in root.glob(f"{STAGING_PREFIX}*"))
+
+
+def open_sqlite_store(
+    home: Path,
+    *,
+    db_url: str,
+    embedder_status: Callable[[], EmbedderStatus],
+    clock: Callable[[], datetime] = utc_now,
+) -> SqliteRecallStore | None:
+    """The sqlite3 store of `home` whose index `db_url` names, or None when the full engine
+    must open it (see the module docstring). `embedder_status` loads the model, only once the
+    store is known to serve."""
+    if (os.environ.get("GNO_TUI_RETRIEVAL") or "auto").strip().lower() not in ("auto", "memory"):
+        return None  # `postgres` is refused (or an unknown choice reported) by the engine
+    path = sqlite_file(db_url)
+    if path is None or not path.is_file():
+        return None
+    try:
+        connection = sqlite3.connect(
+            path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error:
+        return None
+    try:
+        for pragma in _PRAGMAS:
+            connection.execute(pragma)
+        if _needs_full_engine(home, connection):
+            connection.close()
+            return None
+    except (sqlite3.Error, OSError):  # damaged, locked, not ours: the engine says or repairs
+        connection.close()
+        return None
+    return SqliteRecallStore(home, connection, embedder_status(), clock)

@@ -1,0 +1,149 @@
+"""A group commit's fact files (engine/storage/group_commit.py): staged under their temp names
+while the group runs, made durable together and put in place just before the commit, so no
+write is answered before its file is fsynced and no reader sees a file without its row being
+on its way. Files that cannot be made durable fail the group and store nothing."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from sqlmodel import col
+
+from engine.contract.errors import MemoryFailure
+from engine.storage import tables
+from engine.storage.factfiles import TEMP_PREFIX
+from engine.storage.store import MemoryEngine
+
+if TYPE_CHECKING:
+    from conftest import Client
+
+
+def _rows(client: Client) -> set[str]:
+    with Session(client.engine.db) as session:
+        return set(session.scalars(select(col(tables.FactRow.record_id))))
+
+
+def _fact_files(client: Client) -> list[Path]:
+    return sorted(client.engine.home.rglob("facts/*/mem-*.md"))
+
+
+def _temp_files(client: Client) -> list[Path]:
+    return sorted(client.engine.home.rglob(f"facts/*/{TEMP_PREFIX}*"))
+
+
+def _journal(client: Client) -> list[str]:
+    return sorted(path.stem for path in client.engine.journal_folder.glob("mem-*.json"))
+
+
+def test_files_go_in_place_only_synced_and_only_when_the_group_commits(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[tuple[str, bool]] = []  # (file synced, was anything at its final name yet)
+    real_fsync = os.fsync
+
+    def fsync(descriptor: int) -> None:
+        name = str(Path(f"/proc/self/fd/{descriptor}").readlink())
+        real_fsync(descriptor)
+        final = [p for p in _fact_files(client) if name.startswith(str(p.parent))]
+        synced.append((name, bool(final)))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with client.memory.write_batch():
+        results = [client.add(f"Alice note {n} on the quiet project", "user:alice") for n in "ab"]
+        # Written under temp names, not in place: a reader of facts/ sees nothing of them.
+        assert _fact_files(client) == []
+        assert len(_temp_files(client)) == 2
+    paths = [Path(result["absPath"]) for result in results]
+    assert _fact_files(client) == sorted(paths)
+    assert _temp_files(client) == []
+    # Each file was synced under its temp name, before any file of the group went in place.
+    assert len(synced) == 2
+    assert all(Path(name).name.startswith(TEMP_PREFIX) and not placed for name, placed in synced)
+    assert _rows(client) == {result["record"]["recordId"] for result in results}
+    assert _journal(client) == []
+
+
+def test_a_lost_race_in_a_group_leaves_no_file_of_its_own(client: Client) -> None:
+    with client.memory.write_batch():
+        first = client.add("Carol lives in Paris", "user:carol")
+        client.supersede(first, "Carol moved to Lyon")
+        with pytest.raises(MemoryFailure) as lost:
+            client.supersede(first, "Carol moved to Berlin")
+    assert lost.value.code == "MEMORY_SUPERSEDE_CONFLICT"
+    texts = [path.read_text(encoding="utf-8") for path in _fact_files(client)]
+    assert len(texts) == 2 and not any("Berlin" in text for text in texts)
+    assert _temp_files(client) == []
+    assert _journal(client) == []
+
+
+def test_files_that_cannot_be_synced_fail_the_group_and_store_nothing(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = client.add("Bob drinks water", "user:bob")
+
+    def fsync_fails(descriptor: int) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "fsync", fsync_fails)
+    answered: list[dict[str, Any]] = []
+    with pytest.raises(MemoryFailure) as failed, client.memory.write_batch():
+        answered += [client.add(f"Bob note {n} on the deadline", "user:bob") for n in "ab"]
+    assert failed.value.code == "MEMORY_SYNC_FAILED"
+    assert "Input/output error" in failed.value.message
+    # Nothing of the group: no row, no file, no temp file, no journal entry.
+    assert _rows(client) == {kept["record"]["recordId"]}
+    assert _fact_files(client) == [Path(kept["absPath"])]
+    assert _temp_files(client) == []
+    assert _journal(client) == []
+    assert all(not Path(result["absPath"]).exists() for result in answered)
+
+    monkeypatch.undo()
+    again = client.add("Bob note a on the deadline", "user:bob")  # nothing stood in its way
+    assert Path(again["absPath"]).is_file()
+
+
+def test_a_group_that_fails_midway_puts_no_file_in_place(client: Client) -> None:
+    with pytest.raises(RuntimeError, match="the caller gave up"), client.memory.write_batch():
+        client.add("Dave lives in Berlin", "user:dave")
+        raise RuntimeError("the caller gave up")
+    assert _fact_files(client) == [] and _temp_files(client) == []
+    assert _rows(client) == set() and _journal(client) == []
+
+
+def test_a_process_killed_inside_a_group_leaves_nothing_after_the_next_open(
+    client: Client, home: Path, client_over: Callable[[MemoryEngine], Client]
+) -> None:
+    """Killed after staging (simulated: the group is never ended): the journal entries and
+    temp files stay. Opening the home again clears the temp files, and the next write settles
+    the entries whose file never came; nothing was acknowledged, nothing is stored."""
+    group = client.memory.write_batch()
+    group.__enter__()
+    client.add("Erin likes the savanna", "user:erin")
+    assert len(_temp_files(client)) == 1 and len(_journal(client)) == 1
+    # What the kill leaves the next process: this one's transaction, lock and connections go.
+    batch = client.engine.current_batch()
+    assert batch is not None
+    batch.session.close()
+    client.engine.bind_batch(None)
+    client.engine._lock.release()
+    client.engine.db.dispose()
+
+    from engine.facade.factory import open_engine
+    from engine.retrieval.embeddings import EmbedderStatus
+
+    reopened = client_over(open_engine(home=home, embedder_status=EmbedderStatus(None, "lexical")))
+    try:
+        assert _temp_files(reopened) == []
+        reopened.add("Erin drinks tea", "user:erin")  # its lock settles the journal first
+        assert _journal(reopened) == []
+        texts = [path.read_text(encoding="utf-8") for path in _fact_files(reopened)]
+        assert len(texts) == 1 and "Erin drinks tea" in texts[0]
+    finally:
+        reopened.engine.db.dispose()

@@ -1,0 +1,95 @@
+"""The index half of a write inserts plain values (engine/storage/indexing.py insert_new_fact):
+what it stores must be exactly what a rebuild from the fact files derives, and a vector left
+behind under the new fact's record id must not fail the write."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from sqlalchemy import insert, select
+from sqlalchemy.orm import Session
+
+from engine.contract.normalize import counted_record_ids
+from engine.facade.factory import open_engine
+from engine.keyed import service as keyed
+from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
+from engine.storage import tables
+from engine.storage.store import MemoryEngine
+
+if TYPE_CHECKING:
+    from conftest import Client
+
+
+def _reindex_changes(client: Client) -> dict[str, int]:
+    report = client.memory.reindex()
+    return {name: report[name] for name in ("added", "changed", "removed")}
+
+
+def test_rows_written_as_values_are_what_a_rebuild_derives(semantic_client: Client) -> None:
+    client = semantic_client
+    first = client.add("Alice drinks green tea", "user:alice", source="chat 12 — café")
+    client.add("Ünïcode «quotes» and a \\ backslash", "user:alice", "project:gno")
+    with client.memory.write_batch():
+        client.add("Bob lives in Paris", "user:bob")
+        newer = client.supersede(first, "Alice drinks black coffee")
+    assert newer["outcome"] == "superseded"
+    # A rebuild from the files changes nothing: every column, the supersede link included.
+    assert _reindex_changes(client) == {"added": 0, "changed": 0, "removed": 0}
+    with Session(client.engine.db) as session:
+        row = session.get(tables.FactRow, first["record"]["recordId"])
+        assert row is not None and row.superseded_by == newer["record"]["recordId"]
+        assert row.source == "chat 12 — café" and row.scopes == ["user:alice"]
+        assert isinstance(row.workbench, dict) and row.workbench["docid"] == row.docid
+
+
+def test_a_keyed_write_stores_its_key_columns_as_a_rebuild_does(client: Client) -> None:
+    keyed.remember(
+        client.engine, {"key": "deploy", "memory": {"content": "Friday", "tags": ["ops"]}}
+    )
+    keyed.remember(
+        client.engine,
+        {"key": "deploy", "if_revision": 1, "memory": {"content": "Monday", "tags": ["ops"]}},
+    )
+    with Session(client.engine.db) as session:
+        rows = session.scalars(
+            select(tables.FactRow).where(tables.FactRow.kv_key == "deploy")  # type: ignore[arg-type]
+        ).all()
+    assert sorted((row.kv_revision, row.text, row.kv_tags) for row in rows) == [
+        (1, "Friday", "\x1fops\x1f"),
+        (2, "Monday", "\x1fops\x1f"),
+    ]
+    assert _reindex_changes(client) == {"added": 0, "changed": 0, "removed": 0}
+
+
+@pytest.fixture
+def counted_engine(home: Path, tiny_embedder: StaticModelEmbedder) -> Iterator[MemoryEngine]:
+    store = open_engine(
+        home=home, embedder_status=EmbedderStatus(tiny_embedder), ids=counted_record_ids("v")
+    )
+    yield store
+    store.db.dispose()
+
+
+def test_a_vector_left_under_the_new_record_id_is_replaced(
+    counted_engine: MemoryEngine, client_over: Callable[[MemoryEngine], Client]
+) -> None:
+    """Reindex can take a fact out of the index and leave its vector; an engine whose ids are
+    counted mints that record id again. The write replaces the vector instead of failing."""
+    stale_id = counted_record_ids("v")()
+    with Session(counted_engine.db) as session:
+        session.execute(
+            insert(tables.EmbeddingRow).values(
+                record_id=stale_id, model_id="an-old-model", content_hash="0" * 64, vector=b"\0"
+            )
+        )
+        session.commit()
+    result = client_over(counted_engine).add("Carol likes the savanna", "user:carol")
+    assert result["record"]["recordId"] == stale_id
+    with Session(counted_engine.db) as session:
+        vector = session.get(tables.EmbeddingRow, stale_id)
+        assert vector is not None
+        assert vector.content_hash == result["record"]["contentHash"]
+        assert vector.model_id != "an-old-model"
