@@ -169,7 +169,7 @@ def render_recall(result: dict[str, Any], fmt: str, *, no_match: NoMatch | None 
 def collection_json(row: CollectionRecord) -> dict[str, Any]:
     return {
         "name": row.name,
-        "root": row.root,
+        "root": row.root or None,  # None: server mode, the collection has no folder
         "policy": row.policy,
         "policySource": row.policy_source,
         "policyRevision": row.policy_revision,
@@ -186,7 +186,7 @@ def render_collections(rows: list[CollectionRecord]) -> None:
             _cell(row.policy),
             _cell(row.policy_source),
             str(row.policy_revision),
-            _cell(row.root),
+            _cell(row.root or "(in the database)"),
         )
     console.print(table)
 

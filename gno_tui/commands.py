@@ -170,7 +170,9 @@ def _add_collection(store: MemoryService, args: argparse.Namespace) -> Any:
     """Add a collection, its root checked first: the engine records the collection before it
     creates the folder, so an unusable root would leave a collection whose facts cannot be
     written. Folders made for the check are removed again if the add is refused."""
-    if args.name in {row.name for row in store.collections()}:
+    if args.name in {row.name for row in store.collections()} or not store.files_canonical:
+        # An existing name is refused by the engine; in the server mode a collection has no
+        # folder (the engine refuses --path there).
         return store.add_collection(args.name, path=args.path, policy=args.policy)
     root = (
         Path(args.path).expanduser().resolve()

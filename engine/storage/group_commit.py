@@ -14,7 +14,8 @@ a transaction of their own, and its journal entry stays until the group's commit
   settles exactly as a single write killed between its file and its row (none of them had
   been acknowledged); if the commit itself fails, every write of the group answers
   `sync: failed` (its file is written and journalled, indexed by the next write), as one
-  write whose index write failed does."""
+  write whose index write failed does. In the server mode there is no file to stand for them:
+  a failed commit fails every write of the group (none was acknowledged)."""
 
 from __future__ import annotations
 
@@ -56,9 +57,11 @@ class WriteBatch:
         """Commit; then the journal entries go. A failed commit marks every write failed."""
         try:
             self.session.commit()
-        except Exception as exc:  # noqa: BLE001 - the files are canonical; indexed later
+        except Exception as exc:  # embedded mode: the files are canonical, indexed later
             log.warning("gno-tui: a group commit of %d writes failed: %s", len(self._written), exc)
             self.session.rollback()
+            if not engine.files_canonical:
+                raise  # server mode: no file stands for them, so no write is acknowledged
             for _, sync in self._written:
                 sync.clear()
                 sync.update(status="failed", error=_COMMIT_FAILED.format(error=exc))

@@ -48,6 +48,7 @@ from engine.retrieval.snapshot import Snapshot
 from engine.storage import schema, tables
 from engine.storage.database import bump_generation, is_unreadable_sqlite, read_generation
 from engine.storage.derived import GenerationCache
+from engine.storage.fact_sink import DatabaseSink, FactSink, FileSink
 from engine.storage.factfiles import write_atomically
 from engine.storage.indexing import insert_fact_row, vector_row
 from engine.storage.journal import WriteJournal
@@ -120,7 +121,8 @@ class MemoryEngine(WriteJournal):
         no write starts from an index that lags the files; `settle=False` is for reindex and
         opening, which do that themselves."""
         # Threads of this process queue on a thread lock first, so that a process with many
-        # waiting threads does not win the file lock more often than a one-thread writer.
+        # waiting threads does not win the cross-process lock more often than a one-thread
+        # writer.
         if not self._thread_lock.acquire(timeout=self._lock_timeout):
             raise MemoryFailure(
                 "MEMORY_WRITE_LEASE_BUSY",
@@ -128,7 +130,7 @@ class MemoryEngine(WriteJournal):
                 "Retry shortly.",
             )
         try:
-            with self._file_locked():
+            with self._locked_across_processes():
                 self._lock_depth += 1
                 try:
                     if settle and self._lock_depth == 1 and self.has_unfinished_writes():
@@ -141,6 +143,22 @@ class MemoryEngine(WriteJournal):
                     self._lock_depth -= 1
         finally:
             self._thread_lock.release()
+
+    @contextmanager
+    def _locked_across_processes(self) -> Iterator[None]:
+        """The lock every process writing to this store takes: the home's lock file in the
+        embedded mode, the database's advisory lock in the server mode (homes on many
+        machines share the database). Taken once per outermost hold of this thread."""
+        if self._lock_depth > 0:  # this thread holds it already (a nested write path)
+            yield
+        elif self.files_canonical:
+            with self._file_locked():
+                yield
+        else:
+            from engine.storage.server_mode import advisory_write_lock
+
+            with advisory_write_lock(self.db, self._lock_timeout):
+                yield
 
     @contextmanager
     def _file_locked(self) -> Iterator[None]:
@@ -163,7 +181,11 @@ class MemoryEngine(WriteJournal):
 
     def _prepare(self) -> None:
         """Create the tables and the default collection on first use, once across processes;
-        then repair what a crash or a damaged index left (the module docstring)."""
+        then repair what a crash or a damaged index left (the module docstring). In the server
+        mode the database is canonical and nothing in the home needs repairing."""
+        if not self.files_canonical:
+            self._prepare_schema()
+            return
         try:
             why = "missing" if self._prepare_schema() else "empty"
             lagging = self._index_lags_files()
@@ -190,7 +212,7 @@ class MemoryEngine(WriteJournal):
         is), and the collections. True when the index had no tables. An index a newer
         gno-tui migrated is refused before anything changes."""
         revision = schema.stored_revision(self.db)
-        if revision == schema.HEAD and not self.collections_file_missing():
+        if revision == schema.HEAD and not self._collections_to_prepare():
             return False
         schema.refuse_unknown(revision, self.db)
         missing = False
@@ -200,6 +222,8 @@ class MemoryEngine(WriteJournal):
                 for note in schema.upgrade_to_head(self.db):
                     self.note(note)
             self._sync_collections_from_file()
+            # Read again under the lock: in the server mode engines on other homes may have
+            # opened the same new database at this moment, and the first one made the row.
             if DEFAULT_COLLECTION not in self.collections_by_name():
                 self.add_collection(
                     DEFAULT_COLLECTION,
@@ -209,6 +233,23 @@ class MemoryEngine(WriteJournal):
                 )
             self._write_collections_file()
         return missing
+
+    def _collections_to_prepare(self) -> bool:
+        """Something to do about the collections at open: the home's collections.yaml is
+        missing (embedded mode), or the default collection is (server mode)."""
+        if self.files_canonical:
+            return self.collections_file_missing()
+        with Session(self.db) as session:
+            return session.get(tables.CollectionRow, DEFAULT_COLLECTION) is None
+
+    # -- the storage mode -------------------------------------------------------------------
+
+    # files_canonical, the one property that tells the modes apart, is WriteJournal's.
+
+    @property
+    def fact_sink(self) -> FactSink:
+        """Where facts' files go in this mode (engine/storage/fact_sink.py)."""
+        return FileSink() if self.files_canonical else DatabaseSink()
 
     def note(self, message: str) -> None:
         """Record a repair (surfaces show `notes`) and log it as a warning."""
@@ -317,10 +358,13 @@ class MemoryEngine(WriteJournal):
             f"{aside.name} and rebuilt the index from the fact files. {salvaged}"
         )
 
-    def _index_file(self) -> Path:
-        """Where this home keeps its index between processes (engine/retrieval/persisted.py)."""
+    def _index_file(self) -> Path | None:
+        """Where this home keeps its index between processes (engine/retrieval/persisted.py);
+        none in the server mode, whose home holds only local settings."""
         from engine.retrieval.persisted import index_file
 
+        if not self.files_canonical:
+            return None
         embedder = self.embedder_status.embedder
         return index_file(self.home, embedder.model_id if embedder is not None else None)
 
@@ -380,7 +424,17 @@ class MemoryEngine(WriteJournal):
         return row
 
     def collection_root(self, name: str) -> Path:
-        return Path(self.require_collection(name).root)
+        """The folder of a collection's fact files (embedded mode only: in the server mode a
+        collection is rows in the database and has no folder)."""
+        row = self.require_collection(name)
+        if not self.files_canonical or not row.root:
+            raise MemoryFailure(
+                "MEMORY_USAGE_INVALID",
+                f"Collection {name!r} lives in the database (server mode) and has no folder of "
+                "fact files. Write a mirror of its facts with `gno-tui export --format gno "
+                "--output DIR`.",
+            )
+        return Path(row.root)
 
     def add_collection(
         self,
@@ -397,6 +451,8 @@ class MemoryEngine(WriteJournal):
         collections.yaml and no folder left behind: every surface gets the same check."""
         check_collection_name(name)
         check_policy(policy)
+        if not self.files_canonical:
+            return self._add_database_collection(name, path, policy, policy_source, _locked)
         root = Path(path).expanduser().resolve() if path else self.home / "collections" / name
         with self._maybe_locked(_locked), Session(self.db, expire_on_commit=False) as session:
             if session.get(tables.CollectionRow, name) is not None:
@@ -455,6 +511,40 @@ class MemoryEngine(WriteJournal):
         self._write_collections_file()
         return row
 
+    def _add_database_collection(
+        self, name: str, path: str | Path | None, policy: str, policy_source: str, locked: bool
+    ) -> tables.CollectionRow:
+        """A collection in the server mode: a row, no folder (its root stays empty). A folder
+        would be one machine's, while the collection is every home's: --path is refused."""
+        if path:
+            raise MemoryFailure(
+                "MEMORY_COLLECTION_INVALID",
+                f"--path does not apply in the server mode: collection {name!r} lives in the "
+                "database, shared by every home, and has no folder. Drop --path; to get its "
+                "facts as files, run `gno-tui export --format gno --output DIR`. No collection "
+                "was added.",
+            )
+        with self._maybe_locked(locked), Session(self.db, expire_on_commit=False) as session:
+            if session.get(tables.CollectionRow, name) is not None:
+                raise MemoryFailure(
+                    "MEMORY_COLLECTION_INVALID",
+                    f"Collection {name!r} already exists; pick another name or change its "
+                    f"policy with `gno-tui collection set-policy {name} POLICY`.",
+                )
+            row = tables.CollectionRow(
+                name=name,
+                root="",
+                policy=policy,
+                policy_source=policy_source,
+                created_at=self.now(),
+            )
+            session.add(row)
+            bump_generation(session)
+            session.commit()
+            session.refresh(row)
+            session.expunge(row)
+        return row
+
     def set_policy(self, name: str, policy: str, *, actor: str) -> tables.CollectionRow:
         check_policy(policy)
         with self.write_lock(), Session(self.db, expire_on_commit=False) as session:
@@ -494,6 +584,9 @@ class MemoryEngine(WriteJournal):
                 yield
 
     def _write_collections_file(self) -> None:
+        """collections.yaml, canonical in the embedded mode (none in the server mode)."""
+        if not self.files_canonical:
+            return
         listing = [
             {
                 "name": row.name,
@@ -511,7 +604,7 @@ class MemoryEngine(WriteJournal):
     def _sync_collections_from_file(self) -> None:
         """collections.yaml is canonical, like the fact files: an index rebuilt from nothing
         gets its collections (and their policies) back from it."""
-        if not self.collections_file.is_file():
+        if not self.files_canonical or not self.collections_file.is_file():
             return
         loaded = yaml.safe_load(self.collections_file.read_text(encoding="utf-8")) or {}
         with Session(self.db, expire_on_commit=False) as session:
