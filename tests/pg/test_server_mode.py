@@ -1,0 +1,350 @@
+"""The server mode: a PostgreSQL database is canonical, shared by homes on many machines.
+
+No fact file is written anywhere; writes from engines on different homes are ordered by the
+database (its advisory write lock, the compare-and-swap, the unique keys); a fact file is a
+mirror a person asks for (`export --format gno`), the same bytes the embedded mode writes."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import counted_record_ids
+from engine.curation import review
+from engine.facade.factory import open_engine
+from engine.interop import transfer
+from engine.keyed import service as keyed
+from engine.memory.recall import RecallRequest, recall
+from engine.memory.remember import RememberRequest, remember
+from engine.retrieval.embeddings import EmbedderStatus
+from engine.storage import tables
+from engine.storage.server_mode import WRITE_LOCK_KEY
+from engine.storage.store import MemoryEngine
+
+LEXICAL = EmbedderStatus(None, "tests: lexical")
+
+
+def _add(store: MemoryEngine, text: str, **fields: Any) -> dict[str, Any]:
+    fields.setdefault("scopes", ["team"])
+    request = RememberRequest(
+        text=text, caller="test:agent", session="s1", decision="add", **fields
+    )
+    return remember(store, request)
+
+
+def _supersede(store: MemoryEngine, old: dict[str, Any], text: str) -> dict[str, Any]:
+    record = old["record"]
+    return remember(
+        store,
+        RememberRequest(
+            text=text,
+            scopes=None,
+            caller="test:agent",
+            session="s1",
+            decision="supersede",
+            predecessor=record["uri"],
+            predecessor_hash=record["contentHash"],
+        ),
+    )
+
+
+def _recalled(store: MemoryEngine, query: str) -> list[str]:
+    result = recall(
+        store,
+        RecallRequest(query=query, scopes=["team"], caller="test:agent", session="s1"),
+    )
+    return [fact["text"] for fact in result["facts"]]
+
+
+def _heads_per_chain(store: MemoryEngine) -> dict[str, int]:
+    """Current facts per chain root: a fork would show as 2."""
+    with Session(store.db) as session:
+        rows = {row.record_id: row for row in session.scalars(select(tables.FactRow))}
+    by_uri = {row.uri: row for row in rows.values()}
+    heads: dict[str, int] = {}
+    for row in rows.values():
+        root = row
+        while root.supersedes and root.supersedes[0] in by_uri:
+            root = by_uri[root.supersedes[0]]
+        if row.superseded_by is None and row.retired_at is None:
+            heads[root.record_id] = heads.get(root.record_id, 0) + 1
+    return heads
+
+
+def _keyed_heads(store: MemoryEngine) -> dict[str, int]:
+    with Session(store.db) as session:
+        rows = session.execute(
+            select(tables.FactRow.kv_key, func.count())
+            .where(tables.FactRow.kv_key.is_not(None))  # type: ignore[union-attr]
+            .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
+            .group_by(tables.FactRow.kv_key)
+        ).all()
+    return {str(key): int(count) for key, count in rows}
+
+
+def _home_files(home: Path) -> list[str]:
+    """Everything a home holds (relative paths), for the "only local settings" check."""
+    if not home.exists():
+        return []
+    return sorted(str(path.relative_to(home)) for path in home.rglob("*"))
+
+
+def _fixed_clock() -> Callable[[], datetime]:
+    """One moment for every call: the two modes ask the clock a different number of times."""
+    moment = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
+    return lambda: moment
+
+
+# -- what lives where -------------------------------------------------------------------------
+
+
+def test_a_server_store_writes_no_file_and_export_renders_the_embedded_files(
+    open_pg: Any, pg_url: str, tmp_path: Path
+) -> None:
+    """The same writes and curation on an embedded home and on a server database: the
+    server's home gets no fact file, journal or collections file, and its `export --format
+    gno` is, file for file and byte for byte, what the embedded home holds."""
+    embedded = open_engine(
+        home=tmp_path / "embedded", embedder_status=LEXICAL, clock=_fixed_clock(),
+        ids=counted_record_ids("same"),
+    )  # fmt: skip
+    server = open_pg(
+        pg_url, LEXICAL, name="server", clock=_fixed_clock(), ids=counted_record_ids("same")
+    )
+    assert (embedded.files_canonical, server.files_canonical) == (True, False)
+    for store in (embedded, server):
+        first = _add(store, "Alice drinks green tea", source="chat")
+        assert first["sync"] == {"status": "completed"}
+        second = _supersede(store, first, "Alice drinks black tea")
+        assert second["outcome"] == "superseded"
+        other = _add(store, "The deadline is on Friday")
+        review.confirm(store, ref=second["record"]["uri"], actor="person")
+        review.retire(store, ref=other["record"]["uri"], actor="person", reason="done")
+        review.restore(store, ref=other["record"]["uri"], actor="person")
+        review.mark_stale(store, ref=other["record"]["uri"], actor="person")
+        keyed.remember(store, {"key": "pref/tea", "memory": {"content": "green", "tags": ["A"]}})
+        keyed.remember(store, {"key": "pref/tea", "memory": {"content": "black"}, "if_revision": 1})
+    # No file in the server's home: the result's absPath is the fact's uri.
+    assert second["absPath"] == second["record"]["uri"]
+    assert _home_files(tmp_path / "server") == []
+    mirror = tmp_path / "mirror"
+    assert transfer.export_gno(server, mirror) == 5
+    exported = {p.relative_to(mirror).as_posix(): p.read_bytes() for p in mirror.rglob("*.md")}
+    root = tmp_path / "embedded" / "collections" / "memory"
+    canonical = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("mem-*.md")}
+    assert exported == canonical
+    assert b"user_confirmed" in b"".join(exported.values())
+
+
+def test_collections_live_in_the_database_and_a_path_is_refused(
+    open_pg: Any, pg_url: str, tmp_path: Path
+) -> None:
+    first = open_pg(pg_url, LEXICAL, name="one")
+    row = first.add_collection("work", policy="lan")
+    assert row.root == ""
+    with pytest.raises(MemoryFailure) as refused:
+        first.add_collection("elsewhere", path=tmp_path / "folder")
+    assert refused.value.code == "MEMORY_COLLECTION_INVALID"
+    assert "export --format gno" in refused.value.message
+    assert not (tmp_path / "folder").exists()
+    first.set_policy("work", "remote", actor="person")
+    second = open_pg(pg_url, LEXICAL, name="two")  # another machine: sees it, policy included
+    assert second.collections_by_name()["work"].policy == "remote"
+    _add(second, "Carol lives in Lyon", collection="work")
+    assert not (tmp_path / "one" / "collections.yaml").exists()
+    assert not (tmp_path / "two" / "collections").exists()
+
+
+# -- writes ordered by the database -----------------------------------------------------------
+
+
+def test_a_held_write_lock_is_lease_busy_on_open_and_on_write(open_pg: Any, pg_url: str) -> None:
+    """Another session holds the database's write lock: a new database cannot be prepared
+    and a write cannot start; both say MEMORY_WRITE_LEASE_BUSY and what to do."""
+    with psycopg.connect(pg_url, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", (WRITE_LOCK_KEY,))
+        with pytest.raises(MemoryFailure) as opening:
+            open_pg(pg_url, LEXICAL, name="first", lock_timeout=0.05)
+        assert opening.value.code == "MEMORY_WRITE_LEASE_BUSY"
+        assert "Retry" in opening.value.message and "pg_stat_activity" in opening.value.message
+        holder.execute("SELECT pg_advisory_unlock(%s)", (WRITE_LOCK_KEY,))
+        store = open_pg(pg_url, LEXICAL, name="second", lock_timeout=0.05)
+        holder.execute("SELECT pg_advisory_lock(%s)", (WRITE_LOCK_KEY,))
+        with pytest.raises(MemoryFailure) as writing:
+            _add(store, "Bob likes coffee")
+        assert writing.value.code == "MEMORY_WRITE_LEASE_BUSY"
+        holder.execute("SELECT pg_advisory_unlock(%s)", (WRITE_LOCK_KEY,))
+    assert _add(store, "Bob likes coffee")["outcome"] == "added"  # free again: it goes
+
+
+def _race(calls: list[Callable[[], Any]]) -> list[Any]:
+    """Run the calls at once on threads (a barrier releases them together); each result is
+    the call's value or the MemoryFailure it raised."""
+    barrier = threading.Barrier(len(calls))
+    results: list[Any] = [None] * len(calls)
+
+    def run(position: int) -> None:
+        barrier.wait()
+        try:
+            results[position] = calls[position]()
+        except MemoryFailure as failure:
+            results[position] = failure
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_two_homes_racing_supersedes_and_keyed_updates_never_fork(
+    open_pg: Any, pg_url: str
+) -> None:
+    one = open_pg(pg_url, LEXICAL, name="one")
+    two = open_pg(pg_url, LEXICAL, name="two")
+    for round_ in range(4):
+        base = _add(one, f"Alice lives in Paris, version {round_}")
+        results = _race(
+            [
+                lambda: _supersede(one, base, f"Alice lives in Lyon {round_}"),
+                lambda: _supersede(two, base, f"Alice lives in Berlin {round_}"),
+            ]
+        )
+        outcomes = sorted(r.code if isinstance(r, MemoryFailure) else r["outcome"] for r in results)
+        assert outcomes == ["MEMORY_SUPERSEDE_CONFLICT", "superseded"]
+        key = f"city/{round_}"
+        keyed.remember(one, {"key": key, "memory": {"content": "Paris"}})
+        updates = _race(
+            [
+                lambda: keyed.remember(
+                    one, {"key": key, "memory": {"content": "Lyon"}, "if_revision": 1}
+                ),
+                lambda: keyed.remember(
+                    two, {"key": key, "memory": {"content": "Berlin"}, "if_revision": 1}
+                ),
+            ]
+        )
+        codes = sorted(r.code if isinstance(r, MemoryFailure) else "ok" for r in updates)
+        assert codes == ["MEMORY_REVISION_CONFLICT", "ok"], updates
+    assert set(_heads_per_chain(two).values()) == {1}
+    assert set(_keyed_heads(one).values()) == {1}
+
+
+def test_homes_opening_a_new_database_at_once_share_one_default_collection(
+    pg_url: str, tmp_path: Path
+) -> None:
+    stores = _race(
+        [
+            lambda n=n: open_engine(home=tmp_path / f"h{n}", db_url=pg_url, embedder_status=LEXICAL)
+            for n in range(3)
+        ]
+    )
+    try:
+        assert all(isinstance(store, MemoryEngine) for store in stores), stores
+        for store in stores:
+            assert list(store.collections_by_name()) == ["memory"]
+    finally:
+        for store in stores:
+            if isinstance(store, MemoryEngine):
+                store.db.dispose()
+
+
+# -- three homes, one server ------------------------------------------------------------------
+
+
+def test_three_homes_one_server_lose_nothing_when_a_home_is_deleted(
+    open_pg: Any, pg_url: str, tmp_path: Path, cli: Any
+) -> None:
+    one = open_pg(pg_url, LEXICAL, name="one")
+    two = open_pg(pg_url, LEXICAL, name="two")
+    acknowledged: list[str] = []
+    chain = _add(one, "The project deadline is on Monday")
+    acknowledged.append(chain["record"]["text"])
+    added = cli(
+        "--db", pg_url, "remember", "Bob prefers water", "--scope", "team", "--add", "--json",
+        home=tmp_path / "three",
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    acknowledged.append(added.doc["record"]["text"])
+    head = _supersede(two, chain, "The project deadline is on Friday")
+    acknowledged.append(head["record"]["text"])
+    keyed.remember(two, {"key": "drink/bob", "memory": {"content": "Bob drinks tea"}})
+    # The first home's folder goes (a machine wiped): its writes stay, and it can go on.
+    shutil.rmtree(tmp_path / "one")
+    acknowledged.append(_add(one, "Carol lives in Berlin")["record"]["text"])
+    updated = cli(
+        "--db", pg_url, "memory", "remember", "--json", home=tmp_path / "three",
+        stdin='{"key": "drink/bob", "memory": {"content": "Bob drinks coffee"}, "if_revision": 1}',
+    )  # fmt: skip
+    assert updated.returncode == 0, updated.stderr
+    for store in (one, two):
+        assert "The project deadline is on Friday" in _recalled(store, "deadline")
+        assert "The project deadline is on Monday" not in _recalled(store, "deadline")
+        with Session(store.db) as session:
+            texts = set(session.scalars(select(tables.FactRow.text)))
+        assert set(acknowledged) <= texts
+    before = sorted(transfer.export_jsonl_items(two), key=lambda item: item["recordId"])
+    reindexed = cli("--db", pg_url, "reindex", "--json", home=tmp_path / "fresh")
+    assert reindexed.returncode == 0, reindexed.stderr
+    assert (reindexed.doc["removed"], reindexed.doc["changed"], reindexed.doc["added"]) == (0, 0, 0)
+    from engine.storage.reindex import reindex
+
+    assert reindex(one)["removed"] == 0
+    after = sorted(transfer.export_jsonl_items(two), key=lambda item: item["recordId"])
+    assert after == before and len(after) == 6
+    assert set(_heads_per_chain(one).values()) == {1}
+    assert _keyed_heads(one) == {"drink/bob": 1}
+    for home in ("two", "three", "fresh"):  # homes hold local settings only: no fact, no journal
+        held = _home_files(tmp_path / home)
+        assert not [name for name in held if name.endswith(".md") or ".inflight" in name], held
+        assert "collections.yaml" not in held
+
+
+# -- moving a home into a server --------------------------------------------------------------
+
+
+def test_an_embedded_home_moves_into_a_server_by_importing_its_collection_folder(
+    pg_url: str, tmp_path: Path, cli: Any
+) -> None:
+    """The documented move: `gno-tui --db URL import <home>/collections/memory`."""
+    home = tmp_path / "laptop"
+    first = cli("remember", "Alice drinks green tea", "--scope", "s", "--add", "--json", home=home)
+    record = first.doc["record"]
+    cli(
+        "remember", "Alice drinks black tea", "--supersede", record["uri"],
+        "--predecessor-hash", record["contentHash"], "--json", home=home,
+    )  # fmt: skip
+    cli("remember", "Bob lives in Paris", "--scope", "s", "--add", "--json", home=home)
+    moved = cli(
+        "--db", pg_url, "import", str(home / "collections" / "memory"), "--json",
+        home=tmp_path / "server-home",
+    )  # fmt: skip
+    assert moved.returncode == 0, moved.stderr
+    recalled = cli(
+        "--db", pg_url, "recall", "Alice tea", "--scope", "s", "--json", home=tmp_path / "x"
+    )
+    assert [fact["text"] for fact in recalled.doc["facts"]] == ["Alice drinks black tea"]
+    assert recalled.doc["facts"][0]["uri"].startswith("gno://memory/")
+    assert {fact["recordId"] for fact in recalled.doc["facts"]} <= {
+        path.stem for path in (home / "collections" / "memory").rglob("mem-*.md")
+    }
+    again = cli(
+        "--db",
+        pg_url,
+        "import",
+        str(home / "collections" / "memory"),
+        "--json",
+        home=tmp_path / "x",
+    )
+    assert again.returncode == 0 and again.doc["added"] == 0  # the ids are in: nothing twice
