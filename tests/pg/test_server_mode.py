@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import threading
 from collections.abc import Callable
+from functools import partial
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -217,8 +218,8 @@ def test_two_homes_racing_supersedes_and_keyed_updates_never_fork(
         base = _add(one, f"Alice lives in Paris, version {round_}")
         results = _race(
             [
-                lambda: _supersede(one, base, f"Alice lives in Lyon {round_}"),
-                lambda: _supersede(two, base, f"Alice lives in Berlin {round_}"),
+                partial(_supersede, one, base, f"Alice lives in Lyon {round_}"),
+                partial(_supersede, two, base, f"Alice lives in Berlin {round_}"),
             ]
         )
         outcomes = sorted(r.code if isinstance(r, MemoryFailure) else r["outcome"] for r in results)
@@ -227,11 +228,15 @@ def test_two_homes_racing_supersedes_and_keyed_updates_never_fork(
         keyed.remember(one, {"key": key, "memory": {"content": "Paris"}})
         updates = _race(
             [
-                lambda: keyed.remember(
-                    one, {"key": key, "memory": {"content": "Lyon"}, "if_revision": 1}
+                partial(
+                    keyed.remember,
+                    one,
+                    {"key": key, "memory": {"content": "Lyon"}, "if_revision": 1},
                 ),
-                lambda: keyed.remember(
-                    two, {"key": key, "memory": {"content": "Berlin"}, "if_revision": 1}
+                partial(
+                    keyed.remember,
+                    two,
+                    {"key": key, "memory": {"content": "Berlin"}, "if_revision": 1},
                 ),
             ]
         )
