@@ -9,8 +9,8 @@ from __future__ import annotations
 import shutil
 import threading
 from collections.abc import Callable
-from functools import partial
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
