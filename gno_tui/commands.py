@@ -248,6 +248,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         retrieval = report["retrieval"]
         print(f"home       {report['home']}")
         print(f"database   {report['database']}")
+        print(f"mode       {report['mode']}")
         print(f"retrieval  {retrieval['backend']} ({', '.join(retrieval['capabilities'])})")
         print(f"matching   {report['matching']['mode']}")
     return 0

@@ -353,3 +353,58 @@ def test_an_embedded_home_moves_into_a_server_by_importing_its_collection_folder
         home=tmp_path / "x",
     )
     assert again.returncode == 0 and again.doc["added"] == 0  # the ids are in: nothing twice
+
+
+def test_the_cli_in_server_mode_jsonl_move_status_paths_and_the_mirror(
+    pg_url: str, tmp_path: Path, cli: Any
+) -> None:
+    """The other documented move (export jsonl, import into the server), and what the CLI says
+    in the server mode: its mode, a refused --path, a mirror written on request."""
+    laptop = tmp_path / "laptop"
+    first = cli(
+        "remember", "Alice drinks green tea", "--scope", "s", "--add", "--json", home=laptop
+    )
+    cli(
+        "remember", "Alice drinks black tea", "--supersede", first.doc["record"]["uri"],
+        "--predecessor-hash", first.doc["record"]["contentHash"], "--json", home=laptop,
+    )  # fmt: skip
+    exported = cli(
+        "export",
+        "--format",
+        "jsonl",
+        "--output",
+        str(tmp_path / "facts.jsonl"),
+        "--json",
+        home=laptop,
+    )
+    assert exported.returncode == 0, exported.stderr
+    server = tmp_path / "server-home"
+    imported = cli("--db", pg_url, "import", str(tmp_path / "facts.jsonl"), "--json", home=server)
+    assert imported.returncode == 0 and imported.doc["added"] == 2, imported.stdout
+    status = cli("--db", pg_url, "status", "--json", home=server)
+    assert status.doc["mode"] == "server"
+    refused = cli(
+        "--db",
+        pg_url,
+        "collection",
+        "add",
+        "team",
+        "--path",
+        str(tmp_path / "t"),
+        "--json",
+        home=server,
+    )
+    assert refused.error is not None and refused.error["code"] == "MEMORY_COLLECTION_INVALID"
+    assert "--path" in refused.error["message"] and not (tmp_path / "t").exists()
+    listed = cli("--db", pg_url, "collection", "list", "--json", home=server)
+    assert [(row["name"], row["root"]) for row in listed.doc["collections"]] == [("memory", None)]
+    mirror = tmp_path / "mirror"
+    written = cli(
+        "--db", pg_url, "export", "--format", "gno", "--output", str(mirror), "--json", home=server
+    )
+    assert written.returncode == 0 and written.doc["facts"] == 2, written.stdout
+    files = {path.stem for path in mirror.rglob("mem-*.md")}
+    assert files == {path.stem for path in (laptop / "collections" / "memory").rglob("mem-*.md")}
+    recalled = cli("--db", pg_url, "recall", "Alice tea", "--scope", "s", "--json", home=server)
+    assert [fact["text"] for fact in recalled.doc["facts"]] == ["Alice drinks black tea"]
+    assert _home_files(server) == []
