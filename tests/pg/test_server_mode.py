@@ -16,7 +16,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
@@ -83,14 +83,15 @@ def _heads_per_chain(store: MemoryEngine) -> dict[str, int]:
 
 
 def _keyed_heads(store: MemoryEngine) -> dict[str, int]:
+    """Current facts per key: a fork would show as 2."""
     with Session(store.db) as session:
         rows = session.execute(
-            select(tables.FactRow.kv_key, func.count())
-            .where(tables.FactRow.kv_key.is_not(None))  # type: ignore[union-attr]
-            .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
-            .group_by(tables.FactRow.kv_key)
+            text(
+                "SELECT kv_key, count(*) FROM facts WHERE kv_key IS NOT NULL "
+                "AND superseded_by IS NULL GROUP BY kv_key"
+            )
         ).all()
-    return {str(key): int(count) for key, count in rows}
+    return {str(row[0]): int(row[1]) for row in rows}
 
 
 def _home_files(home: Path) -> list[str]:
@@ -251,7 +252,7 @@ def test_homes_opening_a_new_database_at_once_share_one_default_collection(
 ) -> None:
     stores = _race(
         [
-            lambda n=n: open_engine(home=tmp_path / f"h{n}", db_url=pg_url, embedder_status=LEXICAL)
+            partial(open_engine, home=tmp_path / f"h{n}", db_url=pg_url, embedder_status=LEXICAL)
             for n in range(3)
         ]
     )
@@ -297,7 +298,7 @@ def test_three_homes_one_server_lose_nothing_when_a_home_is_deleted(
         assert "The project deadline is on Friday" in _recalled(store, "deadline")
         assert "The project deadline is on Monday" not in _recalled(store, "deadline")
         with Session(store.db) as session:
-            texts = set(session.scalars(select(tables.FactRow.text)))
+            texts = {row[0] for row in session.execute(text("SELECT text FROM facts"))}
         assert set(acknowledged) <= texts
     before = sorted(transfer.export_jsonl_items(two), key=lambda item: item["recordId"])
     reindexed = cli("--db", pg_url, "reindex", "--json", home=tmp_path / "fresh")
