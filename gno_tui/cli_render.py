@@ -89,7 +89,8 @@ def render_remember(result: dict[str, Any]) -> None:
         say((outcome, "bold"), " ", plain(record["docid"]), " ", plain(record["uri"]))
         say("  ", plain(_short(record["text"], 100)))
         if outcome != "existing":
-            say("  file: ", plain(result["absPath"]))
+            if result["absPath"] != record["uri"]:  # server mode: no file, absPath is the uri
+                say("  file: ", plain(result["absPath"]))
             sync = result["sync"]
             if sync["status"] == "failed":
                 say("  ", ("index sync failed:", "red"), " ", plain(sync.get("error", "")))

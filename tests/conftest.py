@@ -122,8 +122,8 @@ def postgres_per_home(
         return
     if request.node.get_closest_marker("sqlite_only"):
         pytest.skip("reads or replaces the SQLite index file itself")
-    if request.node.get_closest_marker("files_canonical"):
-        pytest.skip("about fact files being canonical; in the server mode the database is")
+    if request.node.get_closest_marker("embedded_mode"):
+        pytest.skip("the embedded mode's own machinery (files canonical, journal, home lock)")
     if request.node.get_closest_marker("in_memory_index"):
         # It tests the in-process index itself: keep it, where the server could rank.
         monkeypatch.setenv("GNO_TUI_RETRIEVAL", "memory")
@@ -282,6 +282,15 @@ class StoreProbe:
             return sorted(self.home.glob("collections/*/facts/*/mem-*.md"))
         return self.mirror()
 
+    def abs_path(self, record: dict[str, Any], collection: str = "memory") -> str:
+        """A remember result's absPath for `record`: its fact file in the home (embedded), or
+        its uri (server mode, where no file is written)."""
+        if self.server_mode:
+            return str(record["uri"])
+        day = record["createdAt"][:10]
+        path = self.home / "collections" / collection / "facts" / day / f"{record['recordId']}.md"
+        return str(path.resolve())
+
     def mirror(self) -> list[Path]:
         """`export --format gno` of the store into `<home>-mirror/`, its fact files sorted."""
         from engine.interop.transfer import export_gno
@@ -289,7 +298,11 @@ class StoreProbe:
         folder = self.home.parent / f"{self.home.name}-mirror"
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
-        store = open_engine(home=self.home, embedder_status=EmbedderStatus(None, NO_MODEL_REASON))
+        store = open_engine(
+            home=self.home,
+            db_url=_PG_HOMES[self.home.resolve()],
+            embedder_status=EmbedderStatus(None, NO_MODEL_REASON),
+        )
         try:
             export_gno(store, folder)
         finally:

@@ -3,7 +3,14 @@ ranking snapshot, which the domain modules (engine/memory, engine/curation, ...)
 Surfaces do not use it directly: they go through engine.facade.MemoryService.
 
 It is handed its database engine and embedder; it owns no module-level state. Writes take the
-home's write lock (a file lock, so it holds across processes) for at most `lock_timeout` s.
+store's write lock for at most `lock_timeout` s: the home's lock file in the embedded mode,
+the database's advisory lock in the server mode (engine/storage/server_mode.py).
+
+Two modes (docs/contract.md section 3): `files_canonical` (SQLite, the embedded mode) or not
+(PostgreSQL, the server mode, where the database is the store and the home holds only local
+settings). `fact_sink` (engine/storage/fact_sink.py) is the write path's one branch on it;
+what follows about the journal, collections.yaml and rebuilding from files is the embedded
+mode's.
 
 Crash and corruption (docs/decisions.md): a new fact's write is journalled in
 `<home>/.inflight/<recordId>.json` before its file is written and the entry is removed once
@@ -236,11 +243,11 @@ class MemoryEngine(WriteJournal):
 
     def _collections_to_prepare(self) -> bool:
         """Something to do about the collections at open: the home's collections.yaml is
-        missing (embedded mode), or the default collection is (server mode)."""
-        if self.files_canonical:
-            return self.collections_file_missing()
-        with Session(self.db) as session:
-            return session.get(tables.CollectionRow, DEFAULT_COLLECTION) is None
+        missing (embedded mode). In the server mode the default collection is made with the
+        schema, in the same hold of the lock, and a database that lacks it anyway (a crash
+        between the two) gets it at first use (require_collection): an up-to-date open stays
+        one query."""
+        return self.files_canonical and self.collections_file_missing()
 
     # -- the storage mode -------------------------------------------------------------------
 
@@ -415,6 +422,13 @@ class MemoryEngine(WriteJournal):
 
     def require_collection(self, name: str) -> tables.CollectionRow:
         row = self.collections_by_name().get(name)
+        if row is None and name == DEFAULT_COLLECTION and not self.files_canonical:
+            with self.write_lock():
+                if DEFAULT_COLLECTION not in self.collections_by_name():
+                    self.add_collection(
+                        name, policy="local_only", policy_source="config_default", _locked=True
+                    )
+            row = self.collections_by_name().get(name)
         if row is None:
             raise MemoryFailure(
                 "MEMORY_COLLECTION_NOT_FOUND",
