@@ -409,3 +409,76 @@ def test_the_cli_in_server_mode_jsonl_move_status_paths_and_the_mirror(
     recalled = cli("--db", pg_url, "recall", "Alice tea", "--scope", "s", "--json", home=server)
     assert [fact["text"] for fact in recalled.doc["facts"]] == ["Alice drinks black tea"]
     assert _home_files(server) == []
+
+
+def test_curation_review_receipts_and_labels_need_no_home(
+    open_pg: Any, pg_url: str, tmp_path: Path
+) -> None:
+    """Everything a person does lives in the database: after the home that did it is deleted,
+    a fresh home sees the curation, the decided proposal, the receipt, the label and the log,
+    and undo goes on from there."""
+    from engine.facade.curation import Curation, CurationAction
+    from engine.facade.service import MemoryService
+
+    desk = MemoryService(open_pg(pg_url, LEXICAL, name="desk"))
+    fact = _add(desk.engine, "Alice drinks green tea")["record"]
+    desk.curation.curate(Curation(CurationAction.CONFIRM, fact["uri"], "person"))
+    held = remember(
+        desk.engine,
+        RememberRequest(
+            text="Bob lives in Paris", scopes=["team"], caller="mcp:a", session="m", decision="add"
+        ),
+        hold_writes=True,
+        origin="mcp",
+    )
+    assert held["outcome"] == "candidates"
+    (proposal,) = desk.curation.proposals()
+    decided = desk.curation.decide(review.Decision(proposal["id"], "add", "person"))
+    assert decided["outcome"] == "added"
+    recalled = desk.recall(
+        RecallRequest(query="tea", scopes=["team"], caller="test:agent", session="s1")
+    )
+    digest = recalled["receipt"]["digest"]
+    desk.curation.label(digest=digest, ref=fact["recordId"], label="relevant", actor="person")
+    desk.curation.curate(Curation(CurationAction.RETIRE, fact["uri"], "person", reason="old"))
+    shutil.rmtree(tmp_path / "desk")
+
+    laptop = MemoryService(open_pg(pg_url, LEXICAL, name="laptop"))
+    actions = [entry["action"] for entry in laptop.curation.decision_log()]
+    assert {"confirm", "retire"} <= set(actions)
+    assert laptop.curation.proposals() == []
+    assert laptop.curation.labels_of(digest=digest, actor="person") == {
+        fact["recordId"]: "relevant"
+    }
+    assert "Alice drinks green tea" not in _recalled(laptop.engine, "tea")  # retired
+    laptop.curation.undo(actor="person")  # the retire, undone from another home
+    assert "Alice drinks green tea" in _recalled(laptop.engine, "tea")
+    mirror = tmp_path / "mirror"
+    transfer.export_gno(laptop.engine, mirror)
+    (alice,) = [p for p in mirror.rglob("*.md") if fact["recordId"] in p.name]
+    assert "user_confirmed" in alice.read_text(encoding="utf-8")
+    assert "retired" not in alice.read_text(encoding="utf-8")
+    assert _home_files(tmp_path / "laptop") == []
+
+
+def test_a_write_the_database_refuses_stores_nothing_and_says_so(
+    open_pg: Any, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = open_pg(pg_url, LEXICAL, name="one")
+
+    def refused(*_args: Any) -> None:
+        raise ConnectionError("server closed the connection")
+
+    monkeypatch.setattr(store, "index_new_fact", refused)
+    with pytest.raises(MemoryFailure) as failure:
+        _add(store, "Alice drinks green tea")
+    assert failure.value.code == "MEMORY_SYNC_FAILED" and failure.value.exit_code == 2
+    assert "nothing was stored" in failure.value.message
+    monkeypatch.undo()
+    with Session(store.db) as session:
+        assert session.scalars(select(tables.FactRow)).all() == []
+    # A database left without its default collection (a crash after its schema) gets it back
+    # at first use.
+    with store.db.begin() as connection:
+        connection.execute(text("DELETE FROM collections"))
+    assert _add(store, "Alice drinks green tea")["outcome"] == "added"
