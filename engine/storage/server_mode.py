@@ -1,6 +1,7 @@
 """The server mode's own parts (MemoryEngine.files_canonical is False: a PostgreSQL database
-is canonical): the write lock as a database advisory lock, the keyed API's cursor secret in
-the database, and reindex as a rebuild of derived data only.
+is canonical): the write lock as a database advisory lock, collections as rows without a
+folder, the keyed API's cursor secret in the database, and reindex as a rebuild of derived
+data only.
 
 Homes on many machines share one database, so nothing that orders writes or that every
 process must agree on may live in a home: the write lock is `pg_advisory_lock` on one key of
@@ -13,6 +14,7 @@ import secrets
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, select, text
@@ -22,6 +24,7 @@ from sqlmodel import col
 
 from engine.contract.errors import MemoryFailure
 from engine.storage import tables
+from engine.storage.database import bump_generation
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -73,6 +76,38 @@ def advisory_write_lock(db: Engine, timeout: float) -> Iterator[None]:
             connection.commit()
     finally:
         connection.close()
+
+
+def add_database_collection(
+    engine: MemoryEngine, name: str, path: str | Path | None, policy: str, policy_source: str
+) -> tables.CollectionRow:
+    """A collection in the server mode, under the write lock the caller holds: a row with an
+    empty root and no folder. A folder would be one machine's, while the collection is every
+    home's: --path is refused."""
+    if path:
+        raise MemoryFailure(
+            "MEMORY_COLLECTION_INVALID",
+            f"--path does not apply in the server mode: collection {name!r} lives in the "
+            "database, shared by every home, and has no folder. Drop --path; to get its "
+            "facts as files, run `gno-tui export --format gno --output DIR`. No collection "
+            "was added.",
+        )
+    with Session(engine.db, expire_on_commit=False) as session:
+        if session.get(tables.CollectionRow, name) is not None:
+            raise MemoryFailure(
+                "MEMORY_COLLECTION_INVALID",
+                f"Collection {name!r} already exists; pick another name or change its "
+                f"policy with `gno-tui collection set-policy {name} POLICY`.",
+            )
+        row = tables.CollectionRow(
+            name=name, root="", policy=policy, policy_source=policy_source, created_at=engine.now()
+        )
+        session.add(row)
+        bump_generation(session)
+        session.commit()
+        session.refresh(row)
+        session.expunge(row)
+    return row
 
 
 def cursor_secret(engine: MemoryEngine) -> bytes:

@@ -466,7 +466,10 @@ class MemoryEngine(WriteJournal):
         check_collection_name(name)
         check_policy(policy)
         if not self.files_canonical:
-            return self._add_database_collection(name, path, policy, policy_source, _locked)
+            from engine.storage.server_mode import add_database_collection
+
+            with self._maybe_locked(_locked):
+                return add_database_collection(self, name, path, policy, policy_source)
         root = Path(path).expanduser().resolve() if path else self.home / "collections" / name
         with self._maybe_locked(_locked), Session(self.db, expire_on_commit=False) as session:
             if session.get(tables.CollectionRow, name) is not None:
@@ -523,40 +526,6 @@ class MemoryEngine(WriteJournal):
                 remove_created()
                 raise
         self._write_collections_file()
-        return row
-
-    def _add_database_collection(
-        self, name: str, path: str | Path | None, policy: str, policy_source: str, locked: bool
-    ) -> tables.CollectionRow:
-        """A collection in the server mode: a row, no folder (its root stays empty). A folder
-        would be one machine's, while the collection is every home's: --path is refused."""
-        if path:
-            raise MemoryFailure(
-                "MEMORY_COLLECTION_INVALID",
-                f"--path does not apply in the server mode: collection {name!r} lives in the "
-                "database, shared by every home, and has no folder. Drop --path; to get its "
-                "facts as files, run `gno-tui export --format gno --output DIR`. No collection "
-                "was added.",
-            )
-        with self._maybe_locked(locked), Session(self.db, expire_on_commit=False) as session:
-            if session.get(tables.CollectionRow, name) is not None:
-                raise MemoryFailure(
-                    "MEMORY_COLLECTION_INVALID",
-                    f"Collection {name!r} already exists; pick another name or change its "
-                    f"policy with `gno-tui collection set-policy {name} POLICY`.",
-                )
-            row = tables.CollectionRow(
-                name=name,
-                root="",
-                policy=policy,
-                policy_source=policy_source,
-                created_at=self.now(),
-            )
-            session.add(row)
-            bump_generation(session)
-            session.commit()
-            session.refresh(row)
-            session.expunge(row)
         return row
 
     def set_policy(self, name: str, policy: str, *, actor: str) -> tables.CollectionRow:
