@@ -152,8 +152,8 @@ def rebuild_derived(
 ) -> dict[str, Any]:
     """reindex in the server mode, under the write lock: every fact's vector recomputed where
     it is missing or belongs to another model or text, and the database's search tables
-    (engine/retrieval/pg_derived.py) rebuilt from the facts at the next query. No fact row is
-    added, changed or removed: the rows are the facts."""
+    (engine/retrieval/pg_derived.py, with their per-sentence vector rows) rebuilt from the
+    facts. No fact row is added, changed or removed: the rows are the facts."""
     from engine.retrieval.embeddings import embed_facts, vector_to_bytes
 
     embedder = engine.embedder_status.embedder
@@ -197,10 +197,16 @@ def rebuild_derived(
         exists = connection.scalar(text("SELECT to_regclass('fact_search_state') IS NOT NULL"))
         if exists:
             connection.execute(text("DELETE FROM fact_search_state"))
+    searched = "rebuilt the search tables"
+    if engine.retrieval_backend == "postgres":  # rebuilt now rather than by the next query
+        from engine.retrieval import pg_derived
+
+        pg_derived.sync(engine.db, embedder)
+    else:
+        searched = "ranks in process (no pgvector), from the rows"
     notes = [
         f"server mode: the facts are the database's rows, so reindex changed none of the "
-        f"{len(facts)} facts; it recomputed {embedded} vectors and rebuilds the search tables "
-        "at the next query."
+        f"{len(facts)} facts; it recomputed {embedded} vectors and {searched}."
     ]
     return {
         "files": 0,

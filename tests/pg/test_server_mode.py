@@ -482,3 +482,33 @@ def test_a_write_the_database_refuses_stores_nothing_and_says_so(
     with store.db.begin() as connection:
         connection.execute(text("DELETE FROM collections"))
     assert _add(store, "Alice drinks green tea")["outcome"] == "added"
+
+
+def test_reindex_rebuilds_damaged_derived_data_and_changes_no_fact(
+    open_pg: Any, pg_url: str, tiny_embedder: Any
+) -> None:
+    from engine.storage.reindex import reindex
+
+    store = open_pg(pg_url, EmbedderStatus(tiny_embedder), name="one")
+    first = _add(store, "Alice drinks green tea")
+    _supersede(store, first, "Alice drinks black tea")
+    _add(store, "Bob lives in Paris")
+    assert _recalled(store, "paris")[0] == "Bob lives in Paris"
+    before = transfer.export_jsonl_items(store)
+    with store.db.begin() as connection:  # derived data lost behind the index's back
+        connection.execute(text("DELETE FROM embeddings"))
+        connection.execute(text("DELETE FROM fact_search"))
+        connection.execute(text("DELETE FROM fact_vectors"))
+    assert _recalled(store, "paris") == []
+    report = reindex(store)
+    assert (report["added"], report["changed"], report["removed"], report["indexed"]) == (
+        0,
+        0,
+        0,
+        3,
+    )
+    assert transfer.export_jsonl_items(store) == before
+    assert _recalled(store, "paris")[0] == "Bob lives in Paris"
+    with store.db.connect() as connection:
+        assert connection.scalar(text("SELECT count(*) FROM embeddings")) == 3
+        assert connection.scalar(text("SELECT count(*) FROM fact_search")) == 2  # current ones
