@@ -354,6 +354,27 @@ def test_an_embedded_home_moves_into_a_server_by_importing_its_collection_folder
         home=tmp_path / "x",
     )
     assert again.returncode == 0 and again.doc["added"] == 0  # the ids are in: nothing twice
+    # Another collection: added on the server with its policy, imported into it by name.
+    cli("collection", "add", "work", "--policy", "lan", "--json", home=home)
+    cli(
+        "remember",
+        "Carol lives in Lyon",
+        "--scope",
+        "s",
+        "--add",
+        "--collection",
+        "work",
+        home=home,
+    )
+    server = ("--db", pg_url)
+    cli(*server, "collection", "add", "work", "--policy", "lan", "--json", home=tmp_path / "x")
+    into = cli(
+        *server, "import", str(home / "collections" / "work"), "--collection", "work", "--json",
+        home=tmp_path / "x",
+    )  # fmt: skip
+    assert into.returncode == 0 and into.doc["added"] == 1, into.stdout
+    work = cli(*server, "recall", "lyon", "--scope", "s", "--egress", "lan", "--json", home=home)
+    assert [fact["uri"].split("/")[2] for fact in work.doc["facts"]] == ["work"]
 
 
 def test_the_cli_in_server_mode_jsonl_move_status_paths_and_the_mirror(
