@@ -35,6 +35,7 @@ from engine.retrieval.matching import MAX_CANDIDATES, matching_block
 from engine.retrieval.snapshot import IndexedFact
 from engine.storage import tables
 from engine.storage.bulk import BulkFact, add_many
+from engine.storage.fact_sink import fact_file_of
 from engine.storage.factfiles import FieldError, check_time, iter_fact_paths, write_atomically
 from engine.storage.proposals import queue_proposals
 from engine.storage.records import public_fact
@@ -354,12 +355,11 @@ def export_gno(engine: MemoryEngine, output: Path) -> int:
     mode), or each row rendered as the file the embedded mode would have written (server
     mode: a mirror, engine/storage/fact_sink.py)."""
     rows = _all_rows(engine)
-    sink = engine.fact_sink
     for row in rows:
         target = output / row.rel_path
         target.parent.mkdir(parents=True, exist_ok=True)
-        if sink.files:
+        if engine.files_canonical:
             shutil.copy2(engine.collection_root(row.collection) / row.rel_path, target)
         else:
-            write_atomically(target, sink.text_of(engine, row))
+            write_atomically(target, fact_file_of(row).render())
     return len(rows)

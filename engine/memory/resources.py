@@ -24,6 +24,7 @@ from sqlmodel import col
 
 from engine.contract.errors import MemoryFailure
 from engine.storage import tables
+from engine.storage.fact_sink import fact_file_of
 from engine.storage.factfiles import parse_fact_file
 from engine.storage.proposals import list_proposals
 from engine.storage.records import get_fact, public_fact, row_from_file
@@ -73,9 +74,7 @@ def read_resource(
         if row is None:
             raise missing
         found = row
-        return _served(
-            engine, row, match["ext"], scopes, lambda: engine.fact_sink.text_of(engine, found)
-        )
+        return _served(engine, row, match["ext"], scopes, lambda: fact_file_of(found).render())
     rel_path = row.rel_path if row else f"facts/{day}/{record}.md"
     path = _inside(engine.collection_root(collection), rel_path)
     if path is None:

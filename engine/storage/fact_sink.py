@@ -4,8 +4,8 @@ In the embedded mode the fact files are canonical, so a new fact is journalled a
 written before its row (engine/memory/remember.py), and a curation change rewrites the file's
 `workbench:` before the row. In the server mode (a PostgreSQL database) the row is the fact:
 nothing is written outside the database, a file exists only when a person asks for a mirror
-(`export --format gno`, which renders it from the row exactly as the embedded mode would have
-written it), and a write the database refused stored nothing at all.
+(`export --format gno`, which renders it from the row with `fact_file_of` exactly as the
+embedded mode would have written it), and a write the database refused stored nothing at all.
 
 MemoryEngine.fact_sink picks one of the two sinks from MemoryEngine.files_canonical; every
 write path calls the sink the same way, so the write path stays one path."""
@@ -50,8 +50,6 @@ def fact_file_of(row: tables.FactRow) -> FactFile:
 class FileSink:
     """The embedded mode: files canonical, journal first."""
 
-    files = True
-
     def write_new(
         self, engine: MemoryEngine, fact: FactFile, *, collection: str, rel_path: str
     ) -> Path:
@@ -93,15 +91,9 @@ class FileSink:
                 fact.workbench[key] = value
         write_atomically(path, fact.render())
 
-    def text_of(self, engine: MemoryEngine, row: tables.FactRow) -> str:
-        path = Path(engine.collection_root(row.collection)) / row.rel_path
-        return path.read_text(encoding="utf-8")
-
 
 class DatabaseSink:
     """The server mode: the row is the fact; no file, no journal."""
-
-    files = False
 
     def write_new(
         self, engine: MemoryEngine, fact: FactFile, *, collection: str, rel_path: str
@@ -123,9 +115,6 @@ class DatabaseSink:
         self, engine: MemoryEngine, row: tables.FactRow, updates: dict[str, Any | None]
     ) -> None:
         return None  # the caller changes the row's workbench in the same transaction
-
-    def text_of(self, engine: MemoryEngine, row: tables.FactRow) -> str:
-        return fact_file_of(row).render()
 
 
 FactSink = FileSink | DatabaseSink
