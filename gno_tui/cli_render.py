@@ -89,7 +89,8 @@ def render_remember(result: dict[str, Any]) -> None:
         say((outcome, "bold"), " ", plain(record["docid"]), " ", plain(record["uri"]))
         say("  ", plain(_short(record["text"], 100)))
         if outcome != "existing":
-            say("  file: ", plain(result["absPath"]))
+            if result["absPath"] != record["uri"]:  # server mode: no file, absPath is the uri
+                say("  file: ", plain(result["absPath"]))
             sync = result["sync"]
             if sync["status"] == "failed":
                 say("  ", ("index sync failed:", "red"), " ", plain(sync.get("error", "")))
@@ -169,7 +170,7 @@ def render_recall(result: dict[str, Any], fmt: str, *, no_match: NoMatch | None 
 def collection_json(row: CollectionRecord) -> dict[str, Any]:
     return {
         "name": row.name,
-        "root": row.root,
+        "root": row.root or None,  # None: server mode, the collection has no folder
         "policy": row.policy,
         "policySource": row.policy_source,
         "policyRevision": row.policy_revision,
@@ -186,7 +187,7 @@ def render_collections(rows: list[CollectionRecord]) -> None:
             _cell(row.policy),
             _cell(row.policy_source),
             str(row.policy_revision),
-            _cell(row.root),
+            _cell(row.root or "(in the database)"),
         )
     console.print(table)
 

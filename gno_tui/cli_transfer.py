@@ -79,6 +79,8 @@ def _export_target(store: MemoryService, output: str, *, folder: bool) -> Path:
     if target in {home / name for name in _STORE_FILES}:
         raise refuse(f"is the store's own file {target.name}")
     for row in store.collections():
+        if not row.root:  # server mode: the collection has no folder to protect
+            continue
         root = Path(row.root).resolve()
         if _inside(target, root):
             raise refuse(

@@ -185,7 +185,9 @@ def _add_collection(store: MemoryService, args: argparse.Namespace) -> Any:
     written. Folders made for the check are removed again if the add is refused."""
     import tempfile  # here: only adding a collection needs it
 
-    if args.name in {row.name for row in store.collections()}:
+    if args.name in {row.name for row in store.collections()} or not store.files_canonical:
+        # An existing name is refused by the engine; in the server mode a collection has no
+        # folder (the engine refuses --path there).
         return store.add_collection(args.name, path=args.path, policy=args.policy)
     root = (
         Path(args.path).expanduser().resolve()
@@ -261,6 +263,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         retrieval = report["retrieval"]
         print(f"home       {report['home']}")
         print(f"database   {report['database']}")
+        print(f"mode       {report['mode']}")
         print(f"retrieval  {retrieval['backend']} ({', '.join(retrieval['capabilities'])})")
         print(f"matching   {report['matching']['mode']}")
     return 0

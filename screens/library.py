@@ -219,14 +219,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         service, as_of = self.service, self.filter.as_of
         row = service.facts.get(record_id)
         recalled, last_by = service.receipts.usage(record_id)
-        path = service.collection_root(row.collection) / row.rel_path
-        # Shown relative to the store's home when it lives there (the usual case): shorter,
-        # and the same on every machine.
-        shown = (
-            f"<home>/{path.relative_to(service.home)}"
-            if path.is_relative_to(service.home)
-            else str(path)
-        )
+        shown = service.fact_location(row)  # a file under <home>/, or a server fact's uri
         self.deliver(
             DetailLoaded(
                 record_id, detail_text(row, service.now(), shown, recalled, last_by, as_of)

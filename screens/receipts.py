@@ -204,7 +204,10 @@ revision.
         )
 
     def _root(self, root: str) -> str:
-        """A collection's root, relative to the store's home when it lives there."""
+        """A collection's root, relative to the store's home when it lives there; a server
+        collection has none (its root is empty)."""
+        if not root:
+            return "(in the database)"
         path, home = Path(root), self.service.home
         return str(path.relative_to(home)) if path.is_relative_to(home) else root
 

@@ -122,6 +122,8 @@ def postgres_per_home(
         return
     if request.node.get_closest_marker("sqlite_only"):
         pytest.skip("reads or replaces the SQLite index file itself")
+    if request.node.get_closest_marker("embedded_mode"):
+        pytest.skip("the embedded mode's own machinery (files canonical, journal, home lock)")
     if request.node.get_closest_marker("in_memory_index"):
         # It tests the in-process index itself: keep it, where the server could rank.
         monkeypatch.setenv("GNO_TUI_RETRIEVAL", "memory")
@@ -262,12 +264,50 @@ def semantic_client(semantic_engine: MemoryEngine) -> Client:
 
 @dataclass
 class StoreProbe:
-    """What is on disk (fact files) and in the SQLite index, read without the engine."""
+    """The fact files a user sees and the index's rows, read without the store's own engine.
+
+    The fact files are mode-aware: in the embedded mode the home's canonical files; in the
+    server mode (an engine test on PostgreSQL) the mirror `export --format gno` renders from
+    the rows, written afresh beside the home at each call. Either way a test that reads them
+    checks the fields a user would find in the file."""
 
     home: Path
 
+    @property
+    def server_mode(self) -> bool:
+        return self.home.resolve() in _PG_HOMES
+
     def files(self) -> list[Path]:
-        return sorted(self.home.glob("collections/*/facts/*/mem-*.md"))
+        if not self.server_mode:
+            return sorted(self.home.glob("collections/*/facts/*/mem-*.md"))
+        return self.mirror()
+
+    def abs_path(self, record: dict[str, Any], collection: str = "memory") -> str:
+        """A remember result's absPath for `record`: its fact file in the home (embedded), or
+        its uri (server mode, where no file is written)."""
+        if self.server_mode:
+            return str(record["uri"])
+        day = record["createdAt"][:10]
+        path = self.home / "collections" / collection / "facts" / day / f"{record['recordId']}.md"
+        return str(path.resolve())
+
+    def mirror(self) -> list[Path]:
+        """`export --format gno` of the store into `<home>-mirror/`, its fact files sorted."""
+        from engine.interop.transfer import export_gno
+
+        folder = self.home.parent / f"{self.home.name}-mirror"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        store = open_engine(
+            home=self.home,
+            db_url=_PG_HOMES[self.home.resolve()],
+            embedder_status=EmbedderStatus(None, NO_MODEL_REASON),
+        )
+        try:
+            export_gno(store, folder)
+        finally:
+            store.db.dispose()
+        return sorted(folder.glob("facts/*/mem-*.md"))
 
     def file_texts(self) -> str:
         return "\n".join(path.read_text(encoding="utf-8") for path in self.files())

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
@@ -20,7 +19,6 @@ from engine.keyed import service as keyed_service
 from engine.memory.remember import RememberRequest, remember
 from engine.storage import tables
 from engine.storage.database import bump_generation
-from engine.storage.factfiles import parse_fact_file, write_atomically
 from engine.storage.proposals import public_proposal
 from engine.storage.records import get_fact
 
@@ -196,16 +194,9 @@ def _apply(
 def _rewrite_workbench(
     engine: MemoryEngine, row: tables.FactRow, updates: dict[str, Any | None]
 ) -> None:
-    """Set (or, with None, drop) keys under the fact file's `workbench:`; the file stays
-    canonical, so every curation change lands there before the index."""
-    path = Path(engine.collection_root(row.collection)) / row.rel_path
-    fact = parse_fact_file(path.read_text(encoding="utf-8"), where=str(path))
-    for key, value in updates.items():
-        if value is None:
-            fact.workbench.pop(key, None)
-        else:
-            fact.workbench[key] = value
-    write_atomically(path, fact.render())
+    """Set (or, with None, drop) keys under the fact's `workbench:` in its file, where files
+    are canonical, before the caller changes the row (engine/storage/fact_sink.py)."""
+    engine.fact_sink.rewrite_workbench(engine, row, updates)
 
 
 def retire(

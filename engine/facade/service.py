@@ -87,6 +87,21 @@ class MemoryService:
     def home(self) -> Path:
         return self.engine.home
 
+    @property
+    def files_canonical(self) -> bool:
+        """The embedded mode (fact files canonical); False in the server mode (PostgreSQL
+        canonical, no fact file written)."""
+        return self.engine.files_canonical
+
+    def fact_location(self, row: Any) -> str:
+        """Where a person finds a fact: its file (embedded mode), shown from `<home>/` when
+        it lives there; its uri in the server mode, where it is a row."""
+        if not self.engine.files_canonical:
+            return str(row.uri)
+        path = self.engine.collection_root(row.collection) / row.rel_path
+        home = self.engine.home
+        return f"<home>/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+
     def now(self) -> datetime:
         """The injected clock's time (every timestamp the store writes comes from it)."""
         return self.engine.now()
@@ -121,6 +136,7 @@ class MemoryService:
         return {
             "home": str(self.engine.home),
             "database": self.engine.db.dialect.name,
+            "mode": "embedded" if self.engine.files_canonical else "server",
             "retrieval": {
                 "backend": self.engine.retrieval_backend,
                 "capabilities": sorted(index.capabilities),

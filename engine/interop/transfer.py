@@ -35,7 +35,8 @@ from engine.retrieval.matching import MAX_CANDIDATES, matching_block
 from engine.retrieval.snapshot import IndexedFact
 from engine.storage import tables
 from engine.storage.bulk import BulkFact, add_many
-from engine.storage.factfiles import FieldError, check_time, iter_fact_paths
+from engine.storage.fact_sink import fact_file_of
+from engine.storage.factfiles import FieldError, check_time, iter_fact_paths, write_atomically
 from engine.storage.proposals import queue_proposals
 from engine.storage.records import public_fact
 
@@ -125,8 +126,8 @@ def _refuse_repeated_ids(items: list[Incoming]) -> None:
 
 def _unindexed_files(engine: MemoryEngine, items: list[Incoming]) -> dict[str, Path]:
     """Fact files on disk that the index does not know, by record id, when items carry ids."""
-    if not any(item.record_id for item in items):
-        return {}
+    if not engine.files_canonical or not any(item.record_id for item in items):
+        return {}  # in the server mode no file counts: the rows are the facts
     return {
         path.stem: path
         for row in engine.collections_by_name().values()
@@ -350,11 +351,15 @@ def export_ob1(engine: MemoryEngine) -> dict[str, Any]:
 
 
 def export_gno(engine: MemoryEngine, output: Path) -> int:
-    """Copy the canonical fact files into `output` as a GNO fact folder."""
+    """The facts as a GNO fact folder in `output`: the canonical files copied (embedded
+    mode), or each row rendered as the file the embedded mode would have written (server
+    mode: a mirror, engine/storage/fact_sink.py)."""
     rows = _all_rows(engine)
     for row in rows:
-        source = engine.collection_root(row.collection) / row.rel_path
         target = output / row.rel_path
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
+        if engine.files_canonical:
+            shutil.copy2(engine.collection_root(row.collection) / row.rel_path, target)
+        else:
+            write_atomically(target, fact_file_of(row).render())
     return len(rows)

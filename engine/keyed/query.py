@@ -114,6 +114,12 @@ def check_query_size(query: str) -> None:
 
 
 def cursor_secret(engine: MemoryEngine) -> bytes:
+    """The store's cursor key: the home's in the embedded mode; the database's in the server
+    mode, so that a cursor cut by one home verifies on every other home of that database."""
+    if not engine.files_canonical:
+        from engine.storage.server_mode import cursor_secret as database_secret
+
+        return database_secret(engine)
     return keyed_cursor.store_secret(engine.home)
 
 

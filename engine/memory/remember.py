@@ -1,6 +1,7 @@
 """remember (docs/contract.md section 5): validate, fence, exact check, candidates, then write.
 
-The write is file first (atomic), then the index row, under the store's write lock; the
+In the embedded mode the write is file first (atomic), then the index row; in the server mode
+the row alone (engine/storage/fact_sink.py). Either way under the store's write lock; the
 predecessor check of a supersede is a compare-and-swap in the index as well, so two writers
 racing for one predecessor get one `superseded` and one MEMORY_SUPERSEDE_CONFLICT."""
 
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.contract.curation_fields import curation_defaults
@@ -46,10 +46,6 @@ DECISIONS = ("propose", "add", "supersede")
 # file is taken back and the call fails with that code.
 _LOST_RACE = frozenset(
     {"MEMORY_SUPERSEDE_CONFLICT", "MEMORY_KEY_EXISTS", "MEMORY_REVISION_CONFLICT"}
-)
-_REPAIRED_LATER = (
-    " The fact file is written and its write stays journalled: the next write to this home "
-    "indexes it first, or run `gno-tui reindex` to bring the index in line now."
 )
 KEYED_MAX_CONTENT_BYTES = 16 * 1024
 
@@ -330,19 +326,9 @@ def _write(
         supersedes=[predecessor.uri] if predecessor else [],
         workbench={"docid": docid, **curation_defaults(request.created_by), **request.workbench},
     )
-    path = Path(engine.collection_root(checked.collection)) / rel_path
-    try:
-        # Journalled first: if this process dies between the file and its row, the next
-        # write (or opening the home) finds the entry and settles it before anything else.
-        engine.begin_write(record_id, checked.collection, rel_path)
-        engine.write_fact_file(record_id, path, fact_file.render())
-    except OSError as exc:
-        engine.end_write(record_id)
-        raise MemoryFailure(
-            "MEMORY_SYNC_FAILED",
-            f"Could not write the fact file {path}: {exc}. Check that the home folder is "
-            "writable and has space; nothing was stored.",
-        ) from exc
+    # The sink writes the file (embedded mode) or nothing (server mode: the row is the fact).
+    sink = engine.fact_sink
+    path = sink.write_new(engine, fact_file, collection=checked.collection, rel_path=rel_path)
     row = row_from_file(
         fact_file, collection=checked.collection, uri=uri, rel_path=rel_path, docid=docid
     )
@@ -351,18 +337,19 @@ def _write(
         engine.index_new_fact(row, predecessor)
     except MemoryFailure as failure:
         if failure.code in _LOST_RACE:
-            engine.take_back_fact_file(path)  # another writer got there first: write nothing
-            engine.end_write(record_id)
+            sink.take_back(engine, record_id, path)  # another writer got there first
             raise
-        sync = {"status": "failed", "error": failure.message + _REPAIRED_LATER}
-    except Exception as exc:  # noqa: BLE001 - the file is canonical; it is indexed later
-        sync = {"status": "failed", "error": f"{type(exc).__name__}: {exc}.{_REPAIRED_LATER}"}
+        sync = sink.index_failed(failure.message)
+    except Exception as exc:  # noqa: BLE001 - in embedded mode the file stands, indexed later
+        sync = sink.index_failed(f"{type(exc).__name__}: {exc}.")
     else:
         engine.row_written(record_id, sync)
     result = {
         "outcome": "superseded" if predecessor else "added",
         "record": public_fact(row),
-        "absPath": str(path.resolve()),
+        # The seed requires absPath; in server mode no file exists, and the fact document's
+        # address is its uri (an MCP resource, the mirror `export --format gno` writes).
+        "absPath": str(path.resolve()) if path is not None else uri,
         "sync": sync,
         "matching": matching,
     }

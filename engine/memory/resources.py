@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ from sqlmodel import col
 
 from engine.contract.errors import MemoryFailure
 from engine.storage import tables
+from engine.storage.fact_sink import fact_file_of
 from engine.storage.factfiles import parse_fact_file
 from engine.storage.proposals import list_proposals
 from engine.storage.records import get_fact, public_fact, row_from_file
@@ -69,6 +70,11 @@ def read_resource(
         row = get_fact(session, ref=md_uri)
     if collection not in engine.collections_by_name():
         raise missing
+    if not engine.files_canonical:  # server mode: the row is the fact; its file is rendered
+        if row is None:
+            raise missing
+        found = row
+        return _served(engine, row, match["ext"], scopes, lambda: fact_file_of(found).render())
     rel_path = row.rel_path if row else f"facts/{day}/{record}.md"
     path = _inside(engine.collection_root(collection), rel_path)
     if path is None:
@@ -86,16 +92,30 @@ def read_resource(
             rel_path=rel_path,
             docid=str(fact.workbench.get("docid") or "#" + record[4:12]),
         )
+    return _served(engine, row, match["ext"], scopes, lambda: content)
+
+
+def _served(
+    engine: MemoryEngine,
+    row: tables.FactRow,
+    ext: str,
+    scopes: Collection[str] | None,
+    markdown: Callable[[], str],
+) -> tuple[str, str]:
+    """A fact resource, once its row is known: visible from `scopes`, current, as asked."""
     if not _shares(scopes, row.scopes):
-        raise missing  # the same answer as an unknown uri: nothing says it exists
+        raise MemoryFailure(  # the same answer as an unknown uri: nothing says it exists
+            "MEMORY_NOT_FOUND",
+            f"No fact {row.uri} is readable here. Recall to find the current uri.",
+        )
     if not row.is_current(engine.now()):
         raise MemoryFailure(
             "MEMORY_NOT_FOUND",
-            f"{md_uri} is not current ({_state(row, engine.now())}); like recall, this "
+            f"{row.uri} is not current ({_state(row, engine.now())}); like recall, this "
             "server serves only current facts. Recall again to find what holds now.",
         )
-    if match["ext"] == "md":
-        return content, "text/markdown"
+    if ext == "md":
+        return markdown(), "text/markdown"
     return json.dumps(public_fact(row), ensure_ascii=False), "application/json"
 
 

@@ -143,7 +143,11 @@ def add_many(
         )
         for f in facts
     ]
-    roots = {name: engine.collection_root(name) for name in {f.collection for f in facts}}
+    # No folders in the server mode: the rows are the facts (engine/storage/fact_sink.py).
+    roots = {
+        name: engine.collection_root(name) if engine.files_canonical else Path()
+        for name in {engine.require_collection(f.collection).name for f in facts}
+    }
     crash = _crash_points()
     report = BulkReport()
     with engine.write_lock():
@@ -195,7 +199,7 @@ def add_many(
             day = created_at[:10]
             rel_path = f"facts/{day}/{record_id}.md"
             root = roots[fact.collection]
-            if (root / rel_path).exists():
+            if engine.files_canonical and (root / rel_path).exists():
                 raise _refuse(
                     position,
                     f"{root / rel_path} exists but is not in the index; run `gno-tui reindex`",
@@ -224,6 +228,10 @@ def _write_all(
     durable: bool,
     crash: tuple[str, int] | None,
 ) -> None:
+    if not engine.files_canonical:  # server mode: the one transaction is the whole write
+        _embed_missing(engine, planned)
+        _commit_rows(engine, planned)
+        return
     token = f"{os.getpid()}-{secrets.token_hex(4)}"
     stagings = {item.root: item.root / f"{STAGING_PREFIX}{token}" for item in planned}
     committed = False
@@ -471,6 +479,8 @@ def recover_interrupted_writes(engine: MemoryEngine, *, skip_live: bool = True) 
     holds the lock, so no other import can be running and every staging folder is a
     leftover (its pid reused)."""
     done = {"rolledBack": 0, "rolledForward": 0, "tempFiles": 0}
+    if not engine.files_canonical:  # server mode: no staged files, no folders to look in
+        return done
     if not interrupted_writes_left(engine, skip_live=skip_live):
         return done
     try:

@@ -21,7 +21,9 @@ before any is answered. So:
   itself fails, every write of the group answers `sync: failed` (its file is written and
   journalled, indexed by the next write), as one write whose index write failed does; if the
   files cannot be made durable, nothing of the group is stored and every write of it fails
-  with MEMORY_SYNC_FAILED, as one write whose file cannot be written does."""
+  with MEMORY_SYNC_FAILED, as one write whose file cannot be written does. In the server mode
+  there is no file to stand for them: a failed commit fails every write of the group (none
+  was acknowledged)."""
 
 from __future__ import annotations
 
@@ -201,9 +203,11 @@ class WriteBatch:
             raise MemoryFailure("MEMORY_SYNC_FAILED", _FILES_FAILED.format(error=exc)) from exc
         try:
             self.session.commit()
-        except Exception as exc:  # noqa: BLE001 - the files are canonical; indexed later
+        except Exception as exc:  # embedded mode: the files are canonical, indexed later
             log.warning("gno-tui: a group commit of %d writes failed: %s", len(self._written), exc)
             self.session.rollback()
+            if not engine.files_canonical:
+                raise  # server mode: no file stands for them, so no write is acknowledged
             for _, sync in self._written:
                 sync.clear()
                 sync.update(status="failed", error=_COMMIT_FAILED.format(error=exc))

@@ -2,11 +2,12 @@
 write lock across processes, the journal of unfinished writes and the group commit a write may
 be part of.
 
-The write lock (`HomeLock`): flock(2) on `<home>/.write.lock`. A writer that finds it taken
-waits in the kernel, not by polling: the lock passes to a waiter the moment its holder lets
-go, and a waiting process spends no CPU. (Polling every 2 ms left the home idle for a
-millisecond on average at each hand-off between processes, and each failed poll cost a waiter
-~50 us of CPU.)
+The write lock (`HomeLock`): flock(2) on `.write.lock` beside the SQLite index
+(`<home>/.write.lock` for the home's own index.sqlite). A writer that finds it taken waits in
+the kernel, not by polling: the lock passes to a waiter the moment its holder lets go, and a
+waiting process spends no CPU. (Polling every 2 ms left the home idle for a millisecond on
+average at each hand-off between processes, and each failed poll cost a waiter ~50 us of
+CPU.)
 
 The journal: a new fact's write is journalled in `<home>/.inflight/<recordId>.json` before its
 file is written, and the entry goes once its row is committed. An entry left behind is a write
@@ -137,6 +138,14 @@ class WriteJournal:
     def now(self) -> datetime:
         raise NotImplementedError
 
+    @property
+    def files_canonical(self) -> bool:
+        """The embedded mode (SQLite): the fact files and collections.yaml are canonical, the
+        database an index rebuilt from them, and writes are journalled here. False in the
+        server mode (PostgreSQL): the database is canonical, nothing is journalled, and the
+        home holds only local settings."""
+        return self.db.dialect.name != "postgresql"
+
     # -- the journal of unfinished writes ----------------------------------------------------
 
     @property
@@ -190,6 +199,8 @@ class WriteJournal:
 
     def end_write(self, record_id: str) -> None:
         """The write's row is committed (or its file taken back): the entry goes."""
+        if not self.files_canonical:
+            return
         (self.journal_folder / f"{record_id}.json").unlink(missing_ok=True)
 
     def row_written(self, record_id: str, sync: dict[str, Any]) -> None:
@@ -214,6 +225,8 @@ class WriteJournal:
 
     def has_unfinished_writes(self) -> bool:
         """Anything in the journal folder: an entry, or the temp file of one being written."""
+        if not self.files_canonical:
+            return False
         try:
             with os.scandir(self.journal_folder) as entries:
                 return any(True for _ in entries)
@@ -223,7 +236,7 @@ class WriteJournal:
     def unfinished_writes(self) -> dict[str, dict[str, Any]]:
         """The journal: record id -> its entry (`collection`, `relPath`, maybe `leftOut`)."""
         found: dict[str, dict[str, Any]] = {}
-        if not self.journal_folder.is_dir():
+        if not self.files_canonical or not self.journal_folder.is_dir():
             return found
         for path in sorted(self.journal_folder.glob("mem-*.json")):
             try:

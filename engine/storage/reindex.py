@@ -1,4 +1,5 @@
-"""reindex: make the index agree with the fact files, which are canonical.
+"""reindex: make the index agree with the fact files, which are canonical (the embedded mode;
+in the server mode it rebuilds derived data only: engine/storage/server_mode.py).
 
 It diffs rather than wipes, so its report says what was actually out of line ("changed: 0"
 after a healthy run), and receipts, proposals and the decision log are left alone.
@@ -306,6 +307,11 @@ def reindex(
     the home already rebuilt (once per engine) is counted in, and said in `notes`."""
     from engine.storage.bulk import recover_interrupted_writes
 
+    if not engine.files_canonical:  # server mode: the rows are the facts; derived data only
+        from engine.storage.server_mode import rebuild_derived
+
+        with engine.write_lock():
+            return rebuild_derived(engine, progress)
     with engine.write_lock(settle=False):
         damaged = engine.check_index()
         recover_interrupted_writes(engine)  # an interrupted bulk write's staged files

@@ -3,7 +3,14 @@ ranking snapshot, which the domain modules (engine/memory, engine/curation, ...)
 Surfaces do not use it directly: they go through engine.facade.MemoryService.
 
 It is handed its database engine and embedder; it owns no module-level state. Writes take the
-home's write lock (a file lock, so it holds across processes) for at most `lock_timeout` s.
+store's write lock for at most `lock_timeout` s: the home's lock file in the embedded mode,
+the database's advisory lock in the server mode (engine/storage/server_mode.py).
+
+Two modes (docs/contract.md section 3): `files_canonical` (SQLite, the embedded mode) or not
+(PostgreSQL, the server mode, where the database is the store and the home holds only local
+settings). `fact_sink` (engine/storage/fact_sink.py) is the write path's one branch on it;
+what follows about the journal, collections.yaml and rebuilding from files is the embedded
+mode's.
 
 Crash and corruption (docs/decisions.md): a new fact's write is journalled in
 `<home>/.inflight/<recordId>.json` before its file is written and the entry is removed once
@@ -21,7 +28,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -47,6 +54,7 @@ from engine.retrieval.snapshot import Snapshot
 from engine.storage import schema, tables
 from engine.storage.database import bump_generation, is_unreadable_sqlite, read_generation
 from engine.storage.derived import GenerationCache
+from engine.storage.fact_sink import DatabaseSink, FactSink, FileSink
 from engine.storage.factfiles import write_atomically
 from engine.storage.indexing import insert_new_fact, vector_values
 from engine.storage.journal import HomeLock, WriteJournal
@@ -85,7 +93,13 @@ class MemoryEngine(WriteJournal):
         # What domain modules derive from the index between queries (the keyed search's
         # corpora), per generation: the engine's, so no module keeps store data.
         self.derived = GenerationCache()
-        self._lock = HomeLock(self.home / ".write.lock")
+        # Beside the SQLite index: the home's own index.sqlite gives <home>/.write.lock, and
+        # homes pointed at one SQLite file by --db take one lock, so their writes are ordered
+        # (two locks let both open write transactions on the file, and SQLite refuses the
+        # second one's upgrade: MEMORY_SYNC_FAILED). Not the server mode's: it is the
+        # database's advisory lock (engine/storage/server_mode.py).
+        index = self.sqlite_path
+        self._lock = HomeLock((index.parent if index is not None else self.home) / ".write.lock")
         self._lock_timeout = lock_timeout
         self._thread_lock = threading.RLock()  # reentrant: a writer may nest write paths
         self._lock_depth = 0  # holds of write_lock() by the thread holding it
@@ -122,7 +136,8 @@ class MemoryEngine(WriteJournal):
         no write starts from an index that lags the files; `settle=False` is for reindex and
         opening, which do that themselves."""
         # Threads of this process queue on a thread lock first, so that a process with many
-        # waiting threads does not win the file lock more often than a one-thread writer.
+        # waiting threads does not win the cross-process lock more often than a one-thread
+        # writer.
         if not self._thread_lock.acquire(timeout=self._lock_timeout):
             raise MemoryFailure(
                 "MEMORY_WRITE_LEASE_BUSY",
@@ -130,8 +145,7 @@ class MemoryEngine(WriteJournal):
                 "Retry shortly.",
             )
         try:
-            # The file lock once per outermost hold: this thread holds the thread lock.
-            with nullcontext() if self._lock_depth else self._file_locked():
+            with self._locked_across_processes():
                 self._lock_depth += 1
                 try:
                     if settle and self._lock_depth == 1 and self.has_unfinished_writes():
@@ -146,12 +160,28 @@ class MemoryEngine(WriteJournal):
             self._thread_lock.release()
 
     @contextmanager
+    def _locked_across_processes(self) -> Iterator[None]:
+        """The lock every process writing to this store takes: the home's lock file in the
+        embedded mode, the database's advisory lock in the server mode (homes on many
+        machines share the database). Taken once per outermost hold of this thread."""
+        if self._lock_depth > 0:  # this thread holds it already (a nested write path)
+            yield
+        elif self.files_canonical:
+            with self._file_locked():
+                yield
+        else:
+            from engine.storage.server_mode import advisory_write_lock
+
+            with advisory_write_lock(self.db, self._lock_timeout):
+                yield
+
+    @contextmanager
     def _file_locked(self) -> Iterator[None]:
         if not self._lock.acquire(self._lock_timeout):
             raise MemoryFailure(
                 "MEMORY_WRITE_LEASE_BUSY",
                 f"Another process held the store's write lock for {self._lock_timeout:g} s "
-                f"({self.home / '.write.lock'}). Retry shortly; if no gno-tui is running, "
+                f"({self._lock.path}). Retry shortly; if no gno-tui is running, "
                 "the lock file can be removed.",
             )
         try:
@@ -161,7 +191,11 @@ class MemoryEngine(WriteJournal):
 
     def _prepare(self) -> None:
         """Create the tables and the default collection on first use, once across processes;
-        then repair what a crash or a damaged index left (the module docstring)."""
+        then repair what a crash or a damaged index left (the module docstring). In the server
+        mode the database is canonical and nothing in the home needs repairing."""
+        if not self.files_canonical:
+            self._prepare_schema()
+            return
         try:
             why = "missing" if self._prepare_schema() else "empty"
             lagging = self._index_lags_files()
@@ -188,7 +222,7 @@ class MemoryEngine(WriteJournal):
         is), and the collections. True when the index had no tables. An index a newer
         gno-tui migrated is refused before anything changes."""
         revision = schema.stored_revision(self.db)
-        if revision == schema.HEAD and not self.collections_file_missing():
+        if revision == schema.HEAD and not self._collections_to_prepare():
             return False
         schema.refuse_unknown(revision, self.db)
         missing = False
@@ -198,6 +232,8 @@ class MemoryEngine(WriteJournal):
                 for note in schema.upgrade_to_head(self.db):
                     self.note(note)
             self._sync_collections_from_file()
+            # Read again under the lock: in the server mode engines on other homes may have
+            # opened the same new database at this moment, and the first one made the row.
             if DEFAULT_COLLECTION not in self.collections_by_name():
                 self.add_collection(
                     DEFAULT_COLLECTION,
@@ -207,6 +243,23 @@ class MemoryEngine(WriteJournal):
                 )
             self._write_collections_file()
         return missing
+
+    def _collections_to_prepare(self) -> bool:
+        """Something to do about the collections at open: the home's collections.yaml is
+        missing (embedded mode). In the server mode the default collection is made with the
+        schema, in the same hold of the lock, and a database that lacks it anyway (a crash
+        between the two) gets it at first use (require_collection): an up-to-date open stays
+        one query."""
+        return self.files_canonical and self.collections_file_missing()
+
+    # -- the storage mode -------------------------------------------------------------------
+
+    # files_canonical, the one property that tells the modes apart, is WriteJournal's.
+
+    @property
+    def fact_sink(self) -> FactSink:
+        """Where facts' files go in this mode (engine/storage/fact_sink.py)."""
+        return FileSink() if self.files_canonical else DatabaseSink()
 
     def note(self, message: str) -> None:
         """Record a repair (surfaces show `notes`) and log it as a warning."""
@@ -317,10 +370,13 @@ class MemoryEngine(WriteJournal):
             f"{aside.name} and rebuilt the index from the fact files. {salvaged}"
         )
 
-    def _index_file(self) -> Path:
-        """Where this home keeps its index between processes (engine/retrieval/persisted.py)."""
+    def _index_file(self) -> Path | None:
+        """Where this home keeps its index between processes (engine/retrieval/persisted.py);
+        none in the server mode, whose home holds only local settings."""
         from engine.retrieval.persisted import index_file
 
+        if not self.files_canonical:
+            return None
         embedder = self.embedder_status.embedder
         return index_file(self.home, embedder.model_id if embedder is not None else None)
 
@@ -370,10 +426,29 @@ class MemoryEngine(WriteJournal):
         return {row.name: row for row in rows}
 
     def require_collection(self, name: str) -> tables.CollectionRow:
-        return collection_named(self.collections_by_name(), name)
+        collections = self.collections_by_name()
+        if name not in collections and name == DEFAULT_COLLECTION and not self.files_canonical:
+            # A server database a crash left without it: made at first use, once.
+            with self.write_lock():
+                if DEFAULT_COLLECTION not in self.collections_by_name():
+                    self.add_collection(
+                        name, policy="local_only", policy_source="config_default", _locked=True
+                    )
+            collections = self.collections_by_name()
+        return collection_named(collections, name)
 
     def collection_root(self, name: str) -> Path:
-        return Path(self.require_collection(name).root)
+        """The folder of a collection's fact files (embedded mode only: in the server mode a
+        collection is rows in the database and has no folder)."""
+        row = self.require_collection(name)
+        if not self.files_canonical or not row.root:
+            raise MemoryFailure(
+                "MEMORY_USAGE_INVALID",
+                f"Collection {name!r} lives in the database (server mode) and has no folder of "
+                "fact files. Write a mirror of its facts with `gno-tui export --format gno "
+                "--output DIR`.",
+            )
+        return Path(row.root)
 
     def add_collection(
         self,
@@ -390,6 +465,11 @@ class MemoryEngine(WriteJournal):
         collections.yaml and no folder left behind: every surface gets the same check."""
         check_collection_name(name)
         check_policy(policy)
+        if not self.files_canonical:
+            from engine.storage.server_mode import add_database_collection
+
+            with self._maybe_locked(_locked):
+                return add_database_collection(self, name, path, policy, policy_source)
         root = Path(path).expanduser().resolve() if path else self.home / "collections" / name
         with self._maybe_locked(_locked), Session(self.db, expire_on_commit=False) as session:
             if session.get(tables.CollectionRow, name) is not None:
@@ -487,6 +567,9 @@ class MemoryEngine(WriteJournal):
                 yield
 
     def _write_collections_file(self) -> None:
+        """collections.yaml, canonical in the embedded mode (none in the server mode)."""
+        if not self.files_canonical:
+            return
         listing = [
             {
                 "name": row.name,
@@ -504,7 +587,7 @@ class MemoryEngine(WriteJournal):
     def _sync_collections_from_file(self) -> None:
         """collections.yaml is canonical, like the fact files: an index rebuilt from nothing
         gets its collections (and their policies) back from it."""
-        if not self.collections_file.is_file():
+        if not self.files_canonical or not self.collections_file.is_file():
             return
         loaded = yaml.safe_load(self.collections_file.read_text(encoding="utf-8")) or {}
         with Session(self.db, expire_on_commit=False) as session:

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -39,7 +40,7 @@ def _add(engine: MemoryEngine, text: str, scope: str = "user:alice") -> dict:
     return remember(engine, request)
 
 
-def test_injected_ids_and_clock_make_the_facts_record_ids_and_times(home: Path) -> None:
+def test_injected_ids_and_clock_make_the_facts_record_ids_and_times(home: Path, probe: Any) -> None:
     moments = iter([FIXED, FIXED + timedelta(hours=1), FIXED + timedelta(hours=2)])
     now = {"at": FIXED}
     engine = _open(home, iter(IDS).__next__, lambda: now["at"])
@@ -56,8 +57,8 @@ def test_injected_ids_and_clock_make_the_facts_record_ids_and_times(home: Path) 
         assert [r["docid"] for r in written] == ["#01234567", "#fedcba98"]
         # An exact duplicate writes nothing and spends no id.
         assert _add(engine, "Alice drinks green tea")["outcome"] == "existing"
-        # The fact files (the canonical copy) carry the same identity and time.
-        on_disk = sorted((engine.collection_root("memory") / "facts").rglob("*.md"))
+        # The fact files (canonical, or the server's mirror) carry the same identity and time.
+        on_disk = probe.files()
         assert [p.stem for p in on_disk] == sorted(IDS[:2])
         parsed = parse_fact_file(on_disk[0].read_text(encoding="utf-8"))
         assert parsed.record_id == IDS[0] and parsed.created_at == "2026-03-14T15:09:26.535Z"
@@ -113,13 +114,13 @@ def test_the_default_ids_are_random_record_ids(home: Path) -> None:
 
 
 def test_a_generator_that_returns_no_record_id_is_refused_before_anything_is_written(
-    home: Path,
+    home: Path, probe: Any
 ) -> None:
     engine = _open(home, lambda: "0123456789abcdef", lambda: FIXED)
     try:
         with pytest.raises(MemoryFailure) as failure:
             _add(engine, "Alice drinks green tea")
         assert failure.value.code == "MEMORY_INTERNAL"
-        assert not list((engine.collection_root("memory") / "facts").rglob("*.md"))
+        assert probe.state() == (0, 0)
     finally:
         engine.db.dispose()

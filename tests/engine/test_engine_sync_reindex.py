@@ -28,6 +28,7 @@ def _broken_index(*_args, **_kwargs):
     raise OperationalError("INSERT INTO facts ...", {}, Exception("database disk image is full"))
 
 
+@pytest.mark.embedded_mode
 def test_failed_index_write_keeps_the_file_and_reindex_repairs_it(
     client, memory, probe, monkeypatch
 ):
@@ -55,6 +56,7 @@ def test_failed_index_write_keeps_the_file_and_reindex_repairs_it(
     assert kept["record"]["recordId"] in {r for r, _ in probe.rows()}
 
 
+@pytest.mark.embedded_mode
 def test_failed_supersede_sync_is_repaired_by_reindex(client, memory, monkeypatch):
     old = client.add("Bob lives in Paris", "user:bob")
     monkeypatch.setattr(MemoryEngine, "index_new_fact", _broken_index)
@@ -115,6 +117,7 @@ def test_reindex_rebuilds_everything_from_the_files(client, engine, memory, home
         rebuilt.db.dispose()
 
 
+@pytest.mark.embedded_mode
 def test_reindex_drops_rows_whose_file_is_gone_and_skips_broken_files(client, memory, probe):
     gone = client.add("Bob lives in Paris", "user:bob")
     client.add("Bob likes coffee", "user:bob")

@@ -285,6 +285,7 @@ def test_a_reader_applies_another_writers_changes_without_a_rebuild(
     writer.engine.db.dispose()
 
 
+@pytest.mark.embedded_mode
 def test_a_process_opens_the_index_kept_on_disk_and_catches_up(
     tmp_path: Path, tiny_embedder: StaticModelEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -66,6 +66,7 @@ def test_a_root_in_a_read_only_folder_adds_no_collection(
     assert not root.exists()
 
 
+@pytest.mark.embedded_mode
 def test_a_root_under_a_regular_file_adds_no_collection(
     memory: MemoryService, tmp_path: Path
 ) -> None:
@@ -78,6 +79,7 @@ def test_a_root_under_a_regular_file_adds_no_collection(
     assert regular.read_text(encoding="utf-8") == "not a folder"
 
 
+@pytest.mark.embedded_mode
 def test_a_refused_root_leaves_no_folder_it_made(memory: MemoryService, tmp_path: Path) -> None:
     """Folders made while checking a root are removed again when a later step fails: here
     the last folder's name is longer than any file system takes, after two were made."""
@@ -87,6 +89,7 @@ def test_a_refused_root_leaves_no_folder_it_made(memory: MemoryService, tmp_path
     assert sorted(tmp_path.iterdir()) == [memory.home]
 
 
+@pytest.mark.embedded_mode
 def test_facts_in_the_way_as_a_file_adds_no_collection(
     memory: MemoryService, tmp_path: Path
 ) -> None:
@@ -97,6 +100,7 @@ def test_facts_in_the_way_as_a_file_adds_no_collection(
     assert (root / "facts").read_text(encoding="utf-8") == "in the way"
 
 
+@pytest.mark.embedded_mode
 def test_a_usable_root_is_made_probed_and_recorded(memory: MemoryService, tmp_path: Path) -> None:
     root = tmp_path / "somewhere" / "team"
     row = memory.add_collection("team", path=root, policy="lan")
@@ -111,6 +115,7 @@ def test_a_usable_root_is_made_probed_and_recorded(memory: MemoryService, tmp_pa
     assert not (tmp_path / "elsewhere").exists()  # the name is refused before any folder
 
 
+@pytest.mark.embedded_mode
 def test_a_root_where_no_file_can_be_written_adds_no_collection(
     memory: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -140,6 +140,7 @@ def test_duplicate_record_ids_in_one_import_are_refused(client, probe, tmp_path)
     probe.assert_nothing_written(before)
 
 
+@pytest.mark.embedded_mode
 def test_an_unindexed_file_with_the_same_record_id_is_not_overwritten(client, tmp_path):
     existing = client.engine.collection_root("memory") / f"facts/2026-01-01/{RID}.md"
     existing.parent.mkdir(parents=True)
@@ -237,6 +238,7 @@ def test_a_keyed_fact_may_be_as_long_as_the_keyed_api_allows(client, tmp_path):
         ("relations:\n  supersedes: [5]\n", "relations.supersedes"),
     ],
 )
+@pytest.mark.embedded_mode
 def test_a_fact_file_with_a_bad_field_is_named_by_reindex(client, memory, extra, field):
     kept = client.add("Bob likes coffee", "user:bob")
     path = Path(kept["absPath"]).with_name(f"{RID}.md")
@@ -340,6 +342,7 @@ def test_a_yaml_alias_bomb_is_refused_at_parse(tmp_path):
     assert "bomb.md" in str(caught.value) and "alias" in str(caught.value)
 
 
+@pytest.mark.embedded_mode
 def test_reindex_and_import_refuse_an_alias_bomb_naming_the_file(client, memory, tmp_path):
     kept = client.add("Bob likes coffee", "user:bob")
     bomb = Path(kept["absPath"]).with_name(f"{RID}.md")
@@ -427,6 +430,7 @@ def _stage_by_hand(client, record_id: str, text: str) -> Path:
     return staged
 
 
+@pytest.mark.embedded_mode
 def test_a_leftover_staging_folder_without_rows_is_rolled_back(client, probe):
     _stage_by_hand(client, RID, "a fact")
     day = client.engine.collection_root("memory") / "facts" / "2026-01-02"
@@ -443,6 +447,7 @@ def test_a_leftover_staging_folder_without_rows_is_rolled_back(client, probe):
     }
 
 
+@pytest.mark.embedded_mode
 def test_a_leftover_staging_folder_whose_rows_committed_is_rolled_forward(client, probe, memory):
     staged = _stage_by_hand(client, RID, "a fact")
     fact = parse_fact_file(staged.read_text(encoding="utf-8"), where=str(staged))
@@ -463,6 +468,7 @@ def test_a_leftover_staging_folder_whose_rows_committed_is_rolled_forward(client
     assert memory.reindex()["problems"] == []
 
 
+@pytest.mark.embedded_mode
 def test_an_import_recovers_what_an_interrupted_one_left(client, probe, tmp_path):
     _stage_by_hand(client, RID, "a fact")
     path = jsonl(tmp_path, GOOD)
@@ -478,6 +484,7 @@ def test_the_crash_hook_is_inert_unless_named(monkeypatch):
     assert bulk._crash_points() == ("staged", 3)
 
 
+@pytest.mark.embedded_mode
 def test_opening_leaves_a_running_imports_staging_folder_alone(client, probe):
     import os
 

@@ -129,6 +129,7 @@ def craft_successor(
 # -- 1. a crash between a fact file and its row ------------------------------------------------
 
 
+@pytest.mark.embedded_mode
 @pytest.mark.parametrize("second_writer", ["same engine", "reopened home"])
 def test_a_write_killed_between_file_and_row_does_not_fork_the_chain(
     client, engine, probe, monkeypatch, reopen, second_writer
@@ -165,6 +166,7 @@ def test_a_write_killed_between_file_and_row_does_not_fork_the_chain(
     assert not list((client.engine.home / ".inflight").glob("*.json"))
 
 
+@pytest.mark.embedded_mode
 def test_a_killed_keyed_update_leaves_one_head_of_the_key(engine, monkeypatch):
     keyed.remember(engine, {"key": "city", "memory": {"content": "Alice lives in Paris"}})
     with monkeypatch.context() as patch, pytest.raises(Killed):
@@ -186,6 +188,7 @@ def test_a_killed_keyed_update_leaves_one_head_of_the_key(engine, monkeypatch):
     assert live_heads(engine, "city") == [(2, "Alice lives in Lyon")]
 
 
+@pytest.mark.embedded_mode
 def test_a_failed_index_write_is_repaired_before_the_next_write(client, memory, monkeypatch):
     """Not a crash: the index refused the row and the writer heard `sync: failed`. The next
     write indexes it first, so it cannot start from the stale predecessor either."""
@@ -207,6 +210,7 @@ def test_a_failed_index_write_is_repaired_before_the_next_write(client, memory, 
     assert memory.reindex()["changed"] == 0
 
 
+@pytest.mark.embedded_mode
 def test_a_write_that_died_before_its_file_leaves_nothing_behind(client, engine, probe):
     """A journal entry whose file never appeared (killed before the rename) is dropped."""
     client.add("Carol likes tea", "user:carol")
@@ -217,6 +221,7 @@ def test_a_write_that_died_before_its_file_leaves_nothing_behind(client, engine,
     assert not list((engine.home / ".inflight").glob("*.json"))
 
 
+@pytest.mark.embedded_mode
 def test_an_unfinished_write_whose_predecessor_moved_on_is_left_out_and_reported(tmp_path):
     """Two homes on one index: home A is killed mid-write, home B (its own lock and journal)
     supersedes the same fact. A's next write cannot index its orphan without a fork: the
@@ -273,6 +278,7 @@ def test_an_unfinished_write_whose_predecessor_moved_on_is_left_out_and_reported
 # -- 1. reindex never makes two heads -----------------------------------------------------------
 
 
+@pytest.mark.embedded_mode
 def test_reindex_keeps_the_acknowledged_successor_of_a_forked_chain(client, memory, engine):
     old = client.add("Dan lives in Paris", "user:dan")
     acknowledged = client.supersede(old, "Dan lives in Berlin")
@@ -297,6 +303,7 @@ def test_reindex_keeps_the_acknowledged_successor_of_a_forked_chain(client, memo
     assert Path(other["path"]).is_file()  # nothing is deleted
 
 
+@pytest.mark.embedded_mode
 def test_reindex_of_a_forked_key_keeps_one_live_head(engine):
     memory = MemoryService(engine)
     first = keyed.remember(engine, {"key": "k", "memory": {"content": "Alice lives in Paris"}})
@@ -352,6 +359,7 @@ def test_without_an_index_the_write_that_finished_wins_the_fork(client, engine, 
 # -- 2. folders and duplicate record ids -------------------------------------------------------
 
 
+@pytest.mark.embedded_mode
 def test_a_superseded_fact_moved_to_another_folder_stays_superseded(client, memory, engine):
     old = client.add("Fay lives in Paris", "user:fay")
     new = client.supersede(old, "Fay lives in Rome")
@@ -367,6 +375,7 @@ def test_a_superseded_fact_moved_to_another_folder_stays_superseded(client, memo
     assert memory.reindex()["changed"] == 0
 
 
+@pytest.mark.embedded_mode
 def test_one_record_id_in_two_files_is_reported_and_one_kept(client, memory, engine):
     fact = client.add("Gus likes chess", "user:gus")
     original = Path(fact["absPath"])
@@ -484,6 +493,7 @@ def two_homes(tmp_path: Path) -> Iterator[tuple[MemoryEngine, MemoryEngine]]:
     second.db.dispose()
 
 
+@pytest.mark.embedded_mode
 def test_two_homes_cannot_both_create_one_key(two_homes):
     first, second = two_homes
     real = first.index_new_fact
@@ -532,6 +542,7 @@ def test_concurrent_creates_from_two_homes_leave_one_head_per_key(two_homes):
         assert set(outcomes[key]) <= {"ok", "MEMORY_KEY_EXISTS", "MEMORY_WRITE_LEASE_BUSY"}
 
 
+@pytest.mark.embedded_mode
 def test_an_index_with_two_heads_of_a_key_is_repaired_when_it_opens(tmp_path):
     url = factory.sqlite_url(tmp_path / "one" / "index.sqlite")
     ticks = Ticks()
@@ -575,6 +586,7 @@ def test_an_index_with_two_heads_of_a_key_is_repaired_when_it_opens(tmp_path):
         repaired.db.dispose()
 
 
+@pytest.mark.embedded_mode
 def test_journal_entries_are_plain_json(engine):
     engine.begin_write("mem-00000000000000cc", "memory", "facts/2026-11-30/mem-00000000000000cc.md")
     entry = engine.home / ".inflight" / "mem-00000000000000cc.json"

@@ -42,10 +42,18 @@ async def mcp_session(
     client_name: str = CLIENT_NAME,
     modern: bool = False,
     errlog: TextIO = sys.stderr,
+    db_url: str | None = None,
 ) -> AsyncIterator[ClientSession]:
     """A ready ClientSession on a fresh `gno-tui mcp` process: the initialize handshake, or
-    with `modern` the 2026-07-28 era (server/discover, identity in every request's envelope)."""
-    args = ["--home", str(home), "mcp", *(["--enable-write"] if enable_write else [])]
+    with `modern` the 2026-07-28 era (server/discover, identity in every request's envelope).
+    `db_url`: a server database (`--db`) instead of the home's SQLite."""
+    args = [
+        "--home",
+        str(home),
+        *(["--db", db_url] if db_url else []),
+        "mcp",
+        *(["--enable-write"] if enable_write else []),
+    ]
     params = StdioServerParameters(command=str(CONSOLE_SCRIPT), args=args, env=server_env())
     info = types.Implementation(name=client_name, version="1.0")
     async with stdio_client(params, errlog=errlog) as (read, write):
