@@ -1,7 +1,7 @@
 """Scale on one machine: import, recall, propose and writes at 10k / 100k (/ 1M) facts, with
 another process writing, against SQLite FTS5 over the same rows in the same run.
 
-    python benchmarks/scale.py [--sizes 10000,100000] [--seconds 15]
+    python benchmarks/scale.py [--sizes 10000,100000] [--seconds 15] [--import-only]
 
 For each size, a JSONL file of MSC persona facts (8 scopes) is imported into a fresh home by
 the installed `gno-tui import` (durable: files synced, rows committed; dedup against the
@@ -10,12 +10,14 @@ scopes, propose, and a durable write end to end. In fresh processes
 (benchmarks/scale_roles.py): cold start to the first recall, the CLI's cold `recall --json`,
 a reader's recall latency with no writer and while another process writes once a second, how
 long until that reader's next recall sees a write, and the reader's peak RSS. Results go to
-benchmarks/results/scale.md."""
+benchmarks/results/scale.md; with --import-only, only the import is measured (facts/s, and what
+became of the items) and the result goes to benchmarks/results/scale_import.md."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import sqlite3
@@ -39,13 +41,19 @@ QUERIES = 200
 CONSOLE = Path(sys.executable).parent / "gno-tui"
 
 
+def load_average() -> str:
+    """The 1-minute load average, so that a reader can tell whether the machine was idle."""
+    return f"{os.getloadavg()[0]:.2f}"
+
+
 def ms(values: list[float], q: float) -> str:
     ordered = sorted(values)
     return f"{ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000:.1f}"
 
 
-def import_store(home: Path, rows: list[tuple[str, str]]) -> float:
-    """facts/s of `gno-tui import` of these rows into a fresh home."""
+def import_store(home: Path, rows: list[tuple[str, str]]) -> tuple[float, dict[str, int]]:
+    """facts/s of `gno-tui import` of these rows into a fresh home, and how many items were
+    added, proposed and skipped."""
     source = home.parent / "import.jsonl"
     with source.open("w", encoding="utf-8") as out:
         for text, scope in rows:
@@ -65,7 +73,8 @@ def import_store(home: Path, rows: list[tuple[str, str]]) -> float:
         f"{report['proposed']}) in {took:.1f} s",
         file=sys.stderr,
     )
-    return len(rows) / took
+    counts = {key: int(report[key]) for key in ("added", "proposed", "skipped")}
+    return len(rows) / took, counts
 
 
 def in_process(home: Path, queries: list[str]) -> dict[str, str]:
@@ -166,6 +175,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--data", default=str(DATA / "msc" / "msc_personas_all.json"))
+    parser.add_argument(
+        "--import-only", action="store_true", help="measure the import alone (scale_import.md)"
+    )
     args = parser.parse_args()
     facts = persona_facts(Path(args.data))
     queries = random.Random(7).sample(facts, QUERIES)
@@ -175,7 +187,18 @@ def main() -> None:
         work = Path(tempfile.mkdtemp(prefix=f"gno-scale-{size}-"))
         home = work / "home"
         rows = corpus(facts, size)
-        found = {"import facts/s": f"{import_store(home, rows):,.0f}"}
+        load_before = load_average()
+        speed, counts = import_store(home, rows)
+        found = {"import facts/s": f"{speed:,.0f}"}
+        if args.import_only:
+            found["items added / proposed / skipped"] = (
+                f"{counts['added']:,} / {counts['proposed']:,} / {counts['skipped']:,}"
+            )
+            found["load average before / after (1 min)"] = f"{load_before} / {load_average()}"
+            measures = list(found)
+            table.append([size, *found.values()])
+            shutil.rmtree(work, ignore_errors=True)
+            continue
         found.update(in_process(home, queries))
         fts = fts5_baseline(rows, queries)
         found["FTS5 bm25 p50/p95 ms (baseline)"] = f"{ms(fts, 0.5)} / {ms(fts, 0.95)}"
@@ -189,7 +212,7 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     rows_out = [[name, *(row[i + 1] for row in table)] for i, name in enumerate(measures)]
     write_report(
-        "scale",
+        "scale_import" if args.import_only else "scale",
         ["measure", *(f"{row[0]:,} facts" for row in table)],
         rows_out,
         [

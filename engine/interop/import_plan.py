@@ -5,8 +5,8 @@ remember decides one text at a time; an import of 100k lines cannot scan the sto
 times. So every text is embedded once (the same vectors are stored with the facts
 afterwards), the store is asked for candidates in batches (the retrieval seam's
 `candidates_for`), and items are compared with the earlier items that share a scope and a
-target collection by one matrix product per group. Then the items are decided in file order,
-as remember would decide them one after the other:
+target collection by one matrix product per group (engine/interop/earlier_pairs.py). Then the
+items are decided in file order, as remember would decide them one after the other:
 
 - the same text (content hash) as a current fact in a shared scope, or as an earlier item
   of the file being added: skipped;
@@ -15,48 +15,30 @@ as remember would decide them one after the other:
 - otherwise: added.
 
 Without the model, earlier items are compared by rapidfuzz (the lexical tiers) in groups of up
-to LEXICAL_GROUP_LIMIT items, and in larger groups by their fence form (the text casefolded,
-normalised and stripped of edge punctuation: "Likes tea." and "likes tea" are one).
+to earlier_pairs.LEXICAL_GROUP_LIMIT items, and in larger groups by their fence form (the text
+casefolded, normalised and stripped of edge punctuation: "Likes tea." and "likes tea" are
+one).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
-from rapidfuzz import fuzz, process
 
-from engine.contract.normalize import content_hash, fence_form
+from engine.contract.normalize import content_hash
+from engine.interop.earlier_pairs import Earlier, earlier_pairs
 from engine.retrieval.embeddings import embed_facts
-from engine.retrieval.lexical import fuzzy_text
-from engine.retrieval.matching import (
-    LEXICAL_TIERS,
-    SEMANTIC_TIERS,
-    ScoredCandidate,
-    Tiers,
-    tier_of,
-)
+from engine.retrieval.matching import ScoredCandidate
 from engine.retrieval.seam import Visibility, candidates_for
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
 
-# Items compared pairwise by rapidfuzz without a model; a larger group compares fence forms.
-LEXICAL_GROUP_LIMIT = 2_000
-# Rows of one group's similarity matrix computed at once (memory: rows x group size floats).
-ROW_CHUNK = 256
 LIKELY = ("exact", "likely")
-
-
-@dataclass(frozen=True)
-class Earlier:
-    """An earlier item of the same file that this one nearly repeats."""
-
-    item: int
-    similarity: float
-    tier: str
 
 
 @dataclass
@@ -64,7 +46,8 @@ class Verdict:
     action: str  # add, skip or propose
     reason: str
     store: list[ScoredCandidate] = field(default_factory=list)
-    earlier: list[Earlier] = field(default_factory=list)
+    # The earlier items of the file it repeats (any tier) that are added, best first.
+    earlier: Sequence[Earlier] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -98,13 +81,21 @@ def plan_import(
         if embedder is not None and members
         else None
     )
-    visibilities = [Visibility(scopes[i], [targets[i]], now) for i in members]
+    # One Visibility per (scopes, target), shared by the items that have them.
+    shared: dict[tuple[tuple[str, ...], str], Visibility] = {}
+    visibilities = []
+    for i in members:
+        key = (tuple(scopes[i]), targets[i])
+        if key not in shared:
+            shared[key] = Visibility(scopes[i], [targets[i]], now)
+        visibilities.append(shared[key])
     store = candidates_for(engine.retrieval(), [texts[i] for i in members], visibilities, vectors)
     by_item = dict(zip(members, store, strict=True))
-    earlier = _earlier_matches(texts, scopes, targets, members, vectors)
+    earlier = earlier_pairs(texts, scopes, targets, members, vectors)
     verdicts: list[Verdict | None] = [None] * len(texts)
     added_hashes: dict[tuple[str, str], set[str]] = {}  # (target, hash) -> scopes added
     added: set[int] = set()
+    is_added = np.zeros(len(texts), dtype=bool)  # `added`, as a mask over the items
     for i in members:
         digest = content_hash(texts[i])
         candidates = by_item[i]
@@ -115,9 +106,8 @@ def plan_import(
         if added_hashes.get((targets[i], digest), set()) & set(scopes[i]):
             verdicts[i] = Verdict("skip", "exact duplicate within the file")
             continue
-        repeats = [e for e in earlier.get(i, []) if e.item in added]
         likely_store = [c for c in candidates if c.tier in LIKELY]
-        likely_file = [e for e in repeats if e.tier in LIKELY]
+        likely_file = [e for e in earlier.likely(i) if e.item in added]
         if likely_store or likely_file:
             best = max(
                 [(c.similarity, c.fact.uri) for c in likely_store]
@@ -127,88 +117,11 @@ def plan_import(
                 "propose",
                 f"likely duplicate of {best[1]} ({best[0]:.2f})",
                 candidates,
-                repeats,
+                earlier.repeats(i, is_added),
             )
             continue
         verdicts[i] = Verdict("add", "new")
         added.add(i)
+        is_added[i] = True
         added_hashes.setdefault((targets[i], digest), set()).update(scopes[i])
     return Planned(verdicts, blocks)
-
-
-def _earlier_matches(
-    texts: list[str],
-    scopes: list[list[str]],
-    targets: list[str],
-    members: list[int],
-    vectors: np.ndarray | None,
-) -> dict[int, list[Earlier]]:
-    """Per item, the earlier items (same target collection, a shared scope) at or above the
-    weak tier, best first."""
-    groups: dict[tuple[str, str], list[int]] = {}  # (target, scope) -> rows of `members`
-    for row, item in enumerate(members):
-        for scope in scopes[item]:
-            groups.setdefault((targets[item], scope), []).append(row)
-    best: dict[int, dict[int, Earlier]] = {}
-    for rows in groups.values():
-        if len(rows) < 2:
-            continue
-        if vectors is not None:
-            pairs = _semantic_pairs(vectors[rows], SEMANTIC_TIERS)
-        elif len(rows) <= LEXICAL_GROUP_LIMIT:
-            pairs = _lexical_pairs([texts[members[r]] for r in rows], LEXICAL_TIERS)
-        else:
-            pairs = _fence_pairs([texts[members[r]] for r in rows])
-        for later, first, similarity, tier in pairs:
-            item, other = members[rows[later]], members[rows[first]]
-            kept = best.setdefault(item, {})
-            if other not in kept or kept[other].similarity < similarity:
-                kept[other] = Earlier(other, similarity, tier)
-    return {
-        item: sorted(found.values(), key=lambda e: (-e.similarity, e.item))
-        for item, found in best.items()
-    }
-
-
-def _semantic_pairs(block: np.ndarray, tiers: Tiers) -> list[tuple[int, int, float, str]]:
-    """(later, earlier, cosine, tier) for every pair of rows at or above the weak tier."""
-    found: list[tuple[int, int, float, str]] = []
-    for start in range(0, len(block), ROW_CHUNK):
-        end = min(start + ROW_CHUNK, len(block))
-        similarity = np.clip(block[start:end] @ block[:end].T, 0.0, 1.0)
-        for offset, row in enumerate(similarity):
-            later = start + offset
-            for first in np.flatnonzero(row[:later] >= tiers.weak):
-                score = round(float(row[first]), 4)
-                found.append((later, int(first), score, tier_of(score, tiers) or "weak"))
-    return found
-
-
-def _lexical_pairs(texts: list[str], tiers: Tiers) -> list[tuple[int, int, float, str]]:
-    """As the lexical dedup scores a pair (engine/retrieval/lexical.py `similarity`): the mean
-    of rapidfuzz's token-sort and token-set ratios over the texts' words."""
-    words = [fuzzy_text(text) for text in texts]
-    sort = process.cdist(words, words, scorer=fuzz.token_sort_ratio, dtype=np.float32)
-    kept = process.cdist(words, words, scorer=fuzz.token_set_ratio, dtype=np.float32)
-    similarity = (sort + kept) / 200.0
-    found: list[tuple[int, int, float, str]] = []
-    for later in range(1, len(texts)):
-        for first in np.flatnonzero(similarity[later, :later] >= tiers.weak):
-            if not words[later] or not words[int(first)]:
-                continue
-            score = round(float(similarity[later, first]), 4)
-            found.append((later, int(first), score, tier_of(score, tiers) or "weak"))
-    return found
-
-
-def _fence_pairs(texts: list[str]) -> list[tuple[int, int, float, str]]:
-    """Items whose fence forms are equal: the same sentence, differently written."""
-    first_of: dict[str, int] = {}
-    found: list[tuple[int, int, float, str]] = []
-    for later, text in enumerate(texts):
-        form = fence_form(text)
-        if form in first_of:
-            found.append((later, first_of[form], 1.0, "exact"))
-        else:
-            first_of[form] = later
-    return found

@@ -9,8 +9,9 @@ The write phase (docs/decisions.md, "Import safety"):
    `<collection root>/.import-<id>/facts/<day>/` (same filesystem as its final place, and
    outside `facts/`, so reindex never sees it);
 2. the staged files are made durable (one syncfs for the lot, else an fsync per file);
-3. every row, its scopes, its vector and the supersede links are committed in one
-   transaction;
+3. every row, its scopes, its vector and the supersede links (inserted meanwhile, on a thread
+   of their own: engine/storage/bulk_rows.py), and whatever the caller writes with them (an
+   import's proposals), are committed in one transaction;
 4. the staged files are renamed into `facts/<day>/` and the staging folder is removed.
 
 A process killed in 1 to 3 leaves no row and no visible file; one killed in 4 leaves committed
@@ -22,18 +23,20 @@ left behind."""
 
 from __future__ import annotations
 
-import json
+import gc
 import os
 import secrets
 import shutil
 import signal
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import JSON, column, delete, insert, select, table, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from engine.contract.curation_fields import curation_defaults
@@ -47,8 +50,8 @@ from engine.contract.normalize import (
     iso_utc,
     normalize_scopes,
 )
-from engine.retrieval.embeddings import embed_facts, vector_to_bytes
 from engine.storage import tables
+from engine.storage.bulk_rows import FactFolders, PlannedFact, RowInserts, chunks
 from engine.storage.database import bump_generation
 from engine.storage.factfiles import (
     KEYED_MAX_TEXT_BYTES,
@@ -68,7 +71,9 @@ from engine.storage.records import allocate_docid, row_fields
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
 
-BATCH = 1000
+# Files staged between two progress reports (a report per file cost a terminal bar more than
+# the writes).
+PROGRESS_EVERY = 250
 STAGING_PREFIX = ".import-"
 # Test-only: `stage:count` makes the writing process SIGKILL itself at that point of the write
 # phase (staged:N after N files are staged, committed after the commit, published:N after N
@@ -103,14 +108,8 @@ class BulkFact:
 class BulkReport:
     added: list[str] = field(default_factory=list)  # record ids, in input order
     skipped: list[int] = field(default_factory=list)  # input positions of exact duplicates
-
-
-@dataclass
-class _Planned:
-    row: Any  # a FactRow, or a namespace with its fields (records.row_fields)
-    root: Path
-    content: str
-    block: Any = None  # the vector block, or None without a model
+    # The rows written, as `added` orders them: the facts-table fields by attribute name.
+    rows: list[Any] = field(default_factory=list)
 
 
 def _text_limit(fact: BulkFact) -> int:
@@ -124,16 +123,50 @@ def _refuse(position: int, why: str) -> MemoryFailure:
     )
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for a bulk write: the write makes a few objects
+    per fact (rows, files, vectors) and none of them cycles, but each full collection walks
+    every live object, and with 100k facts in hand those walks were a quarter of an import."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+# More rows that stand or fall with the facts (an import's proposals). Called with the report
+# (what is added, what skipped) while the facts' rows are being inserted, it prepares them and
+# returns what writes them, which runs in the transaction that commits the facts.
+AlsoWrite = Callable[[BulkReport], Callable[[Session], None]]
+
+
 def add_many(
     engine: MemoryEngine,
     facts: Sequence[BulkFact],
     *,
     progress: Callable[[int, int], None] | None = None,
     durable: bool = True,
+    also: AlsoWrite | None = None,
 ) -> BulkReport:
     """Validate everything first (one bad fact writes nothing), then write all or nothing.
 
-    `durable=False` skips the fsyncs, for throwaway stores (benchmarks, the demo)."""
+    `durable=False` skips the fsyncs, for throwaway stores (benchmarks, the demo). `also`
+    writes more rows in the same transaction (committed even when no fact is added)."""
+    with collector_paused():
+        return _add_many(engine, facts, progress=progress, durable=durable, also=also)
+
+
+def _add_many(
+    engine: MemoryEngine,
+    facts: Sequence[BulkFact],
+    *,
+    progress: Callable[[int, int], None] | None,
+    durable: bool,
+    also: AlsoWrite | None,
+) -> BulkReport:
     checked = [
         (
             clean_text(f.text, max_bytes=_text_limit(f)),
@@ -156,7 +189,8 @@ def add_many(
         with Session(engine.db) as db:
             taken = set(db.scalars(select(tables.FactRow.docid)))
             known = set(db.scalars(select(tables.FactRow.record_id)))
-        planned: list[_Planned] = []
+        planned: list[PlannedFact] = []
+        on_disk: dict[Path, set[str]] = {}  # fact folder -> the names in it, listed once
         for position, (text, scopes, caller, session, fact) in enumerate(checked):
             digest = content_hash(text)
             if not fact.history:
@@ -193,13 +227,16 @@ def add_many(
                 supersedes=supersedes,
                 workbench={"docid": docid, **curation_defaults(fact.created_by), **workbench},
             )
-            content = file.render()
-            if len(content.encode("utf-8")) > MAX_FACT_FILE_BYTES:
+            content = file.render().encode("utf-8")
+            if len(content) > MAX_FACT_FILE_BYTES:
                 raise _refuse(position, "its fact file would be larger than 1 MiB")
             day = created_at[:10]
             rel_path = f"facts/{day}/{record_id}.md"
             root = roots[fact.collection]
-            if engine.files_canonical and (root / rel_path).exists():
+            in_place = engine.files_canonical and f"{record_id}.md" in _names_in(
+                on_disk, root / "facts" / day
+            )
+            if in_place:
                 raise _refuse(
                     position,
                     f"{root / rel_path} exists but is not in the index; run `gno-tui reindex`",
@@ -213,70 +250,97 @@ def add_many(
                     docid=docid,
                 )
             )
-            planned.append(_Planned(row, root, content, fact.block))
+            planned.append(PlannedFact(row, root, content, fact.block))
             report.added.append(record_id)
+            report.rows.append(row)
         if planned:
-            _write_all(engine, planned, progress=progress, durable=durable, crash=crash)
+            then = partial(also, report) if also is not None else None
+            _write_all(engine, planned, progress=progress, durable=durable, crash=crash, also=then)
+        elif also is not None:
+            write = also(report)
+            with Session(engine.db, expire_on_commit=False) as db:
+                write(db)
+                bump_generation(db)
+                db.commit()
     return report
+
+
+def _names_in(listed: dict[Path, set[str]], folder: Path) -> set[str]:
+    """The entries of `folder` (none if it does not exist), listed once per bulk write: no
+    other writer adds fact files while it holds the write lock."""
+    if folder not in listed:
+        try:
+            listed[folder] = {entry.name for entry in folder.iterdir()}
+        except FileNotFoundError:
+            listed[folder] = set()
+    return listed[folder]
 
 
 def _write_all(
     engine: MemoryEngine,
-    planned: list[_Planned],
+    planned: list[PlannedFact],
     *,
     progress: Callable[[int, int], None] | None,
     durable: bool,
     crash: tuple[str, int] | None,
+    also: Callable[[], Callable[[Session], None]] | None,
 ) -> None:
     if not engine.files_canonical:  # server mode: the one transaction is the whole write
-        _embed_missing(engine, planned)
-        _commit_rows(engine, planned)
+        _commit_rows(engine, planned, also)
         return
     token = f"{os.getpid()}-{secrets.token_hex(4)}"
     stagings = {item.root: item.root / f"{STAGING_PREFIX}{token}" for item in planned}
     committed = False
+    # Each file by its folder (staged and final) and its name: no Path is built per file.
+    folders: dict[tuple[Path, str], tuple[Path, Path]] = {}  # (root, day) -> staged, final
+    places: list[tuple[tuple[Path, str], str]] = []
+    for item in planned:
+        _, day, name = item.row.rel_path.split("/")
+        if (item.root, day) not in folders:
+            days = f"facts/{day}"
+            folders[item.root, day] = (stagings[item.root] / days, item.root / days)
+        places.append(((item.root, day), name))
+    staged, final = FactFolders(), FactFolders()
+    rows = RowInserts(engine, planned)
     try:
-        for staging in stagings.values():
-            staging.mkdir(parents=True)
-        _crash_at(crash, "staged", 0)
-        folders: set[Path] = set()
-        for done, item in enumerate(planned, start=1):
-            staged = stagings[item.root] / item.row.rel_path
-            if staged.parent not in folders:
-                staged.parent.mkdir(parents=True, exist_ok=True)
-                folders.add(staged.parent)
-            # Not flushed one by one: one syncfs below makes them all durable at once.
-            with open(staged, "x", encoding="utf-8", newline="\n") as out:
-                out.write(item.content)
-            _crash_at(crash, "staged", done)
-            if progress:
-                progress(done, len(planned))
-        if durable:
-            _make_durable(planned, stagings, folders)
-        _embed_missing(engine, planned)
-        _commit_rows(engine, planned)
-        committed = True
-    finally:
-        if not committed:  # nothing is visible yet; settle the staging folders now if we can
+        try:
             for staging in stagings.values():
-                _settle_quietly(engine, staging)
-    _crash_at(crash, "committed")
-    folders = set()
-    for done, item in enumerate(planned, start=1):
-        final = item.root / item.row.rel_path
-        final.parent.mkdir(parents=True, exist_ok=True)
-        # Absent: checked under this hold of the write lock, which every fact writer takes.
-        (stagings[item.root] / item.row.rel_path).replace(final)
-        folders.add(final.parent)
-        _crash_at(crash, "published", done)
-    if durable:
-        for folder in folders:
-            fsync_folder(folder)
+                staging.mkdir(parents=True)
+            _crash_at(crash, "staged", 0)
+            for done, (item, (where, name)) in enumerate(zip(planned, places, strict=True), 1):
+                # Not flushed one by one: one syncfs below makes them all durable at once.
+                staged.create(folders[where][0], name, item.content)
+                _crash_at(crash, "staged", done)
+                if progress and (done % PROGRESS_EVERY == 0 or done == len(planned)):
+                    progress(done, len(planned))
+            if durable:
+                _make_durable(planned, stagings, staged.folders())
+            _commit_rows(engine, planned, also, inserts=rows)
+            committed = True
+        finally:
+            if not committed:  # nothing is visible yet; settle the staging folders if we can
+                rows.abandon()
+                staged.close()
+                for staging in stagings.values():
+                    _settle_quietly(engine, staging)
+        _crash_at(crash, "committed")
+        for done, (where, name) in enumerate(places, start=1):
+            # Absent: checked under this hold of the write lock, which every fact writer takes.
+            staged.move(*folders[where], name, final)
+            _crash_at(crash, "published", done)
+        if durable:
+            for folder in final.folders():
+                fsync_folder(folder)
+    finally:
+        staged.close()
+        final.close()
     for staging in stagings.values():
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _make_durable(planned: list[_Planned], stagings: dict[Path, Path], folders: set[Path]) -> None:
+def _make_durable(
+    planned: list[PlannedFact], stagings: dict[Path, Path], folders: set[Path]
+) -> None:
     """Every staged file and folder on disk before the rows commit: one syncfs per staging
     folder's filesystem, or an fsync per file where syncfs does not exist."""
     synced = all(sync_filesystem(staging) for staging in stagings.values())
@@ -287,18 +351,16 @@ def _make_durable(planned: list[_Planned], stagings: dict[Path, Path], folders: 
         fsync_folder(folder)
 
 
-def _embed_missing(engine: MemoryEngine, planned: list[_Planned]) -> None:
-    """Vectors for the facts that came without one (all of them, unless an import's dedup
-    embedded the texts already), in batches."""
-    embedder = engine.embedder_status.embedder
-    if embedder is None:
-        return
-    missing = [item for item in planned if item.block is None]
-    for chunk in _chunks(missing, BATCH):
-        for item, block in zip(
-            chunk, embed_facts(embedder, [i.row.text for i in chunk]), strict=True
-        ):
-            item.block = block
+def _commit_rows(
+    engine: MemoryEngine,
+    planned: list[PlannedFact],
+    also: Callable[[], Callable[[Session], None]] | None = None,
+    *,
+    inserts: RowInserts | None = None,
+) -> None:
+    """Commit the rows of `planned` (inserted by `inserts`, started when the files were; here
+    and now if None) with what `also` prepares, in one transaction."""
+    (inserts or RowInserts(engine, planned)).commit(also)
 
 
 def _settle_quietly(engine: MemoryEngine, staging: Path) -> None:
@@ -308,79 +370,6 @@ def _settle_quietly(engine: MemoryEngine, staging: Path) -> None:
         _settle(engine, staging)
     except Exception:  # noqa: BLE001 - the original error is the one to report
         return
-
-
-def _commit_rows(engine: MemoryEngine, planned: list[_Planned]) -> None:
-    """Every row, its scopes, its vector and the predecessors it supersedes, in one
-    transaction."""
-    rows = [item.row for item in planned]
-    embedder = engine.embedder_status.embedder
-    with Session(engine.db, expire_on_commit=False) as session:
-        if embedder is not None:
-            for chunk in _chunks(planned, BATCH):
-                # A vector left by a fact that reindex took out of the index would clash.
-                session.execute(
-                    delete(tables.EmbeddingRow).where(
-                        tables.EmbeddingRow.record_id.in_([item.row.record_id for item in chunk])
-                    )
-                )
-                session.execute(
-                    insert(tables.EmbeddingRow),
-                    [
-                        {
-                            "record_id": item.row.record_id,
-                            "model_id": embedder.model_id,
-                            "content_hash": item.row.content_hash,
-                            "vector": vector_to_bytes(item.block),
-                        }
-                        for item in chunk
-                    ],
-                )
-        for chunk in _chunks(rows, BATCH):
-            # Values as the columns store them (JSON text, ISO times), inserted through a bare
-            # table clause: SQLAlchemy's per-value type processing was most of the commit.
-            session.execute(insert(_FACTS), [_stored(row) for row in chunk])
-            scopes = [
-                {"record_id": row.record_id, "scope": scope}
-                for row in chunk
-                for scope in row.scopes
-            ]
-            session.execute(insert(_FACT_SCOPES), scopes)
-        _link_predecessors(session, rows)
-        bump_generation(session)
-        session.commit()
-
-
-def _link_predecessors(session: Session, rows: list[Any]) -> None:
-    """Mark the predecessors named by the new facts as superseded (oldest successor first),
-    as reindex derives it from the files. A predecessor that is superseded already (in the
-    store, or by an earlier fact of this batch) would end with two current successors, a
-    fork: the batch is refused instead (the caller's transaction rolls back)."""
-    for successor in sorted(rows, key=lambda r: (r.created_at, r.record_id)):
-        for uri in successor.supersedes:
-            linked = session.execute(
-                update(tables.FactRow)
-                .where(tables.FactRow.uri == uri)
-                .where(tables.FactRow.superseded_by.is_(None))
-                .values(superseded_by=successor.record_id, superseded_at=successor.created_at)
-            )
-            if getattr(linked, "rowcount", 0) == 0:
-                holder = session.scalar(
-                    select(tables.FactRow.superseded_by).where(tables.FactRow.uri == uri)
-                )
-                if holder is not None:
-                    raise MemoryFailure(
-                        "MEMORY_IMPORT_INVALID",
-                        f"{successor.uri} supersedes {uri}, which {holder} supersedes already: "
-                        "a fact has one successor. Drop one of the two supersedes links, or "
-                        "import the later version as superseding the earlier. Nothing was "
-                        "written.",
-                    )
-
-
-def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 def _current_hashes(engine: MemoryEngine) -> dict[tuple[str, str], set[str]]:
@@ -394,32 +383,6 @@ def _current_hashes(engine: MemoryEngine) -> dict[tuple[str, str], set[str]]:
     for collection, digest, scopes in rows:
         seen.setdefault((collection, digest), set()).update(scopes)
     return seen
-
-
-_COLUMNS = [column.name for column in tables.FactRow.__table__.columns]
-_JSON_COLUMNS = {
-    column.name for column in tables.FactRow.__table__.columns if isinstance(column.type, JSON)
-}
-_TIME_COLUMNS = {
-    column.name
-    for column in tables.FactRow.__table__.columns
-    if isinstance(column.type, tables.UtcDateTime)
-}
-_FACTS = table("facts", *(column(name) for name in _COLUMNS))
-_FACT_SCOPES = table("fact_scopes", column("record_id"), column("scope"))
-
-
-def _stored(row: Any) -> dict[str, Any]:
-    """A row's values as the facts table stores them (what the column types would bind)."""
-    values: dict[str, Any] = {}
-    for name in _COLUMNS:
-        value = getattr(row, name, None)
-        if value is not None and name in _JSON_COLUMNS:
-            value = json.dumps(value)
-        elif value is not None and name in _TIME_COLUMNS:
-            value = iso_utc(value)
-        values[name] = value
-    return values
 
 
 # -- recovery ------------------------------------------------------------------------------
@@ -504,7 +467,7 @@ def _settle(engine: MemoryEngine, staging: Path) -> tuple[int, int]:
     staged = sorted(staging.glob("facts/*/mem-*.md"))
     rows: dict[str, tables.FactRow] = {}
     with Session(engine.db, expire_on_commit=False) as session:
-        for chunk in _chunks([path.stem for path in staged], 500):
+        for chunk in chunks([path.stem for path in staged], 500):
             found = session.scalars(
                 select(tables.FactRow).where(tables.FactRow.record_id.in_(chunk))
             )

@@ -27,6 +27,11 @@ _UNSAFE = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\x85\u2028\u2029]"
 )
 _SIMPLE_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+")
+# Strings already written, and how: most of a fact's front matter (the keys, the curation
+# defaults, a bulk write's caller, session and scopes) is the same from one fact to the next.
+# Bounded, so that a long-running process does not keep every text it ever wrote.
+_WRITTEN: dict[str, str] = {}
+_WRITTEN_LIMIT = 4096
 
 
 class _NotSimple(Exception):
@@ -62,6 +67,13 @@ def _mapping(value: dict[str, Any], indent: str, lines: list[str]) -> None:
 
 
 def _scalar(value: Any) -> str:
+    if type(value) is str:
+        written = _WRITTEN.get(value)
+        if written is None:
+            written = _string(value)
+            if len(_WRITTEN) < _WRITTEN_LIMIT:
+                _WRITTEN[value] = written
+        return written
     if value is None:
         return "null"
     if value is True:
@@ -79,7 +91,13 @@ def _scalar(value: Any) -> str:
         if not _SIMPLE_FLOAT.fullmatch(text):
             raise _NotSimple  # 1e+20, inf, nan: YAML 1.1 reads those differently
         return text
-    if not isinstance(value, str) or _UNSAFE.search(value):
+    if not isinstance(value, str):
+        raise _NotSimple
+    return _string(value)
+
+
+def _string(value: str) -> str:
+    if _UNSAFE.search(value):
         raise _NotSimple
     if _PLAIN.fullmatch(value) and _reads_as_string(value):
         return value

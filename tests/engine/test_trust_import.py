@@ -460,7 +460,7 @@ def test_a_leftover_staging_folder_whose_rows_committed_is_rolled_forward(client
         rel_path=f"facts/2026-01-01/{RID}.md",
         docid="#00000000",
     )
-    bulk._commit_rows(client.engine, [bulk._Planned(row, client.engine.home, "")])
+    bulk._commit_rows(client.engine, [bulk.PlannedFact(row, client.engine.home, b"")])
     done = bulk.recover_interrupted_writes(client.engine)
     assert (done["rolledForward"], done["rolledBack"]) == (1, 0)
     assert probe.state() == (1, 1)

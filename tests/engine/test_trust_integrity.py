@@ -27,6 +27,7 @@ from engine.keyed import service as keyed
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.storage import tables
 from engine.storage.factfiles import FactFile, parse_fact_file, write_atomically
+from engine.storage.journal import HomeLock
 from engine.storage.store import MemoryEngine
 
 
@@ -482,12 +483,21 @@ def test_reindex_rebuilds_an_index_that_fails_its_integrity_check(client, memory
 # -- 3. two homes on one index ------------------------------------------------------------------
 
 
+def own_lock(store: MemoryEngine) -> MemoryEngine:
+    """The store with a write lock of its own in its home, as a gno-tui before the lock moved
+    beside the SQLite index took: homes given one index file then shared no lock, and only
+    the index's compare-and-swap and unique constraints kept their writes apart. Today's
+    homes on one file share one lock; these tests keep that second line of defence tested."""
+    store._lock = HomeLock(store.home / ".write.lock")
+    return store
+
+
 @pytest.fixture
 def two_homes(tmp_path: Path) -> Iterator[tuple[MemoryEngine, MemoryEngine]]:
     """Two homes (two write locks) on one index database."""
     url = factory.sqlite_url(tmp_path / "one" / "index.sqlite")
     first = lexical(tmp_path / "one", db_url=url)
-    second = lexical(tmp_path / "two", db_url=url)
+    second = own_lock(lexical(tmp_path / "two", db_url=url))
     yield first, second
     first.db.dispose()
     second.db.dispose()
@@ -547,7 +557,7 @@ def test_an_index_with_two_heads_of_a_key_is_repaired_when_it_opens(tmp_path):
     url = factory.sqlite_url(tmp_path / "one" / "index.sqlite")
     ticks = Ticks()
     first = lexical(tmp_path / "one", db_url=url, clock=ticks)
-    second = lexical(tmp_path / "two", db_url=url, clock=ticks)
+    second = own_lock(lexical(tmp_path / "two", db_url=url, clock=ticks))
     try:
         # The index of an older gno-tui: the key's index is not unique (and, older than
         # schema migrations, it has no alembic_version).

@@ -24,6 +24,10 @@ from engine.storage.store import MemoryEngine
 if TYPE_CHECKING:
     from conftest import Client
 
+# The embedded mode's own machinery (fact files staged in a group, the home's file lock);
+# the server mode has neither: tests/pg/test_server_mode.py tests its advisory lock.
+pytestmark = pytest.mark.embedded_mode
+
 
 def _waiting_signal(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     """Set when a writer starts waiting for the lock (instead of guessing when it has)."""

@@ -1,0 +1,219 @@
+"""A bulk write's two halves beside its plan (engine/storage/bulk.py): the fact files,
+created and renamed by name inside open folders, and the rows, inserted on a thread of their
+own while the files are staged, committed once the files are durable."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.orm import Session
+from sqlmodel import col
+
+from engine.contract.errors import MemoryFailure
+from engine.retrieval.embeddings import embed_facts, vector_to_bytes
+from engine.storage import tables
+from engine.storage.database import bump_generation
+from engine.storage.records import INSERT_FACT, INSERT_FACT_SCOPES, stored_fact, stored_scopes
+
+if TYPE_CHECKING:
+    from engine.storage.store import MemoryEngine
+
+BATCH = 1000
+
+
+@dataclass
+class PlannedFact:
+    """A fact a bulk write will write: its row, its file and its vector."""
+
+    row: Any  # a FactRow, or a namespace with its fields (records.row_fields)
+    root: Path
+    content: bytes  # the fact file, UTF-8
+    block: Any = None  # the vector block, or None without a model
+
+
+# Files created and renamed by name inside an open folder (openat, renameat) where the system
+# allows it: a bulk write then pays no path lookup per file.
+_BY_HANDLE = os.open in os.supports_dir_fd and os.replace in os.supports_dir_fd
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+
+
+class FactFolders:
+    """The fact folders of one bulk write (made when first used), each opened once."""
+
+    def __init__(self) -> None:
+        self._handles: dict[Path, int] = {}
+
+    def folders(self) -> set[Path]:
+        return set(self._handles)
+
+    def _handle(self, folder: Path) -> int:
+        handle = self._handles.get(folder)
+        if handle is None:
+            folder.mkdir(parents=True, exist_ok=True)
+            handle = self._handles[folder] = os.open(folder, os.O_RDONLY) if _BY_HANDLE else -1
+        return handle
+
+    def create(self, folder: Path, name: str, content: bytes) -> None:
+        """A new file `name` in `folder` holding `content`; refused if the name exists."""
+        handle = self._handle(folder)
+        if _BY_HANDLE:
+            file = os.open(name, _NEW_FILE, 0o666, dir_fd=handle)
+        else:
+            file = os.open(folder / name, _NEW_FILE, 0o666)
+        try:
+            view = memoryview(content)
+            while view:
+                view = view[os.write(file, view) :]
+        finally:
+            os.close(file)
+
+    def move(self, folder: Path, target: Path, name: str, into: FactFolders) -> None:
+        """Rename `name` from `folder` (one of these) to `target` (one of `into`'s)."""
+        source, destination = self._handle(folder), into._handle(target)
+        if _BY_HANDLE:
+            os.replace(name, name, src_dir_fd=source, dst_dir_fd=destination)
+        else:
+            (folder / name).replace(target / name)
+
+    def close(self) -> None:
+        for handle in self._handles.values():
+            if handle >= 0:
+                os.close(handle)
+        self._handles.clear()
+
+
+class RowInserts:
+    """A bulk write's rows (every row, its scopes, its vector, the predecessors it supersedes)
+    inserted in one transaction on a thread of their own while the files are staged and made
+    durable: SQLite does most of that work without holding the GIL, so the two overlap. The
+    transaction commits in `commit`, once the files are durable, with what `also` prepares;
+    or rolls back in `abandon`."""
+
+    def __init__(self, engine: MemoryEngine, planned: list[PlannedFact]) -> None:
+        self._session = Session(engine.db, expire_on_commit=False)
+        self._stop = threading.Event()  # set by `abandon`: the rows are not wanted any more
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gno-bulk-rows")
+        self._inserted = self._thread.submit(self._insert, engine, planned)
+        self._open = True
+
+    def _insert(self, engine: MemoryEngine, planned: list[PlannedFact]) -> None:
+        _embed_missing(engine, planned)
+        session, rows = self._session, [item.row for item in planned]
+        embedder = engine.embedder_status.embedder
+        if embedder is not None:
+            for chunk in chunks(planned, BATCH):
+                if self._stop.is_set():
+                    return
+                # A vector left by a fact that reindex took out of the index would clash.
+                session.execute(
+                    delete(tables.EmbeddingRow).where(
+                        col(tables.EmbeddingRow.record_id).in_(
+                            [item.row.record_id for item in chunk]
+                        )
+                    )
+                )
+                session.execute(
+                    insert(tables.EmbeddingRow),
+                    [
+                        {
+                            "record_id": item.row.record_id,
+                            "model_id": embedder.model_id,
+                            "content_hash": item.row.content_hash,
+                            "vector": vector_to_bytes(item.block),
+                        }
+                        for item in chunk
+                    ],
+                )
+        for chunk in chunks(rows, BATCH):
+            if self._stop.is_set():
+                return
+            # Values as the columns store them (JSON text, ISO times), inserted through a bare
+            # table clause: SQLAlchemy's per-value type processing was most of the commit.
+            session.execute(INSERT_FACT, [stored_fact(row) for row in chunk])
+            scopes = [scope for row in chunk for scope in stored_scopes(row)]
+            session.execute(INSERT_FACT_SCOPES, scopes)
+        _link_predecessors(session, rows)
+
+    def commit(self, also: Callable[[], Callable[[Session], None]] | None) -> None:
+        """Prepare what `also` writes while the inserts finish, wait for them (raising what
+        failed them), then write that and commit."""
+        try:
+            write = also() if also is not None else None
+            self._inserted.result()
+            if write is not None:
+                write(self._session)
+            bump_generation(self._session)
+            self._session.commit()
+        finally:
+            self._close()
+
+    def abandon(self) -> None:
+        """Roll back: nothing of this write reaches the index."""
+        if not self._open:
+            return
+        self._stop.set()
+        try:
+            self._inserted.result()
+        except Exception:  # noqa: BLE001 - the error that made the write stop is reported
+            pass
+        finally:
+            self._close()
+
+    def _close(self) -> None:
+        if self._open:
+            self._open = False
+            self._thread.shutdown(wait=True)
+            self._session.close()  # rolls back whatever was not committed
+
+
+def _link_predecessors(session: Session, rows: list[Any]) -> None:
+    """Mark the predecessors named by the new facts as superseded (oldest successor first),
+    as reindex derives it from the files. A predecessor that is superseded already (in the
+    store, or by an earlier fact of this batch) would end with two current successors, a
+    fork: the batch is refused instead (the caller's transaction rolls back)."""
+    for successor in sorted(rows, key=lambda r: (r.created_at, r.record_id)):
+        for uri in successor.supersedes:
+            linked = session.execute(
+                update(tables.FactRow)
+                .where(col(tables.FactRow.uri) == uri)
+                .where(col(tables.FactRow.superseded_by).is_(None))
+                .values(superseded_by=successor.record_id, superseded_at=successor.created_at)
+            )
+            if getattr(linked, "rowcount", 0) == 0:
+                holder = session.scalar(
+                    select(col(tables.FactRow.superseded_by)).where(col(tables.FactRow.uri) == uri)
+                )
+                if holder is not None:
+                    raise MemoryFailure(
+                        "MEMORY_IMPORT_INVALID",
+                        f"{successor.uri} supersedes {uri}, which {holder} supersedes already: "
+                        "a fact has one successor. Drop one of the two supersedes links, or "
+                        "import the later version as superseding the earlier. Nothing was "
+                        "written.",
+                    )
+
+
+def _embed_missing(engine: MemoryEngine, planned: list[PlannedFact]) -> None:
+    """Vectors for the facts that came without one (all of them, unless an import's dedup
+    embedded the texts already), in batches."""
+    embedder = engine.embedder_status.embedder
+    if embedder is None:
+        return
+    missing = [item for item in planned if item.block is None]
+    for chunk in chunks(missing, BATCH):
+        for item, block in zip(
+            chunk, embed_facts(embedder, [i.row.text for i in chunk]), strict=True
+        ):
+            item.block = block
+
+
+def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
