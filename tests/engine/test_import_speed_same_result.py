@@ -125,6 +125,9 @@ def status(request: pytest.FixtureRequest) -> EmbedderStatus:
     return loaded
 
 
+# It reads both stores' SQLite files and fact files themselves (the server mode has neither;
+# tests/pg/test_server_mode.py compares its rows through export).
+@pytest.mark.sqlite_only
 def test_an_import_writes_what_remembering_each_item_writes(
     status: EmbedderStatus, tmp_path: Path
 ) -> None:
