@@ -9,7 +9,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.coordinate import Coordinate
@@ -115,6 +115,8 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         self.chosen = 0
         self.chosen_for: int | None = None  # the proposal `chosen` picks a target of
         self.calibration: ThresholdCheck | None = None
+        self.shown = False  # in front at least once (not only built ahead)
+        self.pairs_due = False  # the Duplicates tab's pairs wait for the screen to be shown
 
     def compose(self) -> ComposeResult:
         yield WorkbenchHeader()
@@ -139,7 +141,21 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
 
     def refresh_from_store(self) -> None:
         self.load_proposals()
-        self.query_one(DuplicatesPane).reload()
+        # The near-duplicate pairs take a pass over every current fact of a scope (seconds at
+        # 100k facts): worked out when the screen is in front, not while the workbench builds
+        # it ahead in the background, where a quit would have to wait for that pass.
+        if self.shown:
+            self.query_one(DuplicatesPane).reload()
+        else:
+            self.pairs_due = True
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        super().on_screen_resume(event)
+        # Textual resumes a screen built ahead too: only the one in front counts as shown.
+        self.shown = self.shown or self.app.screen is self
+        if self.shown and self.pairs_due:
+            self.pairs_due = False
+            self.query_one(DuplicatesPane).reload()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         allowed = super().check_action(action, parameters)

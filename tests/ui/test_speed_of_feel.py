@@ -102,3 +102,29 @@ async def test_the_library_summary_is_above_the_footer(engine: Any, client: Any)
         await settle(pilot)
         assert "filter: deploy" in str(summary.content)
         assert summary.region.height == 1 and summary.region.bottom <= footer.region.y
+
+
+async def test_review_built_ahead_finds_its_duplicate_pairs_only_once_shown(
+    engine: Any, client: Any
+) -> None:
+    # Two near-duplicates: the Duplicates tab counts one pair once it has worked them out, a
+    # pass over every fact of the scope that a quit would have to wait for (seconds at 100k).
+    client.remember("Alice drinks green tea every morning", ["user:alice"])
+    client.remember("Alice drinks green tea every morning.", ["user:alice"])
+    app = create_app(service=MemoryService(engine), watch_store=False, prebuild_screens=True)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            for _ in range(len(SCREENS_BY_MODE)):
+                await settle(pilot)
+                app.prebuild_next_screen()
+            await settle(pilot)
+            review = app._mode_screens["review"]
+            assert isinstance(review, ReviewScreen)
+            tabs = review.query_one("#review-tabs")
+            assert str(tabs.get_tab("duplicates").label) == "Duplicates"  # not worked out
+            await pilot.press("3")
+            await settle(pilot)
+            assert shown(app, ReviewScreen) is review
+            assert str(tabs.get_tab("duplicates").label) == "Duplicates 1"
+    finally:
+        gc.unfreeze()
