@@ -8,7 +8,7 @@ import gc
 from typing import Any
 
 from pilot_helpers import SIZE, settle, shown, workbench
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Static, TabbedContent
 
 from engine.facade.service import MemoryService
 from engine.storage import proposals
@@ -120,7 +120,7 @@ async def test_review_built_ahead_finds_its_duplicate_pairs_only_once_shown(
             await settle(pilot)
             review = app._mode_screens["review"]
             assert isinstance(review, ReviewScreen)
-            tabs = review.query_one("#review-tabs")
+            tabs = review.query_one("#review-tabs", TabbedContent)
             assert str(tabs.get_tab("duplicates").label) == "Duplicates"  # not worked out
             await pilot.press("3")
             await settle(pilot)
