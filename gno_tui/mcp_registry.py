@@ -68,6 +68,9 @@ class Tool:
     # Its writes go through remember's write path only, so several may share one group
     # commit (gno_tui/mcp_writes.py); any other write runs alone.
     groups: bool = False
+    # Work a write call can do before it takes the write lock (gno_tui/mcp_writes.py runs it
+    # for the writes waiting, outside the lock): less held, less for other writers to wait.
+    ahead: Callable[[ToolCall], None] | None = None
     # The arguments are checked against input_schema before the engine sees them, and a
     # violation becomes the contract code for that argument (mcp_tools.check_arguments).
     checked: bool = False
@@ -123,6 +126,10 @@ def _gno_remember(call: ToolCall) -> dict[str, Any]:
     if call.allowed_scopes is not None and request.predecessor:
         _require_visible_predecessor(call.service, request.predecessor, call.allowed_scopes)
     return call.service.remember(request, hold_writes=call.hold_writes, origin="mcp")
+
+
+def _gno_remember_ahead(call: ToolCall) -> None:
+    call.service.embed_ahead(call.arguments.get("text"))
 
 
 def _require_visible_predecessor(service: MemoryService, uri: str, allowed: frozenset[str]) -> None:
@@ -250,6 +257,7 @@ TOOLS: tuple[Tool, ...] = (
         gated=True,
         decides=True,
         groups=True,
+        ahead=_gno_remember_ahead,
         checked=True,
         annotations=types.ToolAnnotations(
             title="Remember a fact",

@@ -47,7 +47,6 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -60,6 +59,7 @@ from engine.facade import (
     normalize_scopes,
 )
 from gno_tui import __version__
+from gno_tui.mcp_pipes import served_stdio
 from gno_tui.mcp_registry import TOOLS, TOOLS_BY_NAME, ToolCall, tool_names
 from gno_tui.mcp_tools import check_arguments
 from gno_tui.mcp_wire import first_invalid_text, printable, relay, summary, text_invalid
@@ -315,8 +315,9 @@ class GnoMcp:
                 allowed_scopes=self.allowed_scopes,
             )
             if tool.writes_now(arguments, enable_write=self.enable_write):
+                ahead = None if tool.ahead is None else functools.partial(tool.ahead, call)
                 result = await self._writes.run(
-                    functools.partial(tool.handler, call), groups=tool.groups
+                    functools.partial(tool.handler, call), groups=tool.groups, ahead=ahead
                 )
             else:
                 result = await self._blocking(tool.handler, call)
@@ -414,7 +415,7 @@ class GnoMcp:
     # -- running ----------------------------------------------------------------------------
 
     async def run_stdio(self) -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        async with served_stdio() as (read_stream, write_stream):
             send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
             async with anyio.create_task_group() as group:
                 group.start_soon(relay, read_stream, send, write_stream)

@@ -37,6 +37,7 @@ MAX_GROUP = 32
 class _Write:
     call: Callable[[], Any]
     groups: bool
+    ahead: Callable[[], None] | None = None  # what it can do before the lock (Tool.ahead)
     done: bool = False
     result: Any = None
     error: BaseException | None = None
@@ -61,9 +62,12 @@ class WriteLane:
         self._driving = False
         self._round: anyio.Event | None = None  # set when the lane finishes a round
 
-    async def run(self, call: Callable[[], Any], *, groups: bool) -> Any:
-        """Apply one write (blocking `call`) in its turn; its result, or its exception."""
-        write = _Write(call, groups)
+    async def run(
+        self, call: Callable[[], Any], *, groups: bool, ahead: Callable[[], None] | None = None
+    ) -> Any:
+        """Apply one write (blocking `call`) in its turn; its result, or its exception.
+        `ahead`: work it can do before the write lock (best effort, on the lane's thread)."""
+        write = _Write(call, groups, ahead)
         with self._queue_guard:
             self._waiting.append(write)
         try:
@@ -118,13 +122,28 @@ class WriteLane:
                 group.append(self._take_one())
         return group
 
+    def _work_ahead(self) -> None:
+        """Before the lock: the `ahead` work of the writes waiting to be grouped now (a write
+        that comes during the wait for the lock does its work inside, as without it)."""
+        with self._queue_guard:
+            waiting = [write for write in self._waiting[:MAX_GROUP] if write.groups]
+        for write in waiting:
+            ahead, write.ahead = write.ahead, None
+            if ahead is not None:
+                try:
+                    ahead()
+                except Exception:  # noqa: BLE001 - the write does it again, and says why
+                    continue
+
     def _apply_group(self, taken: list[_Write]) -> None:
         """On the worker thread: hold the lock, then take the group (the writes waiting now,
         those that came during the wait for the lock included) and apply it. `taken` is
         filled as the group is taken, so that its writes are answered whatever happens."""
+        self._work_ahead()
         try:
-            with self.service.write_batch():
+            with self.service.write_batch() as batch:
                 taken += self._take_group()
+                batch.expect(len(taken))
                 for write in taken:
                     write.run()
         except Exception as exc:  # noqa: BLE001 - no write of the group is acknowledged

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from engine.memory.remember import RememberRequest
     from engine.retrieval.embeddings import EmbedderStatus
     from engine.storage import tables
+    from engine.storage.group_commit import WriteBatch
     from engine.storage.reads import RecallStore
     from engine.storage.store import MemoryEngine
 
@@ -172,16 +173,32 @@ class MemoryService:
 
         return remember(self.engine, request, hold_writes=hold_writes, origin=origin)
 
+    def embed_ahead(self, text: Any) -> None:
+        """Embed a fact's text before its write takes the write lock, for the write to use
+        (the MCP write lane does this for the writes waiting). Best effort: a text the write
+        will refuse, or no model, does nothing here."""
+        from engine.contract.errors import MemoryFailure
+        from engine.contract.normalize import clean_text
+
+        embedder = self.engine.embedder_status.embedder
+        if embedder is None or not isinstance(text, str):
+            return
+        try:
+            stored = clean_text(text)
+        except MemoryFailure:
+            return
+        self.engine.vectors_ahead.put(embedder, stored)
+
     @contextmanager
-    def write_batch(self) -> Iterator[None]:
+    def write_batch(self) -> Iterator[WriteBatch]:
         """A group commit: the `remember` adds and supersedes called inside (on this thread)
         share one hold of the write lock and one index transaction, committed when the block
         ends; their results are true (durable) only after it. No other write may run inside.
         engine/storage/group_commit.py says what a crash or a failed commit does."""
         from engine.storage.group_commit import write_batch
 
-        with write_batch(self.engine):
-            yield
+        with write_batch(self.engine) as batch:
+            yield batch
 
     def recall(self, request: RecallRequest) -> dict[str, Any]:
         """A memory-recall@1.0 result; its receipt is stored."""

@@ -128,15 +128,18 @@ def vector_values(engine: MemoryEngine, row: tables.FactRow) -> dict[str, Any] |
     embedder = engine.embedder_status.embedder
     if embedder is None:
         return None
-    try:
-        (block,) = embed_facts(embedder, [row.text])
-    except Exception:  # noqa: BLE001 - derived data: the write goes on without it
-        return None
+    vector = engine.vectors_ahead.take(embedder, row.text)
+    if vector is None:
+        try:
+            (block,) = embed_facts(embedder, [row.text])
+        except Exception:  # noqa: BLE001 - derived data: the write goes on without it
+            return None
+        vector = vector_to_bytes(block)
     return {
         "record_id": row.record_id,
         "model_id": embedder.model_id,
         "content_hash": row.content_hash,
-        "vector": vector_to_bytes(block),
+        "vector": vector,
     }
 
 

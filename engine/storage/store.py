@@ -46,7 +46,7 @@ from engine.contract.normalize import (
     new_record_id,
     utc_now,
 )
-from engine.retrieval.embeddings import EmbedderStatus
+from engine.retrieval.embeddings import EmbedderStatus, VectorsAhead
 from engine.retrieval.in_memory import InMemoryIndex
 from engine.retrieval.index_cache import SnapshotCache
 from engine.retrieval.seam import RetrievalIndex
@@ -93,6 +93,7 @@ class MemoryEngine(WriteJournal):
         # What domain modules derive from the index between queries (the keyed search's
         # corpora), per generation: the engine's, so no module keeps store data.
         self.derived = GenerationCache()
+        self.vectors_ahead = VectorsAhead()  # embedded before a write's lock (embed_ahead)
         # Beside the SQLite index: the home's own index.sqlite gives <home>/.write.lock, and
         # homes pointed at one SQLite file by --db take one lock, so their writes are ordered
         # (two locks let both open write transactions on the file, and SQLite refuses the
@@ -613,6 +614,15 @@ class MemoryEngine(WriteJournal):
         savepoint of the group's (a failure takes back this write's rows only)."""
         vector = vector_values(self, row)
         batch = self.current_batch()
+        if batch is not None and batch.sole:
+            try:
+                insert_new_fact(
+                    batch.session, row, predecessor, self.now(), vector=vector, bump=False
+                )
+            except BaseException:
+                batch.session.rollback()
+                raise
+            return
         if batch is not None:
             with batch.session.begin_nested():
                 insert_new_fact(
