@@ -105,9 +105,20 @@ def _filtered(
     invert: bool = False,
     as_of: datetime | None = None,
     exclude: Exclusions | None = None,
+    sqlite: bool = False,
 ) -> Any:
     fact = tables.FactRow
     exclude = exclude or Exclusions()
+
+    def says(word: str) -> Any:
+        """The fact's text holds `word`, any case. SQLite's LIKE already ignores ASCII case,
+        and its lower() folds no more than that: the ILIKE SQLAlchemy writes for SQLite,
+        lower(text) LIKE lower(?), matched the same rows a third slower at 100k facts."""
+        pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        if sqlite:
+            return fact.text.like(pattern, escape="\\")
+        return fact.text.ilike(pattern, escape="\\")
+
     if scope:
         query = query.where(
             fact.record_id.in_(
@@ -130,10 +141,10 @@ def _filtered(
     if exclude.collections:
         query = query.where(fact.collection.not_in(exclude.collections))
     if text:
-        words = [fact.text.ilike(f"%{word}%") for word in text.split()]
+        words = [says(word) for word in text.split()]
         query = query.where(~and_(*words) if invert else and_(*words))
     for word in exclude.words:
-        query = query.where(~fact.text.ilike(f"%{word}%"))
+        query = query.where(~says(word))
     if as_of is not None:
         query = query.where(fact.created_at <= as_of)  # the facts the store held then
     clause = _status_clause(status, now, as_of)
@@ -172,18 +183,22 @@ def list_facts(
         "invert": invert,
         "as_of": as_of,
         "exclude": exclude,
+        "sqlite": engine.db.dialect.name == "sqlite",
     }
     with Session(engine.db, expire_on_commit=False) as session:
-        total = (
-            session.scalar(_filtered(select(func.count()).select_from(tables.FactRow), **options))
-            or 0
-        )
         rows = session.scalars(
             _filtered(select(tables.FactRow), **options)
             .order_by(tables.FactRow.created_at.desc(), tables.FactRow.record_id)
             .offset(offset)
             .limit(limit)
         ).all()
+        if len(rows) < limit and (rows or offset == 0):
+            # A short page is the last one: the total is known without a second pass over
+            # the table (a filter by a rare word scanned 100k texts twice for it).
+            total = offset + len(rows)
+        else:
+            counted = _filtered(select(func.count()).select_from(tables.FactRow), **options)
+            total = session.scalar(counted) or 0
     return FactPage(list(rows), int(total))
 
 

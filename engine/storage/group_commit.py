@@ -1,14 +1,18 @@
 """Group commit: writes that wait together are applied in one hold of the write lock and one
-index transaction, and each is answered only once that transaction is committed.
+index transaction, and each is answered only once that transaction is committed and its fact
+file is durable.
 
 A server that receives several writes at once (an MCP server with calls in flight) runs them
 inside `write_batch`: each write is the ordinary remember path (its own checks, journal entry
-and fact file), but its rows go into a savepoint of the group's transaction instead of a
-transaction of their own, its fact file is staged (written under its temp name, its fsync
-started at once in a worker thread, so that the disk works while the group goes on), and its
-journal entry stays until the group's commit. Before the commit every staged file's fsync is
-awaited and the files are renamed into place, so each write is durable, file then row,
-before any is answered. So:
+and fact file), but its rows go into the group's transaction (a savepoint of it when the group
+holds more than one write) instead of a transaction of their own, its fact file is staged
+(written under its temp name, its fsync started at once in a worker thread, so that the disk
+works while the group goes on), and its journal entry stays until the group's commit. Before
+the commit the files are renamed into place; after it the lock is let go, and only then is
+every staged file's fsync awaited, so each write is durable, file and row, before any is
+answered, while the next writer of the home already runs. (Waiting for the disk under the
+lock made every other writer wait for it too: four processes that each wait for their
+answers wrote a fifth less.) So:
 
 - one lock hand-off, one generation bump, one wait for the disk and one commit for the group
   instead of one each;
@@ -17,13 +21,16 @@ before any is answered. So:
   in the same group), because they read through the group's session;
 - a crash before the commit leaves journalled files without rows (or temp files, never in
   place), which the next write lock settles exactly as a single write killed between its file
-  and its row or inside its file's write (none of them had been acknowledged); if the commit
-  itself fails, every write of the group answers `sync: failed` (its file is written and
-  journalled, indexed by the next write), as one write whose index write failed does; if the
-  files cannot be made durable, nothing of the group is stored and every write of it fails
-  with MEMORY_SYNC_FAILED, as one write whose file cannot be written does. In the server mode
-  there is no file to stand for them: a failed commit fails every write of the group (none
-  was acknowledged)."""
+  and its row or inside its file's write (none of them had been acknowledged); a kill after
+  the commit, while the disk flushes, loses nothing either: the files' data was written, and
+  the kernel keeps it for a killed process (only a power loss in that instant could lose a
+  file, of a write not yet answered); if the commit itself fails, every write of the group
+  answers `sync: failed` (its file is written and journalled, indexed by the next write), as
+  one write whose index write failed does; if the files cannot be put in place, nothing of
+  the group is stored and every write of it fails with MEMORY_SYNC_FAILED, as one write whose
+  file cannot be written does; a file whose fsync fails is stored, and its write answers
+  `sync: failed` with the reason. In the server mode there is no file to stand for them: a
+  failed commit fails every write of the group (none was acknowledged)."""
 
 from __future__ import annotations
 
@@ -58,7 +65,7 @@ log = logging.getLogger("engine.storage")
 @dataclass
 class StagedFile:
     """A file written to its temp name beside `path`, not yet in place: the first half of
-    `write_atomically`, for a group of writes (`place_staged` puts them in place). Its fsync
+    `write_atomically`, for a group of writes (`put_in_place` puts them in place). Its fsync
     runs from the moment it is written, in a worker thread (`syncing`), so that the disk's
     flush overlaps the rest of the group's work instead of following it."""
 
@@ -68,8 +75,8 @@ class StagedFile:
 
 
 def stage_file(path: Path, content: str) -> StagedFile:
-    """Write `content` to a temp file beside `path` and start its fsync; `place_staged` puts
-    it in place once durable, `discard_staged` takes it back."""
+    """Write `content` to a temp file beside `path` and start its fsync; `put_in_place` puts
+    it in place, `durability_errors` waits for the fsync, `discard_staged` takes it back."""
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".md", dir=path.parent)
     try:
@@ -110,15 +117,11 @@ def _fsync_and_close(descriptor: int) -> None:
         os.close(descriptor)
 
 
-def place_staged(files: list[StagedFile]) -> None:
-    """Every staged file durable (its fsync done), then each renamed into place: as
-    `write_atomically` would leave them, a reader sees no file or the whole one. On an error
-    nothing is in place and every temp file is gone (the error is raised)."""
-    failures = [staged.syncing.exception() for staged in files]  # every one awaited
-    error = next((failure for failure in failures if failure is not None), None)
-    if error is not None:
-        discard_staged(files)
-        raise error
+def put_in_place(files: list[StagedFile]) -> None:
+    """Rename every staged file into place, their fsyncs still running (`durability_errors`
+    awaits them): the data is written, so a reader, or the next process after a kill, sees
+    the whole file. On an error nothing is in place and every temp file is gone (the error
+    is raised)."""
     placed: list[StagedFile] = []
     try:
         for staged in files:
@@ -129,6 +132,11 @@ def place_staged(files: list[StagedFile]) -> None:
             staged.path.unlink(missing_ok=True)
         discard_staged(files)
         raise
+
+
+def durability_errors(files: list[StagedFile]) -> list[BaseException | None]:
+    """Wait for every staged file's fsync; per file, its error or None."""
+    return [staged.syncing.exception() for staged in files]
 
 
 def discard_staged(files: list[StagedFile]) -> None:
@@ -144,6 +152,13 @@ _COMMIT_FAILED = (
     "The group of writes this one belonged to could not be committed to the index ({error}). "
     "The fact file is written and its write stays journalled: the next write to this home "
     "indexes it first, or run `gno-tui reindex` to bring the index in line now."
+)
+
+
+_NOT_DURABLE = (
+    "The fact is stored, but the disk did not confirm its file was flushed ({error}): it "
+    "may not survive a power loss. Check the disk; if the fact is missing after a restart, "
+    "write it again."
 )
 
 
@@ -196,16 +211,17 @@ class WriteBatch:
             engine.end_write(record_id)
 
     def settle(self, engine: MemoryEngine) -> None:
-        """The files durable and in place, then the commit; then the journal entries go. A
-        failed commit marks every write failed; files that cannot be made durable fail the
-        group (MEMORY_SYNC_FAILED), nothing of it stored."""
+        """The files in place, then the commit; then the journal entries go (under the lock;
+        `await_files` follows once it is released). A failed commit marks every write failed;
+        files that cannot be put in place fail the group (MEMORY_SYNC_FAILED), nothing of it
+        stored."""
         try:
-            place_staged(self._staged)
+            put_in_place(self._staged)
         except OSError as exc:
             log.warning(
                 "gno-tui: the files of a group of %d writes failed: %s", len(self._staged), exc
             )
-            self._staged = []  # place_staged took them all back
+            self._staged = []  # put_in_place took them all back
             self.abandon(engine)
             raise MemoryFailure("MEMORY_SYNC_FAILED", _FILES_FAILED.format(error=exc)) from exc
         try:
@@ -221,6 +237,21 @@ class WriteBatch:
             return
         for record_id, _ in self._written:
             engine.end_write(record_id)
+
+    def await_files(self) -> None:
+        """After the lock is let go: every file of the group durable before any write of it
+        is answered. The disk's flush no longer holds up the home's other writers, only
+        these answers. A file whose fsync failed is stored (row and file) but may not
+        survive a power loss or a failing disk: its write answers `sync: failed`, saying so."""
+        syncs = dict(self._written)
+        for record_id, error in zip(self._staged_ids, durability_errors(self._staged), strict=True):
+            sync = syncs.get(record_id)
+            if error is None or sync is None:
+                continue
+            log.warning("gno-tui: the fact file of %s could not be flushed: %s", record_id, error)
+            if sync.get("status") == "completed":
+                sync.clear()
+                sync.update(status="failed", error=_NOT_DURABLE.format(error=error))
 
 
 @contextmanager
@@ -245,6 +276,7 @@ def write_batch(engine: MemoryEngine) -> Iterator[WriteBatch]:
             finally:
                 engine.bind_batch(None)
             batch.settle(engine)
+    batch.await_files()  # the lock is free for the next writer while the disk flushes
 
 
 # The collections' rows as plain values, read once per group through the group's own

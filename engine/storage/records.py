@@ -37,17 +37,18 @@ def get_fact(session: Session, *, ref: str) -> tables.FactRow | None:
 _FACTS = tables.FactRow.__table__
 _FACT_SCOPES = tables.FactScopeRow.__table__
 _FACT, _FACT_SCOPE = _FACTS.c, _FACT_SCOPES.c
-_CURRENT_DUPLICATE = (
-    select(_FACT.record_id)
+# Every current copy of the text with each of its scopes, oldest first; the scopes are
+# matched here, not in SQL: an IN list of the write's scopes would make SQLAlchemy render the
+# statement anew on every call (an expanding parameter), a third of the check's cost.
+_CURRENT_COPIES = (
+    select(_FACT.record_id, _FACT_SCOPE.scope)
     .join(_FACT_SCOPES, _FACT_SCOPE.record_id == _FACT.record_id)
     .where(_FACT.collection == bindparam("collection"))
     .where(_FACT.content_hash == bindparam("content_hash"))
-    .where(_FACT_SCOPE.scope.in_(bindparam("scopes", expanding=True)))
     .where(_FACT.superseded_by.is_(None))
     .where(_FACT.retired_at.is_(None))
     .where(or_(_FACT.expires_at.is_(None), _FACT.expires_at > bindparam("now")))
-    .order_by(_FACT.created_at)
-    .limit(1)
+    .order_by(_FACT.created_at, _FACT.record_id)
 )
 _DOCID_HOLDER = select(_FACT.record_id).where(_FACT.docid == bindparam("docid")).limit(1)
 
@@ -56,15 +57,12 @@ def current_duplicate(
     session: Session, *, collection: str, content_hash: str, scopes: Sequence[str], now: datetime
 ) -> tables.FactRow | None:
     """A current fact with the same content hash sharing at least one scope (the oldest)."""
-    record_id = session.execute(
-        _CURRENT_DUPLICATE,
-        {
-            "collection": collection,
-            "content_hash": content_hash,
-            "scopes": list(scopes),
-            "now": now,
-        },
-    ).scalar()
+    wanted = set(scopes)
+    copies = session.execute(
+        _CURRENT_COPIES,
+        {"collection": collection, "content_hash": content_hash, "now": now},
+    )
+    record_id = next((found for found, scope in copies if scope in wanted), None)
     return None if record_id is None else session.get(tables.FactRow, record_id)
 
 

@@ -1,12 +1,14 @@
 """A group commit's fact files (engine/storage/group_commit.py): staged under their temp names
-while the group runs, made durable together and put in place just before the commit, so no
-write is answered before its file is fsynced and no reader sees a file without its row being
-on its way. Files that cannot be made durable fail the group and store nothing."""
+while the group runs, put in place just before the commit, and durable before any write of
+the group is answered; the disk's flush is awaited after the write lock is let go, so the
+home's next writer does not wait for it. Files that cannot be put in place fail the group and
+store nothing; a file the disk does not confirm answers `sync: failed`."""
 
 from __future__ import annotations
 
 import errno
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,17 +48,15 @@ def _journal(client: Client) -> list[str]:
     return sorted(path.stem for path in client.engine.journal_folder.glob("mem-*.json"))
 
 
-def test_files_go_in_place_only_synced_and_only_when_the_group_commits(
+def test_files_go_in_place_when_the_group_commits_and_are_synced_before_its_answers(
     client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    synced: list[tuple[str, bool]] = []  # (file synced, was anything at its final name yet)
+    synced: list[str] = []  # the files whose fsync ended
     real_fsync = os.fsync
 
     def fsync(descriptor: int) -> None:
-        name = str(Path(f"/proc/self/fd/{descriptor}").readlink())
         real_fsync(descriptor)
-        final = [p for p in _fact_files(client) if name.startswith(str(p.parent))]
-        synced.append((name, bool(final)))
+        synced.append(str(Path(f"/proc/self/fd/{descriptor}").readlink()))
 
     monkeypatch.setattr(os, "fsync", fsync)
     with client.memory.write_batch():
@@ -67,11 +67,58 @@ def test_files_go_in_place_only_synced_and_only_when_the_group_commits(
     paths = [Path(result["absPath"]) for result in results]
     assert _fact_files(client) == sorted(paths)
     assert _temp_files(client) == []
-    # Each file was synced under its temp name, before any file of the group went in place.
+    # Both files were flushed by the time the group's writes could be answered.
     assert len(synced) == 2
-    assert all(Path(name).name.startswith(TEMP_PREFIX) and not placed for name, placed in synced)
+    assert all(result["sync"] == {"status": "completed"} for result in results)
     assert _rows(client) == {result["record"]["recordId"] for result in results}
     assert _journal(client) == []
+
+
+def test_another_writer_goes_on_while_a_group_waits_for_the_disk(
+    client: Client, home: Path, client_over: Callable[[MemoryEngine], Client]
+) -> None:
+    """The group's fsyncs are held until another engine on the home (another process, as far
+    as the write lock goes) has written: that write can only happen if the group let the
+    lock go before waiting for its disk."""
+    from engine.facade.factory import open_engine
+    from engine.retrieval.embeddings import EmbedderStatus
+
+    other = client_over(open_engine(home=home, embedder_status=EmbedderStatus(None, "lexical")))
+    flushing, other_wrote = threading.Event(), threading.Event()
+    real_fsync = os.fsync
+
+    def held_fsync(descriptor: int) -> None:
+        if threading.current_thread().name.startswith("gno-fsync"):
+            flushing.set()
+            assert other_wrote.wait(60), "the other writer never got the lock"
+        real_fsync(descriptor)
+
+    group: dict[str, Any] = {}
+
+    def run_group() -> None:
+        with client.memory.write_batch():
+            group["result"] = client.add("Fay keeps the key to the shed", "user:fay")
+
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(os, "fsync", held_fsync)
+            writer = threading.Thread(target=run_group)
+            writer.start()
+            assert flushing.wait(60)
+            try:
+                meanwhile = other.add("Gus waters the plants on Fridays", "user:gus")
+            finally:
+                other_wrote.set()
+            writer.join(60)
+        assert not writer.is_alive()
+        assert group["result"]["sync"] == {"status": "completed"}
+        assert Path(group["result"]["absPath"]).is_file() and Path(meanwhile["absPath"]).is_file()
+        assert _rows(client) == {
+            group["result"]["record"]["recordId"],
+            meanwhile["record"]["recordId"],
+        }
+    finally:
+        other.engine.db.dispose()
 
 
 def test_a_lost_race_in_a_group_leaves_no_file_of_its_own(client: Client) -> None:
@@ -87,15 +134,18 @@ def test_a_lost_race_in_a_group_leaves_no_file_of_its_own(client: Client) -> Non
     assert _journal(client) == []
 
 
-def test_files_that_cannot_be_synced_fail_the_group_and_store_nothing(
+def test_files_that_cannot_be_put_in_place_fail_the_group_and_store_nothing(
     client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kept = client.add("Bob drinks water", "user:bob")
+    real_replace = Path.replace
 
-    def fsync_fails(descriptor: int) -> None:
-        raise OSError(errno.EIO, "Input/output error")
+    def replace_fails(self: Path, target: Any) -> Path:
+        if self.name.startswith(TEMP_PREFIX):
+            raise OSError(errno.EIO, "Input/output error")
+        return real_replace(self, target)
 
-    monkeypatch.setattr(os, "fsync", fsync_fails)
+    monkeypatch.setattr(Path, "replace", replace_fails)
     answered: list[dict[str, Any]] = []
     with pytest.raises(MemoryFailure) as failed, client.memory.write_batch():
         answered += [client.add(f"Bob note {n} on the deadline", "user:bob") for n in "ab"]
@@ -111,6 +161,30 @@ def test_files_that_cannot_be_synced_fail_the_group_and_store_nothing(
     monkeypatch.undo()
     again = client.add("Bob note a on the deadline", "user:bob")  # nothing stood in its way
     assert Path(again["absPath"]).is_file()
+
+
+def test_a_file_the_disk_does_not_confirm_answers_sync_failed(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_fsync = os.fsync
+
+    def fails_for_one(descriptor: int) -> None:
+        if b"Hana" in os.pread(descriptor, 1 << 16, 0):  # the file may be renamed meanwhile
+            raise OSError(errno.EIO, "Input/output error")
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", fails_for_one)
+    with client.memory.write_batch():
+        ok = client.add("Ivo feeds the cat", "user:ivo")
+        unsure = client.remember("Hana moved to Kyoto", ["user:hana"])
+    assert ok["sync"] == {"status": "completed"}
+    assert unsure["outcome"] == "added" and unsure["sync"]["status"] == "failed"
+    assert "Input/output error" in unsure["sync"]["error"]
+    assert "power loss" in unsure["sync"]["error"]
+    # Stored all the same, row and file: what the disk holds is the disk's to say.
+    assert _rows(client) == {ok["record"]["recordId"], unsure["record"]["recordId"]}
+    assert Path(unsure["absPath"]).is_file()
+    assert _journal(client) == []
 
 
 def test_a_group_that_fails_midway_puts_no_file_in_place(client: Client) -> None:

@@ -1,6 +1,7 @@
 """The stdio wire (gno_tui/mcp_pipes.py): over pipes, as every MCP client starts the server,
 the event loop reads and writes them itself; anything else (here a file as stdin) is served by
-the SDK's own transport. Either way every request is answered, whole, in order."""
+the SDK's own transport. Over pipes, a line of any length is read whole and answers leave
+whole however many calls are in flight."""
 
 from __future__ import annotations
 
@@ -35,17 +36,12 @@ def _lines(*messages: dict[str, object]) -> str:
     return "".join(json.dumps(message) + "\n" for message in messages)
 
 
-def test_a_server_reading_a_file_answers_every_request(tmp_path: Path) -> None:
+def test_a_server_reading_a_file_is_served_by_the_sdk_transport(tmp_path: Path) -> None:
+    """A file as stdin cannot be watched by the event loop: the SDK's own transport reads it.
+    (At the end of the file the session ends, and the SDK cancels a request still running
+    then, so only the handshake's answer is certain here.)"""
     requests = tmp_path / "requests.jsonl"
-    requests.write_text(
-        _lines(
-            _HANDSHAKE,
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            {"jsonrpc": "2.0", "id": 2, "method": "ping"},
-            {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
-        ),
-        encoding="utf-8",
-    )
+    requests.write_text(_lines(_HANDSHAKE), encoding="utf-8")
     with requests.open("rb") as stdin:
         done = subprocess.run(
             [str(CONSOLE_SCRIPT), "--home", str(tmp_path / "home"), "mcp"],
@@ -56,11 +52,8 @@ def test_a_server_reading_a_file_answers_every_request(tmp_path: Path) -> None:
             check=False,
         )
     assert done.returncode == 0, done.stderr.decode()
-    answers = [json.loads(line) for line in done.stdout.decode().splitlines()]
-    # (A request still running when stdin ends is cancelled with the session, by the SDK:
-    # the last line here is a quick one.)
-    assert [answer["id"] for answer in answers][:2] == [1, 2]
-    assert answers[0]["result"]["serverInfo"]["name"]
+    (answer,) = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"]
 
 
 async def test_a_request_longer_than_a_pipe_buffer_is_read_whole(mcp_home: Path) -> None:
