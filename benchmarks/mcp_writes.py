@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -170,6 +171,7 @@ def run_scenario(
     latencies = sorted(call["latency"] for call in calls)
     acked = [call for call in calls if call["ok"]]
     lost = _lost(home, acked)
+    shutil.rmtree(work, ignore_errors=True)  # a home per scenario: nothing left in /tmp
     return {
         "clients": clients,
         "in_flight": in_flight,

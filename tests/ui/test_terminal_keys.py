@@ -36,6 +36,14 @@ def test_escape_and_a_digit_is_alt_digit_and_a_typed_pound_stays_text() -> None:
     assert [key.character for key in typed] == ["£"]
 
 
+def test_alt_digit_is_read_without_waiting_for_the_escape_delay() -> None:
+    """Without the pause that ends a lone escape: the bytes alone are the key, at once, and
+    carry no character to type."""
+    for digit in "123456":
+        keys_now = [t for t in XTermParser().feed("\x1b" + digit) if isinstance(t, events.Key)]
+        assert [(key.key, key.character) for key in keys_now] == [(f"alt+{digit}", None)]
+
+
 async def feed(app: Any, pilot: Any, data: str) -> None:
     for key in parsed(data):
         app.post_message(key)
