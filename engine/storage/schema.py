@@ -46,9 +46,14 @@ def stored_revision(db: Engine) -> str | None:
         with db.connect() as connection:
             return _read(connection)
     except DBAPIError as exc:
-        if is_unreadable_sqlite(exc) or inspect(db).has_table(VERSION_TABLE):
+        if is_unreadable_sqlite(exc):
             raise
-        return None
+        if not inspect(db).has_table(VERSION_TABLE):
+            return None
+    # The table exists now: another process opening the same new index created it between
+    # the two reads (four servers started at once on a new home hit this). Read it again.
+    with db.connect() as connection:
+        return _read(connection)
 
 
 def _read(connection: Connection) -> str | None:
