@@ -15,9 +15,9 @@ from typing import Any, TypeVar
 from textual import work
 from textual.app import App, SystemCommand
 from textual.screen import Screen
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
-from engine.facade import MemoryFailure, MemoryService, Undone, open_service
+from engine.facade import ChangeFeed, MemoryFailure, MemoryService, Undone, open_service
 from gno_tui.messages import (
     OpenChain,
     OpenLibraryAsOf,
@@ -42,8 +42,14 @@ from screens.library import LibraryScreen
 from screens.reason_prompt import ReasonPrompt
 from screens.supersession import SupersessionScreen
 
-# How often the app asks the store whether another process wrote (a cheap one-row read).
-STORE_POLL_SECONDS = 1.0
+# The store watcher's longest single wait on the change feed: how soon it sees that it was
+# cancelled if nothing closed the feed (a quit closes it, which ends the wait at once).
+STORE_WAIT_SECONDS = 1.0
+# The worker group of the store watcher, which runs as long as the app (tests wait for every
+# other worker: tests/pilot_helpers.py).
+STORE_WATCH_GROUP = "store-watch"
+# A store watcher that failed (its failure is shown) starts again this much later.
+STORE_RETRY_SECONDS = 5.0
 # While workers load, the next screen is built this much later (see prebuild_next_screen).
 PREBUILD_RETRY_SECONDS = 0.05
 BUSY = (WorkerState.PENDING, WorkerState.RUNNING)
@@ -92,6 +98,7 @@ class GnoApp(UsesWorkbench, App[None]):
         self._prebuild = prebuild_screens
         self._mode_screens: dict[str, WorkbenchScreen] = {}  # each mode's screen, once built
         self._first_chain = chain  # the fact the Supersession screen opens when first built
+        self._changes: ChangeFeed | None = None  # the store watcher's, while it runs
         for mode in SCREENS_BY_MODE:
             self.add_mode(mode, self._screen_builder(mode))
 
@@ -122,7 +129,7 @@ class GnoApp(UsesWorkbench, App[None]):
         self.theme = WORKBENCH_THEME.name
         self.switch_mode(self._start)
         if self._watch_store:
-            self.set_interval(STORE_POLL_SECONDS, self.poll_store)
+            self.follow_store()
         if self._prebuild:
             self.call_after_refresh(self.prebuild_next_screen)
 
@@ -133,7 +140,7 @@ class GnoApp(UsesWorkbench, App[None]):
         1-6 would otherwise wait for. One screen at a time, each after the last one's loads,
         so a key pressed meanwhile waits for one screen at most, and the first rows of the
         screen shown first are never slowed down."""
-        if any(worker.state in BUSY for worker in self.workers):
+        if any(w.state in BUSY and w.group != STORE_WATCH_GROUP for w in self.workers):
             self.set_timer(PREBUILD_RETRY_SECONDS, self.prebuild_next_screen)
             return
         for mode in SCREENS_BY_MODE:
@@ -162,21 +169,47 @@ class GnoApp(UsesWorkbench, App[None]):
         finally:
             gc.freeze()
 
-    def poll_store(self) -> None:
-        self.read_generation()
+    @work(thread=True, exclusive=True, exit_on_error=False, group=STORE_WATCH_GROUP)
+    def follow_store(self) -> None:
+        """As long as the app runs: wait on the store's change feed (PostgreSQL notifies it;
+        on SQLite it reads the counter each second) and tell the screen in front when any
+        process wrote. The feed starts from the generation the screens were loaded at, so a
+        write made before it opened is not missed."""
+        worker = get_current_worker()
+        with self.service.changes(since=self.workbench.generation) as feed:
+            self._changes = feed
+            if worker.is_cancelled:  # quit before the feed existed: on_unmount missed it
+                return
+            while not worker.is_cancelled:
+                generation = feed.wait(STORE_WAIT_SECONDS)
+                if generation is not None and not worker.is_cancelled:
+                    self.store_changed(generation)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="store-watch")
-    def read_generation(self) -> None:
-        generation = self.service.generation()
-        if generation != self.workbench.generation:
-            # Set here, read by the screens in the background when they are shown again.
-            self.workbench.generation = generation
-            self.call_from_thread(self.screen.post_message, StoreChanged(generation))
+    def store_changed(self, generation: int) -> None:
+        """From the store watcher's thread: a new generation reached the screen in front."""
+        if generation == self.workbench.generation:
+            return
+        # Set here, read by the screens in the background when they are shown again.
+        self.workbench.generation = generation
+        self.call_from_thread(self.screen.post_message, StoreChanged(generation))
+
+    def on_unmount(self) -> None:
+        """Quitting: the store watcher's wait ends now, not at its timeout, so its thread is
+        gone before the process ends (which waits for worker threads)."""
+        for worker in self.workers:
+            if worker.group == STORE_WATCH_GROUP:
+                worker.cancel()
+        if self._changes is not None:
+            self._changes.close()
 
     # -- failed workers: one handler ----------------------------------------------------------
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         forward_failure(self, event)  # the app's own workers: to the same handler
+        if event.state == WorkerState.ERROR and event.worker.group == STORE_WATCH_GROUP:
+            # The store could not be read (shown by the handler): watch again in a while,
+            # from the generation shown, so nothing written meanwhile is missed.
+            self.set_timer(STORE_RETRY_SECONDS, self.follow_store)
 
     def on_worker_failed(self, message: WorkerFailed) -> None:
         """The one place a failed worker (the app's, a screen's or a widget's: they post

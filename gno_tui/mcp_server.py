@@ -61,6 +61,7 @@ from engine.facade import (
 from gno_tui import __version__
 from gno_tui.mcp_pipes import served_stdio
 from gno_tui.mcp_registry import TOOLS, TOOLS_BY_NAME, ToolCall, tool_names
+from gno_tui.mcp_subscriptions import ResourceSubscriptions
 from gno_tui.mcp_tools import check_arguments
 from gno_tui.mcp_wire import first_invalid_text, printable, relay, summary, text_invalid
 from gno_tui.mcp_writes import WriteLane
@@ -181,6 +182,8 @@ class GnoMcp:
         self.session_id = session_id or new_session_id()
         self.allowed_scopes = bind_scopes(allowed_scopes)
         self._writes = WriteLane(service)
+        # resources/subscribe (and 2026's subscriptions/listen): re-read in the bound scopes.
+        self.subscriptions = ResourceSubscriptions(service, self.read_uri)
         # The caller of each handshake connection, fixed at its initialize. On the 2026
         # protocol every request builds its own connection object, so the first request's
         # envelope fixes the caller of this server's stream (stdio: one per process).
@@ -207,6 +210,9 @@ class GnoMcp:
             on_list_resources=self.list_resources,
             on_list_resource_templates=self.list_resource_templates,
             on_read_resource=self.read_resource,
+            on_subscribe_resource=self.subscriptions.subscribe,
+            on_unsubscribe_resource=self.subscriptions.unsubscribe,
+            on_subscriptions_listen=self.subscriptions.listen,
         )
         self.server.middleware.append(self._fix_identity)
 
@@ -419,6 +425,7 @@ class GnoMcp:
             send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
             async with anyio.create_task_group() as group:
                 group.start_soon(relay, read_stream, send, write_stream)
+                group.start_soon(self.subscriptions.run)
                 await self.server.run(
                     receive, write_stream, self.server.create_initialization_options()
                 )

@@ -19,6 +19,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+# The session's throwaway PostgreSQL (`pg_server`) and a fresh database on it (`pg_url`), for
+# tests/pg and the server-mode tests of the other folders: one server per test session.
+from pg_fixtures import pg_server, pg_url  # noqa: F401
+
 from engine.contract.errors import ERROR_CODES
 from engine.contract.validation import schema_errors
 from engine.facade.factory import open_engine

@@ -20,6 +20,8 @@ from engine.storage.migrations.baseline_ops import CHANGE_TRIGGERS
 from engine.storage.store import MemoryEngine
 
 Open = Callable[[], MemoryEngine]
+# The trigger that notifies the server mode's change feed (migration 0002; none on SQLite).
+NOTIFY_TRIGGER = "store_meta_generation_notify"
 
 
 def schema_drift(db: Engine) -> list[Any]:
@@ -60,7 +62,7 @@ def contents(db: Engine) -> dict[str, Any]:
 def age_to_before_migrations(db: Engine) -> None:
     """Make the index look like one an older gno-tui made with its additive schema: no
     alembic_version, no keyed `kv_topic` column (and so none of its index), a plain keyed
-    index, and no change-log triggers."""
+    index, and no change-log or notifying triggers."""
     on_postgres = db.dialect.name == "postgresql"
     with db.begin() as connection:
         connection.execute(text("DROP TABLE alembic_version"))
@@ -72,7 +74,10 @@ def age_to_before_migrations(db: Engine) -> None:
         )
         for name in CHANGE_TRIGGERS:
             connection.execute(text(f"DROP TRIGGER {name}" + (" ON facts" if on_postgres else "")))
-    assert schema.stored_revision(db) is None and not triggers(db) & set(CHANGE_TRIGGERS)
+        if on_postgres:
+            connection.execute(text(f"DROP TRIGGER {NOTIFY_TRIGGER} ON store_meta"))
+    dropped = {*CHANGE_TRIGGERS, NOTIFY_TRIGGER}
+    assert schema.stored_revision(db) is None and not triggers(db) & dropped
 
 
 def statements_at_open(store: MemoryEngine) -> list[str]:
@@ -111,6 +116,7 @@ def new_store_is_at_head(open_store: Open) -> None:
     assert schema.stored_revision(store.db) == schema.HEAD
     assert schema_drift(store.db) == []
     assert set(CHANGE_TRIGGERS) <= triggers(store.db)
+    assert (NOTIFY_TRIGGER in triggers(store.db)) == (store.db.dialect.name == "postgresql")
     # Up to date, the check at open is one query.
     assert statements_at_open(store) == [f"SELECT version_num FROM {schema.VERSION_TABLE}"]
     store.db.dispose()
@@ -131,6 +137,7 @@ def old_index_upgrades_and_keeps_its_rows(open_store: Open) -> None:
     assert schema.stored_revision(upgraded.db) == schema.HEAD
     assert schema_drift(upgraded.db) == []
     assert set(CHANGE_TRIGGERS) <= triggers(upgraded.db)
+    assert (NOTIFY_TRIGGER in triggers(upgraded.db)) == (upgraded.db.dialect.name == "postgresql")
     after = contents(upgraded.db)
     assert after["receipts"] == before["receipts"]
     # The rows are kept; the new column comes back empty (reindex fills it from the files).

@@ -1,11 +1,13 @@
 """Helpers for Pilot-driven tests (importable from any test folder: pyproject puts tests/ on the
 path).
 
-Nothing here waits for wall time: a test waits for the app's workers to finish and for the
-messages they post to be handled, so a busy machine makes a test slower, never different."""
+Nothing here waits for a fixed time: a test waits for the app's workers to finish and for the
+messages they post to be handled, or for the store watcher to report a write
+(`store_change_shown`), so a busy machine makes a test slower, never different."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Any, TypeVar
@@ -15,13 +17,15 @@ from textual.worker import WorkerError, WorkerState
 
 from engine.facade.service import MemoryService
 from engine.storage.store import MemoryEngine
-from gno_tui.app import GnoApp, create_app
+from gno_tui.app import STORE_WATCH_GROUP, GnoApp, create_app
 from screens.remember import DEBOUNCE_SECONDS, RememberScreen
 
 _Screen = TypeVar("_Screen")
 
 BUSY = (WorkerState.PENDING, WorkerState.RUNNING)
 ROUNDS = 100
+# How long `store_change_shown` waits for the app's store watcher to hear of a write.
+CHANGE_WAIT_SECONDS = 30.0
 SIZE = (140, 40)  # the terminal the screens are driven in
 
 
@@ -52,7 +56,9 @@ async def settle(pilot: Any, debounce: Callable[[Any], Any] | None = None) -> No
     worker starts), then waits for the running workers; what they post (`post_message`) is
     handled in the next round, and `call_from_thread` callbacks ran before their worker
     finished. It ends after a round that found no worker. Exclusive workers cancel each other
-    and a failed one is the app's to report (it notifies): neither ends the wait early.
+    and a failed one is the app's to report (it notifies): neither ends the wait early. The
+    store watcher runs as long as the app and is not waited for (`store_change_shown` waits
+    for what it reports).
 
     `debounce(screen)`, when given, returns a pending debounce timer of the screen (or None):
     it counts wall time, so its callback runs at once instead."""
@@ -65,7 +71,7 @@ async def settle(pilot: Any, debounce: Callable[[Any], Any] | None = None) -> No
             app.screen.call_later(timer._callback)
             fired = True
         await pilot.pause()
-        busy = [worker for worker in app.workers if worker.state in BUSY]
+        busy = [w for w in app.workers if w.state in BUSY and w.group != STORE_WATCH_GROUP]
         if not busy and not fired:
             return
         running = [worker for worker in busy if worker.state == WorkerState.RUNNING]
@@ -73,6 +79,25 @@ async def settle(pilot: Any, debounce: Callable[[Any], Any] | None = None) -> No
             with suppress(WorkerError):
                 await app.workers.wait_for_complete(running)
     raise AssertionError(f"workers still running after {ROUNDS} rounds: {list(app.workers)}")
+
+
+async def store_change_shown(pilot: Any) -> None:
+    """After another process wrote: wait until the app's store watcher (`watch_store=True`)
+    has told the screen in front of the store's generation as it is now, then `settle` the
+    reloads that started. The watcher hears of it from the change feed (a notification on
+    PostgreSQL, the counter read at an interval on SQLite): the wait ends at that event, and
+    fails only if it does not come within CHANGE_WAIT_SECONDS."""
+    app = pilot.app
+    target = app.service.generation()
+    deadline = asyncio.get_running_loop().time() + CHANGE_WAIT_SECONDS
+    while getattr(app.screen, "generation_shown", target) < target:
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(
+                f"the screen still shows generation {app.screen.generation_shown}, the store "
+                f"is at {target}: the store watcher did not report the write"
+            )
+        await pilot.pause(0.01)
+    await settle(pilot)
 
 
 def stop_blinking(app: Any) -> None:

@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from engine.retrieval.embeddings import EmbedderStatus
     from engine.retrieval.ranking import ALIGNMENT_WEIGHT, SEMANTIC_WEIGHT, ScoreParts
     from engine.retrieval.seam import DuplicatePair
+    from engine.storage.change_feed import ChangeFeed
     from engine.storage.tables import CollectionRow as CollectionRecord
     from engine.storage.tables import FactRow as FactRecord
 
@@ -78,6 +79,7 @@ if TYPE_CHECKING:
 _LAZY: dict[str, tuple[str, str]] = {
     "ALIGNMENT_WEIGHT": ("engine.retrieval.ranking", "ALIGNMENT_WEIGHT"),
     "ChainEdit": ("engine.curation.chain_edits", "ChainEdit"),
+    "ChangeFeed": ("engine.storage.change_feed", "ChangeFeed"),
     "CollectionRecord": ("engine.storage.tables", "CollectionRow"),
     "Curation": ("engine.facade.curation", "Curation"),
     "CurationAction": ("engine.facade.curation", "CurationAction"),
@@ -152,6 +154,7 @@ __all__ = [
     "UINT64_MAX",
     "WHY_NOT_REASONS",
     "ChainEdit",
+    "ChangeFeed",
     "CollectionRecord",
     "Curation",
     "CurationAction",

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from engine.memory.remember import RememberRequest
     from engine.retrieval.embeddings import EmbedderStatus
     from engine.storage import tables
+    from engine.storage.change_feed import ChangeFeed
     from engine.storage.group_commit import WriteBatch
     from engine.storage.reads import RecallStore
     from engine.storage.store import MemoryEngine
@@ -110,6 +111,22 @@ class MemoryService:
     def generation(self) -> int:
         """A counter every write moves: a cheap way to see that another process wrote."""
         return self.engine.generation()
+
+    def changes(self, since: int | None = None) -> ChangeFeed:
+        """A feed whose `wait(timeout)` returns the new generation when any process wrote
+        (LISTEN/NOTIFY on PostgreSQL, the counter read each second on SQLite), reporting
+        generations after `since` (None: now). One thread waits on it; `close()`, from any
+        thread, ends a wait at once. engine/storage/change_feed.py says how each works."""
+        # Passing the generation a surface showed means a write made between that read and
+        # this call is reported by the first wait, not lost.
+        start = self.engine.generation() if since is None else since
+        if self.engine.db.dialect.name == "postgresql":
+            from engine.storage.pg_listen import ListenFeed
+
+            return ListenFeed(self.engine.db, start)
+        from engine.storage.change_feed import PollingFeed
+
+        return PollingFeed(self.engine.generation, start)
 
     def surface_setting(self, name: str) -> str | None:
         """A surface's own setting kept in this home between runs (the workbench's Library

@@ -44,7 +44,7 @@ from engine.storage.reads import (
 
 # Names the full engine defines in modules that load SQLAlchemy (engine/storage/schema.py,
 # journal.py, bulk.py); tests/engine/test_read_path_open.py holds them equal.
-SCHEMA_HEAD = "0001_baseline"
+SCHEMA_HEAD = "0002_generation_notify"
 JOURNAL_FOLDER = ".inflight"
 STAGING_PREFIX = ".import-"
 INDEX_FILE = "index.sqlite"

@@ -10,13 +10,14 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.session import MessageHandlerFnT
 
 from engine.contract.errors import ERROR_CODES
 from engine.contract.validation import schema_errors
@@ -43,21 +44,31 @@ async def mcp_session(
     modern: bool = False,
     errlog: TextIO = sys.stderr,
     db_url: str | None = None,
+    allow_scopes: Sequence[str] = (),
+    message_handler: MessageHandlerFnT | None = None,
 ) -> AsyncIterator[ClientSession]:
     """A ready ClientSession on a fresh `gno-tui mcp` process: the initialize handshake, or
     with `modern` the 2026-07-28 era (server/discover, identity in every request's envelope).
-    `db_url`: a server database (`--db`) instead of the home's SQLite."""
+    `db_url`: a server database (`--db`) instead of the home's SQLite; `allow_scopes`: the
+    server's --allow-scope; `message_handler`: gets the server's notifications."""
     args = [
         "--home",
         str(home),
         *(["--db", db_url] if db_url else []),
         "mcp",
         *(["--enable-write"] if enable_write else []),
+        *(arg for scope in allow_scopes for arg in ("--allow-scope", scope)),
     ]
     params = StdioServerParameters(command=str(CONSOLE_SCRIPT), args=args, env=server_env())
     info = types.Implementation(name=client_name, version="1.0")
     async with stdio_client(params, errlog=errlog) as (read, write):
-        async with ClientSession(read, write, client_info=info, read_timeout_seconds=60) as session:
+        async with ClientSession(
+            read,
+            write,
+            client_info=info,
+            read_timeout_seconds=60,
+            message_handler=message_handler,
+        ) as session:
             if modern:
                 await session.discover()
             else:

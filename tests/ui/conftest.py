@@ -12,3 +12,11 @@ def notifications_last_the_whole_test(monkeypatch: pytest.MonkeyPatch) -> None:
     `app._notifications` after waiting for the workers: on a busy machine a toast could be
     gone before the test looks. Here a notification always has an hour left."""
     monkeypatch.setattr(Notification, "time_left", property(lambda _: 3600.0))
+
+
+@pytest.fixture(autouse=True)
+def sqlite_feed_reads_often(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On SQLite the store watcher's change feed reads the counter every second
+    (engine/storage/change_feed.py); tests that wait for it to report a write
+    (`store_change_shown`) would each wait up to that second. Here it reads every 20 ms."""
+    monkeypatch.setattr("engine.storage.change_feed.SQLITE_POLL_SECONDS", 0.02)

@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from pilot_helpers import settle, shown, workbench
+from pilot_helpers import settle, shown, store_change_shown, workbench
 from textual.widgets import DataTable, Input, Static, Tab
 
 from engine.contract.normalize import iso_utc
@@ -75,9 +75,7 @@ async def test_sees_writes_from_another_process(engine: Any, client: Any) -> Non
     async with workbench(engine, watch_store=True) as (app, pilot):
         assert summary(app).startswith("0 of 0")
         client.add("Erin joined the infra team", "team:infra")
-        # The poll runs every STORE_POLL_SECONDS of wall time: run it now instead of waiting.
-        app.poll_store()
-        await settle(pilot)
+        await store_change_shown(pilot)
         assert summary(app).startswith("1 of 1")
 
 

@@ -1,7 +1,7 @@
 """A live refresh keeps every list's cursor on the same item (by identity, not row number),
 the Library filter's `!` negates any term wherever it stands, and the detail header agrees
 with the row. Another process is a second engine on the same home: its writes reach the
-workbench through the store's generation, polled here at once instead of each second."""
+workbench through the store's change feed, which the app's store watcher waits on."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from pilot_helpers import keys, settle, shown, workbench
+from pilot_helpers import keys, settle, shown, store_change_shown, workbench
 from textual.widgets import Static
 
 from engine.curation import review
@@ -47,9 +47,8 @@ def write(service: MemoryService, text: str, scope: str = "team:infra", **fields
 
 
 async def refreshed(app: Any, pilot: Any) -> None:
-    """What the app's once-a-second poll does, now: see the other process's write."""
-    app.poll_store()
-    await settle(pilot)
+    """The app's store watcher saw the other process's write, and the screen reloaded."""
+    await store_change_shown(pilot)
 
 
 def cursor_key(app: Any, selector: str) -> str | None:

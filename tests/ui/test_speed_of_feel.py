@@ -7,7 +7,7 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from pilot_helpers import SIZE, settle, shown, workbench
+from pilot_helpers import SIZE, settle, shown, store_change_shown, workbench
 from textual.widgets import DataTable, Static, TabbedContent
 
 from engine.facade.service import MemoryService
@@ -68,7 +68,7 @@ async def test_a_screen_shown_again_reloads_only_if_the_store_changed(
     engine: Any, client: Any
 ) -> None:
     propose(client, "Alice drinks green tea")
-    async with workbench(engine, "review") as (app, pilot):
+    async with workbench(engine, "review", watch_store=True) as (app, pilot):
         review = shown(app, ReviewScreen)
         assert proposal_rows(review) == 1
         await pilot.press("1")
@@ -81,8 +81,7 @@ async def test_a_screen_shown_again_reloads_only_if_the_store_changed(
         # Another process queues a proposal while the Library is in front: the watcher's read
         # tells the Library; Review, in the background, hears nothing until it is shown again.
         propose(client, "Alice moved to Lyon")
-        app.read_generation()
-        await settle(pilot)
+        await store_change_shown(pilot)
         assert proposal_rows(review) == 1
         await pilot.press("3")
         await settle(pilot)

@@ -1,0 +1,52 @@
+"""A throwaway PostgreSQL 16 with pgvector for the tests that need a server database
+(tests/pg, and the server-mode tests of tests/mcp and tests/ui): registered for every folder
+by tests/conftest.py, so one test session starts one server.
+
+pgserver (a test extra, pyproject.toml) bundles PostgreSQL 16 and pgvector 0.6.2 in its wheel,
+so nothing is downloaded at test time and no system package is needed. One server is started
+per test session in a temporary folder (a second or so) and deleted at its end; each test gets
+a database of its own on it, dropped afterwards, so tests never see each other's facts."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, make_url, text
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """The server's URL (the `postgres` database, superuser, over a Unix socket)."""
+    import pgserver
+
+    # Not under pytest's basetemp: a concurrent pytest run prunes old basetemps, and the
+    # server's data folder must outlive every test of this session.
+    folder = Path(tempfile.mkdtemp(prefix="gno-tui-pgserver-"))
+    # cleanup_mode="delete": stopped and its folder removed when the session ends, also when
+    # a test fails (the handle is closed in the finaliser, and by atexit as a last resort).
+    server = pgserver.get_server(folder, cleanup_mode="delete")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> Iterator[str]:
+    """A fresh, empty database on the session's server (postgresql:// URL)."""
+    url = make_url(pg_server).set(drivername="postgresql+psycopg")
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    name = "gno_pg_" + uuid.uuid4().hex[:12]
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        rendered = url.set(database=name).render_as_string(hide_password=False)
+        yield rendered.replace("postgresql+psycopg://", "postgresql://", 1)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
