@@ -117,10 +117,15 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         self.calibration: ThresholdCheck | None = None
         self.shown = False  # in front at least once (not only built ahead)
         self.pairs_due = False  # the Duplicates tab's pairs wait for the screen to be shown
+        # The tabs, once composed: check_action asks which is active for every binding each
+        # time the footer lines up its keys, and a query of the screen for them each time was
+        # a third of what building the screen and every switch to it cost.
+        self.tabbed: TabbedContent | None = None
 
     def compose(self) -> ComposeResult:
         yield WorkbenchHeader()
-        with TabbedContent(id="review-tabs", initial="proposals"):
+        self.tabbed = TabbedContent(id="review-tabs", initial="proposals")
+        with self.tabbed:
             with TabPane("Proposals", id="proposals"):
                 with Horizontal(classes="review-body"):
                     with Vertical(id="review-list"):
@@ -165,8 +170,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
             return False  # single letters never act while typing or choosing
         # Asked for the footer and the keys from the moment the screen exists, before its
         # widgets are composed (a key 3 pressed at once): no tabs yet, no tab's keys either.
-        tabs = self.query(TabbedContent)
-        tab = tabs.first().active if tabs else None
+        tab = self.tabbed.active if self.tabbed is not None and self.tabbed.is_attached else None
         if action in PROPOSAL_ACTIONS:
             return tab == "proposals"
         if action in DUPLICATE_ACTIONS:

@@ -8,13 +8,13 @@ that fit beside the palette key. Everything left out is in the help and the pale
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import ActiveBinding, Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, TextArea
 from textual.widgets._footer import FooterKey
@@ -44,13 +44,14 @@ class Entry:
 class WorkbenchFooter(Footer):
     _composed: tuple[tuple[Entry, ...], bool | None] | None = None  # the lineup last composed
 
-    def entries(self) -> list[Entry]:
-        """Every shown binding of the screen, in priority order (see the module's docstring)."""
+    def entries(self, bindings: Mapping[str, ActiveBinding]) -> list[Entry]:
+        """Every shown binding of the screen (`bindings`: its active bindings), in priority
+        order (see the module's docstring)."""
         help_entry: list[Entry] = []
         own: list[Entry] = []
         others: list[Entry] = []
         seen: set[str] = set()
-        for _, binding, enabled, tooltip in self.screen.active_bindings.values():
+        for _, binding, enabled, tooltip in bindings.values():
             if not binding.show or binding.action in seen:
                 continue
             seen.add(binding.action)
@@ -85,24 +86,31 @@ class WorkbenchFooter(Footer):
             "Switch screen: 1 Library · 2 Remember · 3 Review · 4 Recall · 5 Chain · 6 Receipts",
         )
 
-    def fitting(self) -> Iterator[Entry]:
+    def fitting(self, bindings: Mapping[str, ActiveBinding]) -> Iterator[Entry]:
         room = (self.size.width or self.app.size.width) - PALETTE_WIDTH
-        for entry in self.entries():
+        for entry in self.entries(bindings):
             if entry.width > room:
                 return  # the rest is of lower priority: it waits in the help and the palette
             room -= entry.width
             yield entry
 
-    def lineup(self) -> tuple[tuple[Entry, ...], bool | None]:
-        """What the footer shows: the entries that fit, and the palette key (None: none)."""
-        palette = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
+    def lineup(
+        self, bindings: Mapping[str, ActiveBinding] | None = None
+    ) -> tuple[tuple[Entry, ...], bool | None]:
+        """What the footer shows: the entries that fit, and the palette key (None: none).
+        The screen's active bindings are worked out once here (each time asks every screen
+        command whether it is enabled: the most of a lineup's time)."""
+        if bindings is None:
+            bindings = self.screen.active_bindings
+        palette = bindings.get(self.app.COMMAND_PALETTE_BINDING)
         shown = self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE and palette
-        return tuple(self.fitting()), (palette.enabled if shown and palette else None)
+        return tuple(self.fitting(bindings)), (palette.enabled if shown and palette else None)
 
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:
             return
-        self._composed = self.lineup()
+        bindings = self.screen.active_bindings
+        self._composed = self.lineup(bindings)
         for entry in self._composed[0]:
             key = FooterKey(
                 entry.key,
@@ -116,7 +124,7 @@ class WorkbenchFooter(Footer):
             # footer does: a binding restyles each key once more as it mounts.
             key.set_reactive(FooterKey.compact, self.compact)
             yield key
-        palette = self.screen.active_bindings.get(self.app.COMMAND_PALETTE_BINDING)
+        palette = bindings.get(self.app.COMMAND_PALETTE_BINDING)
         if self._composed[1] is not None and palette:
             binding: Binding = palette.binding
             yield FooterKey(
