@@ -7,7 +7,7 @@ columns without asking the screen to load its rows again."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +81,19 @@ class FittedTable(FactTable):
         row_key = super().add_row(*shown, height=height, key=key, label=label)
         self.full[row_key] = list(cells)
         return row_key
+
+    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+        """Textual measures every cell of every new row for its column's content width, which
+        only a column of automatic width reads; every column here has the width `fit` gave
+        it. Measuring the 200 rows of a page (on each keystroke in the Library's filter) was
+        most of the page's load: only rows with a label or an automatic height need it."""
+        needed = [
+            key
+            for key in new_rows
+            if (row := self.rows.get(key)) is not None
+            and (row.auto_height or row.label is not None)
+        ]
+        super()._update_dimensions(needed)
 
     def clear(self, columns: bool = False) -> FittedTable:
         self.full.clear()
