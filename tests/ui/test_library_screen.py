@@ -309,3 +309,25 @@ async def test_a_time_that_cannot_be_read_says_how_to_write_it(engine: Any, clie
         # The unreadable part is left out; the list still shows the store as it is.
         assert isinstance(app.screen, LibraryScreen)
         assert [row.text for row in app.screen.rows] == ["Alice lives in Paris"]
+
+
+async def test_a_full_page_of_a_filter_counts_every_match(engine: Any) -> None:
+    """More matches than a page: a page of rows, and the summary's total is every match (a
+    short page counts itself without a second pass; a full one is counted)."""
+    from engine.storage.bulk import BulkFact, add_many
+
+    add_many(
+        engine,
+        [
+            BulkFact(f"Ledger line {n} of the audit", ["team:audit"], caller="t", session="s")
+            for n in range(230)
+        ],
+        durable=False,
+    )
+    async with workbench(engine) as (app, pilot):
+        await pilot.press("slash", *"ledger")
+        await settle(pilot)
+        assert summary(app).startswith("200 of 230 shown")
+        await pilot.press("space", *"line", "space", *"22")  # 22, 122, 220-229: a short page
+        await settle(pilot)
+        assert summary(app).startswith("12 of 12 shown")
