@@ -89,14 +89,31 @@ async def store_change_shown(pilot: Any) -> None:
     fails only if it does not come within CHANGE_WAIT_SECONDS."""
     app = pilot.app
     target = app.service.generation()
-    deadline = asyncio.get_running_loop().time() + CHANGE_WAIT_SECONDS
-    while getattr(app.screen, "generation_shown", target) < target:
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(
-                f"the screen still shows generation {app.screen.generation_shown}, the store "
-                f"is at {target}: the store watcher did not report the write"
-            )
-        await pilot.pause(0.01)
+    loop = asyncio.get_running_loop()
+    reported = asyncio.Event()
+    told = app.store_changed  # the watcher's thread calls it for each new generation
+
+    def telling(generation: int) -> None:
+        told(generation)  # posts StoreChanged to the screen (call_from_thread: handled by now)
+        loop.call_soon_threadsafe(reported.set)
+
+    app.store_changed = telling
+    try:
+        while getattr(app.screen, "generation_shown", target) < target:
+            if app.workbench.generation >= target:
+                await settle(pilot)  # reported already: its StoreChanged is on its way
+                continue
+            try:
+                await asyncio.wait_for(reported.wait(), CHANGE_WAIT_SECONDS)
+            except TimeoutError:
+                raise AssertionError(
+                    f"the screen still shows generation {app.screen.generation_shown}, the "
+                    f"store is at {target}: the store watcher did not report the write"
+                ) from None
+            reported.clear()
+            await settle(pilot)  # the StoreChanged posted, and the reloads it started
+    finally:
+        del app.store_changed  # the class's own again
     await settle(pilot)
 
 

@@ -160,9 +160,9 @@ class RowInserts:
             return
         self._stop.set()
         try:
-            self._inserted.result()
-        except Exception:  # noqa: BLE001 - the error that made the write stop is reported
-            pass
+            # The error that made the write stop is the caller's to report; here the thread
+            # only has to be done before the connection closes.
+            self._inserted.exception()
         finally:
             self._close()
 

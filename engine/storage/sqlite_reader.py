@@ -22,6 +22,7 @@ import os
 import secrets
 import sqlite3
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
@@ -162,17 +163,16 @@ class SqliteReads:
             (fact.record_id, model_id, fact.content_hash, vector_to_bytes(block))
             for fact, block in zip(facts, blocks, strict=True)
         ]
-        try:
-            with self._transaction():
-                self._db.executemany(
-                    "INSERT INTO embeddings (record_id, model_id, content_hash, vector) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT (record_id) DO UPDATE SET "
-                    "model_id = excluded.model_id, content_hash = excluded.content_hash, "
-                    "vector = excluded.vector",
-                    rows,
-                )
-        except sqlite3.Error:  # a locked or read-only index must not break a query
-            pass
+        # Best effort: a locked or read-only index must not break a query (the vectors are
+        # derived data, embedded again next time).
+        with suppress(sqlite3.Error), self._transaction():
+            self._db.executemany(
+                "INSERT INTO embeddings (record_id, model_id, content_hash, vector) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (record_id) DO UPDATE SET "
+                "model_id = excluded.model_id, content_hash = excluded.content_hash, "
+                "vector = excluded.vector",
+                rows,
+            )
 
     def collections(self) -> dict[str, CollectionInfo]:
         rows = self._db.execute(
