@@ -36,7 +36,7 @@ class InMemoryIndex:
     def __init__(self, snapshot: Snapshot, embedder: Embedder | None) -> None:
         self.snapshot = snapshot
         self._embedder = embedder
-        semantic = embedder is not None and snapshot.vectors is not None
+        semantic = embedder is not None and snapshot.semantic
         legs = {LEXICAL, SEMANTIC} if semantic else {LEXICAL}
         self.capabilities = frozenset({*legs, BATCH_CANDIDATES})
 
@@ -133,8 +133,8 @@ class InMemoryIndex:
         pairs: list[DuplicatePair] = []
         if len(positions) < 2:
             return pairs
-        if SEMANTIC in self.capabilities and snapshot.vectors is not None:
-            block = snapshot.vectors[positions]
+        if SEMANTIC in self.capabilities and snapshot.semantic:
+            block = snapshot.whole_vectors(positions)
             upper = np.triu(np.clip(block @ block.T, 0, 1), k=1)
             for i, j in zip(*np.nonzero(upper >= SEMANTIC_TIERS.weak), strict=True):
                 left, right = snapshot.facts[positions[i]], snapshot.facts[positions[j]]

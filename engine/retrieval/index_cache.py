@@ -12,6 +12,7 @@ import numpy as np
 
 from engine.retrieval import persisted
 from engine.retrieval.embeddings import Embedder, embed_facts, vector_from_bytes
+from engine.retrieval.quantized import QuantizedBlock
 from engine.retrieval.snapshot import IndexedFact, Snapshot
 from engine.retrieval.word_alignment import WordVectors
 
@@ -159,13 +160,13 @@ class SnapshotCache:
 
     def _blocks(
         self, facts: list[IndexedFact], snapshot: Snapshot | None
-    ) -> list[np.ndarray | None]:
+    ) -> list[np.ndarray | QuantizedBlock | None]:
         """Each fact's vector block: kept in the index already (same record, same text), or
         stored by the writer, or embedded now (and stored for the next reader)."""
         if self._embedder is None:
             return [None] * len(facts)
         dims = self._embedder.dims
-        blocks: list[np.ndarray | None] = [None] * len(facts)
+        blocks: list[np.ndarray | QuantizedBlock | None] = [None] * len(facts)
         wanted: dict[str, int] = {}
         for index, fact in enumerate(facts):
             old = snapshot.positions.get(fact.record_id) if snapshot is not None else None

@@ -13,6 +13,7 @@ import numpy as np
 
 from engine.retrieval.embeddings import Embedder
 from engine.retrieval.lexical import similarity as lexical_similarity
+from engine.retrieval.quantized import quantize
 from engine.retrieval.ranking import best_first
 from engine.retrieval.snapshot import IndexedFact, Snapshot
 
@@ -64,13 +65,12 @@ def find_candidates(
     """Among the facts `mask` lets through, those that say nearly what `text` says."""
     if not mask.any():
         return []
-    if embedder is not None and snapshot.vectors is not None:
+    if embedder is not None and snapshot.semantic:
         query = embedder.embed([text])[0]
-        # Only the visible rows are scored: a scope is usually a small part of the store, and
-        # the product is the cost of a propose.
+        # Only the visible rows are scored when they are a small part of the store (a scope
+        # usually is): the product is the cost of a propose.
         visible = np.flatnonzero(mask)
-        # einsum: the same bits for a fact wherever it sits (engine/retrieval/snapshot.py).
-        similarity = np.clip(np.einsum("ij,j->i", snapshot.vectors[visible], query), 0.0, 1.0)
+        similarity = np.clip(snapshot.whole_cosines(query, visible), 0.0, 1.0)
         tiers = SEMANTIC_TIERS
         order = best_first(snapshot, visible, similarity, MAX_CANDIDATES * 4)
         scored = [
@@ -108,14 +108,18 @@ def semantic_candidates_many(
     """`find_candidates` for many texts that may see the same facts (`mask`), given their
     unit vectors (`queries`, one row each): one matrix product per chunk of texts instead of
     one scan of the store per text (an import's dedup)."""
-    assert snapshot.vectors is not None
+    assert snapshot.semantic
     visible = np.flatnonzero(mask)
     if not len(visible):
         return [[] for _ in range(len(queries))]
-    block = snapshot.vectors[visible]
+    # One float32 product per chunk of texts (BLAS: many texts at once), of the rows and the
+    # texts as int8 holds them, so that a text scores as a propose of it would (to float32's
+    # rounding of the same integer products).
+    block = snapshot.whole_vectors(visible)
+    asked = quantize(queries).floats()
     found: list[list[ScoredCandidate]] = []
     for start in range(0, len(queries), QUERY_CHUNK):
-        similarity = np.clip(queries[start : start + QUERY_CHUNK] @ block.T, 0.0, 1.0)
+        similarity = np.clip(asked[start : start + QUERY_CHUNK] @ block.T, 0.0, 1.0)
         for row in similarity:
             hits = np.flatnonzero(row >= SEMANTIC_TIERS.weak)
             ordered = hits[best_first(snapshot, visible[hits], row[hits], MAX_CANDIDATES)]

@@ -31,12 +31,13 @@ import numpy as np
 
 from engine.retrieval.growing import GrowingArray, GrowingRows, Postings
 from engine.retrieval.lexical import Bm25Index
+from engine.retrieval.quantized import QuantizedRows
 from engine.retrieval.snapshot import IndexedFact, Snapshot
 from engine.retrieval.word_alignment import WordAlignment, WordVectors
-from engine.storage.array_file import Arrays, Damaged, read, room
+from engine.storage.array_file import Arrays, Damaged, read
 from engine.storage.array_file import write as write_file
 
-FORMAT = 2
+FORMAT = 3  # 3: the vector rows in int8 with a scale each (engine/retrieval/quantized.py)
 # Below this many facts a rebuild is cheaper than reading and writing a file.
 PERSIST_MIN_FACTS = 2_000
 # The big row blocks (every fact's vector rows, the word vectors): read with room to grow, so
@@ -102,8 +103,12 @@ def prepare(snapshot: Snapshot, store_id: str, model_id: str | None) -> dict[str
     ):
         arrays.update({f"{prefix}{key}": value for key, value in _csr(lists).items()})
     if snapshot.rows is not None:
-        # The whole-text vectors are each block's first row: derived at load, not stored.
-        arrays.update(rows=snapshot.rows, starts=snapshot._starts.view().copy())
+        # The whole-text vectors are each block's first row.
+        arrays.update(
+            rows=snapshot.rows.values,
+            row_scales=snapshot.rows.scales.copy(),
+            starts=snapshot.starts.copy(),
+        )
     if alignment is not None:
         arrays["matrix"] = alignment._matrix.view()
     header = {
@@ -112,7 +117,7 @@ def prepare(snapshot: Snapshot, store_id: str, model_id: str | None) -> dict[str
         "model": model_id,
         "generation": snapshot.generation,
         "changeSeq": snapshot.change_seq,
-        "semantic": snapshot.vectors is not None,
+        "semantic": snapshot.semantic,
         "count": len(facts),
         "bm25": [lexical.size, lexical._total_length, lexical.positions_seen],
         "alignment": [alignment.size, alignment.positions_seen] if alignment is not None else [],
@@ -192,16 +197,14 @@ def _restore(
     snapshot.live_count = int(live.sum())
     if semantic:
         rows, starts = data["rows"], data["starts"].astype(np.int64)
+        scales = data["row_scales"]
         if rows.ndim != 2 or rows.shape[1] != max(dims, 1) or len(starts) != count:
             raise Damaged("rows")
+        if rows.dtype != np.int8 or scales.ndim != 1 or len(scales) != len(rows):
+            raise Damaged("row_scales")
         if count and (int(starts.min()) < 0 or int(starts.max()) >= len(rows)):
             raise Damaged("starts")
-        snapshot._rows = _growing(data, "rows")
-        # The whole-text vectors: each block's first row, into an array with room as well.
-        vectors = np.empty((count + room(count), rows.shape[1]), dtype=np.float32)
-        np.take(rows, starts, axis=0, out=vectors[:count])
-        snapshot._vectors = GrowingRows.of(vectors)
-        snapshot._vectors.filled = count
+        snapshot._rows = QuantizedRows.of(_growing(data, "rows"), scales)
         snapshot._starts = GrowingArray.of(starts)
     lexical = Bm25Index()
     lexical.size, lexical._total_length, lexical.positions_seen = (int(v) for v in header["bm25"])

@@ -64,7 +64,7 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
     normalising by the best hit instead would promote it to 1. docs/retrieval.md compares
     the fusions."""
     lexical = snapshot.lexical.scores(query, len(mask))
-    if embedder is None or snapshot.rows is None:
+    if embedder is None or not snapshot.semantic:
         hits = np.flatnonzero(mask & (lexical > 0))
         top = hits[best_first(snapshot, hits, lexical[hits], MATCH_WINDOW)]
         return RankedMatches(
@@ -87,11 +87,11 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
     query_vector = embedder.embed([query])[0]
     hits, cosine = _semantic_hits(snapshot, query_vector, matched, mask)
     fused = evidence[hits] + SEMANTIC_WEIGHT * cosine
-    if len(hits) and snapshot.vectors is not None:
+    if len(hits):
         # Pseudo-relevance feedback (Rocchio): move the query towards its best first-pass
         # facts, then rank again; a static model's query vector alone misses paraphrases.
         first = hits[best_first(snapshot, hits, fused, FEEDBACK_FACTS)]
-        query_vector = query_vector + FEEDBACK_WEIGHT * snapshot.vectors[first].mean(axis=0)
+        query_vector = query_vector + FEEDBACK_WEIGHT * snapshot.whole_vectors(first).mean(axis=0)
         query_vector /= max(float(np.linalg.norm(query_vector)), 1e-12)
         hits, cosine = _semantic_hits(snapshot, query_vector, matched, mask)
         fused = evidence[hits] + SEMANTIC_WEIGHT * cosine

@@ -1,5 +1,6 @@
-"""An in-memory index of the current facts for ranking: BM25, the embedding matrix, word
-alignment and per-scope / per-collection positions, kept up to date incrementally.
+"""An in-memory index of the current facts for ranking: BM25, the embedding rows (in int8:
+engine/retrieval/quantized.py), word alignment and per-scope / per-collection positions, kept
+up to date incrementally.
 
 Every write to `facts` leaves a row in the change log (`fact_changes`, written by triggers:
 engine/storage/database.py). When the store's generation counter has moved, a process reads
@@ -29,8 +30,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.retrieval.embeddings import vector_to_bytes
-from engine.retrieval.growing import GrowingArray, GrowingRows, Postings
+from engine.retrieval.growing import GrowingArray, Postings
 from engine.retrieval.lexical import Bm25Index
+from engine.retrieval.quantized import QuantizedBlock, QuantizedRows, cosines, quantize
 from engine.retrieval.word_alignment import WordAlignment, WordVectors
 
 if TYPE_CHECKING:
@@ -93,8 +95,9 @@ class Snapshot:
         self.facts: list[IndexedFact] = []
         self.positions: dict[str, int] = {}  # record id -> its latest position
         self._semantic = semantic
-        self._vectors = GrowingRows(max(dims, 1))  # whole-text unit vector per position
-        self._rows = GrowingRows(max(dims, 1))  # every position's block (whole, sentences)
+        # Every position's block (its whole text, then its sentences), in int8; a position's
+        # whole-text vector is its block's first row.
+        self._rows = QuantizedRows(max(dims, 1))
         self._starts = GrowingArray(np.int64)  # where each position's block begins in _rows
         self._live = GrowingArray(np.bool_, False)
         self._expiry = GrowingArray(np.float64, np.inf)
@@ -111,13 +114,31 @@ class Snapshot:
     # -- reading ----------------------------------------------------------------------------
 
     @property
-    def vectors(self) -> np.ndarray | None:
-        """(positions, dims) whole-text unit vectors, or None without a model."""
-        return self._vectors.view() if self._semantic else None
+    def semantic(self) -> bool:
+        """Whether the index holds vectors (a model is loaded)."""
+        return self._semantic
 
     @property
-    def rows(self) -> np.ndarray | None:
+    def rows(self) -> QuantizedBlock | None:
+        """Every position's vector rows (int8), or None without a model."""
         return self._rows.view() if self._semantic else None
+
+    @property
+    def starts(self) -> np.ndarray:
+        """Where each position's block begins in `rows` (its whole-text row)."""
+        return self._starts.view()
+
+    def whole_vectors(self, positions: np.ndarray) -> np.ndarray:
+        """(len(positions), dims) float32: the whole-text vectors of these positions, as the
+        products see them (dequantized)."""
+        return self._rows.take(self._starts.view()[positions]).floats()
+
+    def whole_cosines(self, query: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """The cosine of each position's whole text with the unit vector `query`."""
+        starts = self._starts.view()
+        if 4 * len(positions) < len(starts):  # a few: their rows alone
+            return cosines(self._rows.take(starts[positions]), query)
+        return cosines(self._rows.view(), query)[starts[positions]]
 
     @property
     def live(self) -> np.ndarray:
@@ -136,10 +157,9 @@ class Snapshot:
         """Per position, the cosine of its best row (whole text or one of its sentences)."""
         if not self.facts:
             return np.zeros(0, dtype=np.float32)
-        # einsum, not BLAS: each row's dot product is summed in the same order wherever the
-        # row sits, so a fact scores the same bits in an index built afresh or grown.
-        cosines = np.einsum("ij,j->i", self._rows.view(), query)
-        return np.maximum.reduceat(cosines, self._starts.view())
+        # Integer products (engine/retrieval/quantized.py): a fact scores the same bits wherever
+        # its rows sit, in an index built afresh or grown.
+        return np.maximum.reduceat(cosines(self._rows.view(), query), self._starts.view())
 
     def scopes(self) -> list[str]:
         return sorted(scope for scope, postings in self._by_scope.items() if postings.live > 0)
@@ -165,7 +185,9 @@ class Snapshot:
 
     # -- changing ---------------------------------------------------------------------------
 
-    def add_many(self, facts: Sequence[IndexedFact], blocks: Sequence[np.ndarray | None]) -> None:
+    def add_many(
+        self, facts: Sequence[IndexedFact], blocks: Sequence[np.ndarray | QuantizedBlock | None]
+    ) -> None:
         """Index current facts at new positions, in order; their new words are embedded for
         the word alignment in one batch."""
         positions = [
@@ -174,15 +196,18 @@ class Snapshot:
         if self.alignment is not None:
             self.alignment.add_many([(p, f.text) for p, f in zip(positions, facts, strict=True)])
 
-    def add(self, fact: IndexedFact, block: np.ndarray | None, *, align: bool = True) -> int:
-        """Index a current fact at a new position (its block: whole text, then sentences)."""
+    def add(
+        self, fact: IndexedFact, block: np.ndarray | QuantizedBlock | None, *, align: bool = True
+    ) -> int:
+        """Index a current fact at a new position (its block: whole text, then sentences; float
+        rows are quantized here, a block taken from another index is kept as it is)."""
         position = len(self.facts)
         self.facts.append(fact)
         self.positions[fact.record_id] = position
         if self._semantic:
             assert block is not None
-            self._vectors.append(block[:1])
-            self._starts.append(self._rows.append(block))
+            quantized = block if isinstance(block, QuantizedBlock) else quantize(block)
+            self._starts.append(self._rows.append(quantized))
         self._live.append(True)
         self._expiry.append(fact.expires_at.timestamp() if fact.expires_at else np.inf)
         self._created.append((fact.created_at - EPOCH) // MICROSECOND)
@@ -221,7 +246,7 @@ class Snapshot:
             self._by_scope[scope].live += step
         self._by_collection[fact.collection].live += step
 
-    def block_of(self, position: int) -> np.ndarray | None:
+    def block_of(self, position: int) -> QuantizedBlock | None:
         if not self._semantic:
             return None
         start = int(self._starts.view()[position])
@@ -230,7 +255,7 @@ class Snapshot:
             if position + 1 < len(self.facts)
             else self._rows.filled
         )
-        return self._rows.view()[start:end]
+        return self._rows.span(start, end)
 
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
