@@ -51,29 +51,39 @@ def ms(values: list[float], q: float) -> str:
     return f"{ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000:.1f}"
 
 
+IMPORT_CHUNK = 100_000  # rows per file: `import` takes files up to 64 MiB (it says: split it)
+
+
 def import_store(home: Path, rows: list[tuple[str, str]]) -> tuple[float, dict[str, int]]:
     """facts/s of `gno-tui import` of these rows into a fresh home, and how many items were
-    added, proposed and skipped."""
-    source = home.parent / "import.jsonl"
-    with source.open("w", encoding="utf-8") as out:
-        for text, scope in rows:
-            out.write(json.dumps({"text": text, "scopes": [scope]}) + "\n")
-    start = time.perf_counter()
-    done = subprocess.run(
-        [str(CONSOLE), "--home", str(home), "import", str(source), "--json"],
-        capture_output=True,
-        text=True,
-    )
-    took = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"import failed: {done.stderr[-2000:]}")
-    report = json.loads(done.stdout)
-    print(
-        f"imported {report['added']} (skipped {report['skipped']}, proposed "
-        f"{report['proposed']}) in {took:.1f} s",
-        file=sys.stderr,
-    )
-    counts = {key: int(report[key]) for key in ("added", "proposed", "skipped")}
+    added, proposed and skipped. Past IMPORT_CHUNK rows the rows go in files of that many,
+    imported one after another into the same home (each file all or nothing), as a person
+    splits a file larger than `import` takes."""
+    counts = {"added": 0, "proposed": 0, "skipped": 0}
+    took = 0.0
+    for first in range(0, len(rows), IMPORT_CHUNK):
+        source = home.parent / f"import-{first // IMPORT_CHUNK:03d}.jsonl"
+        with source.open("w", encoding="utf-8") as out:
+            for text, scope in rows[first : first + IMPORT_CHUNK]:
+                out.write(json.dumps({"text": text, "scopes": [scope]}) + "\n")
+        start = time.perf_counter()
+        done = subprocess.run(
+            [str(CONSOLE), "--home", str(home), "import", str(source), "--json"],
+            capture_output=True,
+            text=True,
+        )
+        took += time.perf_counter() - start
+        source.unlink()
+        if done.returncode != 0:
+            raise SystemExit(f"import failed: {(done.stdout + done.stderr)[-2000:]}")
+        report = json.loads(done.stdout)
+        for key in counts:
+            counts[key] += int(report[key])
+        print(
+            f"imported {report['added']} (skipped {report['skipped']}, proposed "
+            f"{report['proposed']}) in {took:.1f} s so far",
+            file=sys.stderr,
+        )
     return len(rows) / took, counts
 
 
