@@ -179,7 +179,8 @@ def _add_many(
     # No folders in the server mode: the rows are the facts (engine/storage/fact_sink.py).
     roots = {
         name: engine.collection_root(name) if engine.files_canonical else Path()
-        for name in {engine.require_collection(f.collection).name for f in facts}
+        # Each collection looked up once: one query per fact was a fifth of a 100k import.
+        for name in {engine.require_collection(name).name for name in {f.collection for f in facts}}
     }
     crash = _crash_points()
     report = BulkReport()
