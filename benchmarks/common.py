@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
+import tempfile
+import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -83,3 +87,42 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
     ra -= ra.mean()
     rb -= rb.mean()
     return float((ra * rb).sum() / np.sqrt((ra * ra).sum() * (rb * rb).sum()))
+
+
+# -- PostgreSQL for the server-mode benchmarks ------------------------------------------------
+
+
+@contextlib.contextmanager
+def postgres_server(url: str | None, *, prefix: str) -> Iterator[str]:
+    """`url` itself, else a throwaway pgserver (PostgreSQL 16 + pgvector, the test extra)
+    in a temporary folder, stopped and removed afterwards."""
+    if url:
+        yield url
+        return
+    import pgserver
+
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    server = pgserver.get_server(folder, cleanup_mode="delete")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+
+
+@contextlib.contextmanager
+def fresh_database(server: str, *, prefix: str) -> Iterator[str]:
+    """A new, empty database on `server` (its postgresql:// URL), dropped afterwards."""
+    from sqlalchemy import create_engine, make_url, text
+
+    url = make_url(server).set(drivername="postgresql+psycopg")
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    name = prefix + uuid.uuid4().hex[:12]
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        rendered = url.set(database=name).render_as_string(hide_password=False)
+        yield rendered.replace("postgresql+psycopg://", "postgresql://", 1)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()

@@ -24,13 +24,13 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import DATA, machine, write_report
+from benchmarks.common import DATA, machine, postgres_server, write_report
+from benchmarks.common import fresh_database as common_fresh_database
 from engine.facade.service import open_service
 from engine.memory.recall import RecallRequest
 from engine.memory.remember import RememberRequest
@@ -124,37 +124,12 @@ def run_engine(
 
 @contextlib.contextmanager
 def fresh_database(server: str | None) -> Iterator[str | None]:
+    """None for the embedded store, else a fresh database on `server`."""
     if server is None:
         yield None
         return
-    from sqlalchemy import create_engine, make_url, text
-
-    url = make_url(server).set(drivername="postgresql+psycopg")
-    admin = create_engine(url, isolation_level="AUTOCOMMIT")
-    name = "locomo_" + uuid.uuid4().hex[:12]
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield url.set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
-
-
-@contextlib.contextmanager
-def postgres_server(url: str | None) -> Iterator[str]:
-    if url:
+    with common_fresh_database(server, prefix="locomo_") as url:
         yield url
-        return
-    import pgserver
-
-    folder = Path(tempfile.mkdtemp(prefix="locomo-pgserver-"))
-    server = pgserver.get_server(folder, cleanup_mode="delete")
-    try:
-        yield server.get_uri()
-    finally:
-        server.cleanup()
 
 
 def run_fts5(conversation: dict, kind: str) -> dict:
@@ -190,7 +165,11 @@ def main() -> None:
     parser.add_argument("--db", help="a PostgreSQL server URL (default: a throwaway pgserver)")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
-        server = stack.enter_context(postgres_server(args.db)) if args.backend != "memory" else None
+        server = (
+            stack.enter_context(postgres_server(args.db, prefix="locomo-pgserver-"))
+            if args.backend != "memory"
+            else None
+        )
         run(args, server)
 
 

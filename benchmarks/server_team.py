@@ -34,14 +34,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import machine, write_report
+from benchmarks.common import fresh_database, machine, postgres_server, write_report
 from benchmarks.team_writers import CHAINS, SHARED_KEYS, chain_text, env
 
 WRITER = Path(__file__).resolve().parent / "team_writers.py"
@@ -269,28 +268,9 @@ def passed(verdict: dict[str, Any]) -> bool:
 @contextlib.contextmanager
 def database(server: str | None) -> Iterator[str]:
     """A fresh database on `server`, else on a throwaway pgserver; dropped afterwards."""
-    from sqlalchemy import create_engine, make_url, text
-
-    with contextlib.ExitStack() as stack:
-        if server is None:
-            import pgserver
-
-            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="team-pgserver-"))
-            handle = pgserver.get_server(folder, cleanup_mode="delete")
-            stack.callback(handle.cleanup)
-            server = handle.get_uri()
-        url = make_url(server).set(drivername="postgresql+psycopg")
-        admin = create_engine(url, isolation_level="AUTOCOMMIT")
-        name = "team_" + uuid.uuid4().hex[:12]
-        with admin.connect() as connection:
-            connection.execute(text(f'CREATE DATABASE "{name}"'))
-        try:
-            rendered = url.set(database=name).render_as_string(hide_password=False)
-            yield rendered.replace("postgresql+psycopg://", "postgresql://", 1)
-        finally:
-            with admin.connect() as connection:
-                connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-            admin.dispose()
+    with postgres_server(server, prefix="team-pgserver-") as url:
+        with fresh_database(url, prefix="team_") as db:
+            yield db
 
 
 def report(verdict: dict[str, Any], seconds: float, ops: int | None, name: str) -> None:
