@@ -281,11 +281,13 @@ def remember(
 def _write(
     engine: MemoryEngine, request: RememberRequest, checked: _Checked, matching: dict[str, Any]
 ) -> dict[str, Any]:
-    from engine.storage.records import allocate_docid, current_duplicate, row_from_file
+    from engine.storage.records import allocate_docid, current_duplicate, values_from_file
 
     now = engine.now()
     # Inside a group commit this is the group's session: the exact check and the docid see
     # the rows of the group's earlier writes, not yet committed.
+    batch = engine.current_batch()
+    statements = batch.statements if batch is not None else None  # SQLite's driver, in a group
     with engine.write_session() as session:
         predecessor = (
             _check_predecessor(session, request, checked)
@@ -301,6 +303,7 @@ def _write(
                 content_hash=checked.content_hash,
                 scopes=checked.scopes,
                 now=now,
+                statements=statements,
             )
         )
         if existing is not None:
@@ -310,7 +313,7 @@ def _write(
             )
         created_at = iso_utc(now)
         record_id = engine.new_record_id()
-        docid = allocate_docid(session, record_id=record_id)
+        docid = allocate_docid(session, record_id=record_id, statements=statements)
     day = created_at[:10]
     uri = fact_uri(checked.collection, day, record_id)
     rel_path = f"facts/{day}/{record_id}.md"
@@ -329,7 +332,7 @@ def _write(
     # The sink writes the file (embedded mode) or nothing (server mode: the row is the fact).
     sink = engine.fact_sink
     path = sink.write_new(engine, fact_file, collection=checked.collection, rel_path=rel_path)
-    row = row_from_file(
+    row = values_from_file(
         fact_file, collection=checked.collection, uri=uri, rel_path=rel_path, docid=docid
     )
     sync: dict[str, Any] = {"status": "completed"}
@@ -349,7 +352,7 @@ def _write(
         "record": public_fact(row),
         # The seed requires absPath; in server mode no file exists, and the fact document's
         # address is its uri (an MCP resource, the mirror `export --format gno` writes).
-        "absPath": str(path.resolve()) if path is not None else uri,
+        "absPath": engine.absolute_path(path) if path is not None else uri,
         "sync": sync,
         "matching": matching,
     }

@@ -3,7 +3,7 @@
 import secrets
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, delete, event, select, update
 from sqlalchemy.orm import Session
@@ -11,6 +11,9 @@ from sqlmodel import SQLModel
 
 from engine.contract.errors import MemoryFailure
 from engine.storage import tables
+
+if TYPE_CHECKING:
+    from engine.storage.sqlite_driver import DriverStatements
 
 # How long a SQLite connection waits on another process's transaction before giving up.
 SQLITE_BUSY_TIMEOUT_MS = 10_000
@@ -148,10 +151,14 @@ _META = tables.StoreMetaRow.__table__
 _BUMP_GENERATION = update(_META).where(_META.c.name == "generation").values(value=_META.c.value + 1)
 
 
-def bump_generation(session: Session) -> None:
-    """Called inside every write transaction, so readers in other processes can see a change."""
-    changed = session.connection().execute(_BUMP_GENERATION)
-    if changed.rowcount == 0:
+def bump_generation(session: Session, statements: "DriverStatements | None" = None) -> None:
+    """Called inside every write transaction, so readers in other processes can see a change.
+    `statements`: a group commit's, on SQLite's driver (engine/storage/sqlite_driver.py)."""
+    if statements is not None:
+        changed = statements.change(_BUMP_GENERATION)
+    else:
+        changed = session.connection().execute(_BUMP_GENERATION).rowcount
+    if changed == 0:
         session.add(tables.StoreMetaRow(name="generation", value=1))
 
 

@@ -48,9 +48,11 @@ from sqlalchemy import Table, select
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import parse_iso
 from engine.storage import tables
 from engine.storage.database import bump_generation
 from engine.storage.factfiles import TEMP_PREFIX
+from engine.storage.sqlite_driver import DriverStatements
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -173,9 +175,15 @@ class WriteBatch:
     changing one takes it), the fact files staged and the writes whose journal entries wait
     for the commit."""
 
-    def __init__(self, session: Session, collections: dict[str, tables.CollectionRow]) -> None:
+    def __init__(
+        self,
+        session: Session,
+        collections: dict[str, tables.CollectionRow],
+        statements: DriverStatements | None,
+    ) -> None:
         self.session = session
         self.collections = collections
+        self.statements = statements  # the writes' statements on SQLite's driver
         self._written: list[tuple[str, dict[str, Any]]] = []
         self._staged: list[StagedFile] = []
         self._staged_ids: list[str] = []
@@ -264,9 +272,10 @@ def write_batch(engine: MemoryEngine) -> Iterator[WriteBatch]:
         with Session(engine.db, expire_on_commit=False) as session:
             # A write first, so the transaction is open before any savepoint: SQLite's driver
             # would otherwise let the first savepoint's release commit on its own.
-            bump_generation(session)
+            statements = DriverStatements.for_session(session)
+            bump_generation(session, statements)
             session.flush()
-            batch = WriteBatch(session, _collections(engine, session))
+            batch = WriteBatch(session, _collections(engine, session, statements), statements)
             engine.bind_batch(batch)
             try:
                 yield batch
@@ -285,14 +294,24 @@ _COLLECTIONS: Table = tables.CollectionRow.__table__  # type: ignore[attr-define
 _COLLECTION_VALUES = select(*_COLLECTIONS.c).order_by(_COLLECTIONS.c.name)
 
 
-def _collections(engine: MemoryEngine, session: Session) -> dict[str, tables.CollectionRow]:
+def _collections(
+    engine: MemoryEngine, session: Session, statements: DriverStatements | None
+) -> dict[str, tables.CollectionRow]:
     """The collections as the index has them now. The rows of the last group are reused when
     the values are the same (building them through the ORM cost a group 0.1 ms)."""
-    found = session.execute(_COLLECTION_VALUES).mappings().all()
+    if statements is not None:
+        names = [column.name for column in _COLLECTIONS.c]
+        stored = statements.rows(_COLLECTION_VALUES, {})
+        found = [dict(zip(names, row, strict=True)) for row in stored]
+    else:
+        found = [dict(mapping) for mapping in session.execute(_COLLECTION_VALUES).mappings()]
     values = tuple(tuple(mapping.values()) for mapping in found)
     seen = engine.group_collections
     if seen is not None and seen[0] == values:
         return dict(seen[1])
+    if statements is not None:  # the driver's values are the stored ones: times as text
+        for mapping in found:
+            mapping["created_at"] = parse_iso(mapping["created_at"])
     rows = {mapping["name"]: tables.CollectionRow(**mapping) for mapping in found}
     engine.group_collections = (values, rows)
     return dict(rows)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import update
+from sqlalchemy import bindparam, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import iso_utc
 from engine.retrieval.embeddings import embed_facts, vector_to_bytes
 from engine.retrieval.snapshot import IndexedFact, store_vectors
 from engine.storage import tables
@@ -21,23 +22,26 @@ from engine.storage.records import (
     INSERT_FACT,
     INSERT_FACT_SCOPES,
     UPSERT_EMBEDDING,
+    NewFact,
     scope_rows,
     stored_fact,
     stored_scopes,
 )
 
 if TYPE_CHECKING:
+    from engine.storage.sqlite_driver import DriverStatements
     from engine.storage.store import MemoryEngine
 
 
 def insert_new_fact(
     session: Session,
-    row: tables.FactRow,
+    row: NewFact,
     predecessor: tables.FactRow | None,
     now_iso_moment: Any,
     *,
     vector: dict[str, Any] | None = None,
     bump: bool = True,
+    statements: DriverStatements | None = None,
 ) -> None:
     """The index half of a new fact's write, inside the caller's transaction, as plain
     inserts (the row itself stays out of the session). A supersede is a compare-and-swap on
@@ -46,21 +50,31 @@ def insert_new_fact(
     the keyed API's conflict (MEMORY_KEY_EXISTS for a create, MEMORY_REVISION_CONFLICT for a
     later revision). Either way the caller rolls back, so nothing of this write stays.
     `vector`: the values of its embeddings row (`vector_values`). `bump=False`: the caller's
-    transaction moves the generation once for all its writes (a group commit)."""
+    transaction moves the generation once for all its writes (a group commit), whose
+    `statements` run them on SQLite's driver (engine/storage/sqlite_driver.py)."""
     if predecessor is not None:
-        _swap_predecessor(session, row, predecessor, now_iso_moment)
-    connection = session.connection()  # the session's transaction; no ORM work per statement
+        _swap_predecessor(session, row, predecessor, now_iso_moment, statements)
     try:
-        connection.execute(INSERT_FACT, stored_fact(row))
+        if statements is not None:
+            statements.insert(INSERT_FACT, [stored_fact(row)])
+        else:
+            # The session's transaction; no ORM work per statement.
+            session.connection().execute(INSERT_FACT, stored_fact(row))
     except IntegrityError as exc:
         if row.kv_key is None or "kv_key" not in str(exc.orig):
             raise
         raise _key_taken(row) from exc
-    connection.execute(INSERT_FACT_SCOPES, stored_scopes(row))
-    if vector is not None:
-        connection.execute(UPSERT_EMBEDDING, vector)
+    if statements is not None:
+        statements.insert(INSERT_FACT_SCOPES, stored_scopes(row))
+        if vector is not None:
+            statements.insert(UPSERT_EMBEDDING, [vector])
+    else:
+        connection = session.connection()
+        connection.execute(INSERT_FACT_SCOPES, stored_scopes(row))
+        if vector is not None:
+            connection.execute(UPSERT_EMBEDDING, vector)
     if bump:
-        bump_generation(session)
+        bump_generation(session, statements)
 
 
 def insert_fact_row(
@@ -88,17 +102,32 @@ def insert_fact_row(
         bump_generation(session)
 
 
+# The supersede's compare-and-swap, built once (records.py's note on the write's statements).
+_FACTS = tables.FactRow.__table__  # type: ignore[attr-defined]
+_SWAP_PREDECESSOR = (
+    update(_FACTS)
+    .where(_FACTS.c.record_id == bindparam("predecessor"))
+    .where(_FACTS.c.superseded_by.is_(None))
+    .where(_FACTS.c.retired_at.is_(None))
+    .values(superseded_by=bindparam("successor"), superseded_at=bindparam("moment"))
+)
+
+
 def _swap_predecessor(
-    session: Session, row: tables.FactRow, predecessor: tables.FactRow, now_iso_moment: Any
+    session: Session,
+    row: NewFact,
+    predecessor: tables.FactRow,
+    now_iso_moment: Any,
+    statements: DriverStatements | None = None,
 ) -> None:
-    swapped = session.execute(
-        update(tables.FactRow)
-        .where(tables.FactRow.record_id == predecessor.record_id)  # type: ignore[arg-type]
-        .where(tables.FactRow.superseded_by.is_(None))  # type: ignore[union-attr]
-        .where(tables.FactRow.retired_at.is_(None))  # type: ignore[union-attr]
-        .values(superseded_by=row.record_id, superseded_at=now_iso_moment)
-    )
-    if getattr(swapped, "rowcount", 0) != 1:
+    values = {"predecessor": predecessor.record_id, "successor": row.record_id}
+    if statements is not None:
+        moment = iso_utc(now_iso_moment)
+        swapped = statements.change(_SWAP_PREDECESSOR, {**values, "moment": moment})
+    else:
+        result = session.execute(_SWAP_PREDECESSOR, {**values, "moment": now_iso_moment})
+        swapped = getattr(result, "rowcount", 0)
+    if swapped != 1:
         raise MemoryFailure(
             "MEMORY_SUPERSEDE_CONFLICT",
             f"{predecessor.uri} was superseded by another writer first. Recall again and "
@@ -106,7 +135,7 @@ def _swap_predecessor(
         )
 
 
-def _key_taken(row: tables.FactRow) -> MemoryFailure:
+def _key_taken(row: NewFact) -> MemoryFailure:
     where = f"key {row.kv_key!r} (namespace {row.kv_namespace!r})"
     if row.kv_revision == 1:
         return MemoryFailure(
@@ -121,7 +150,7 @@ def _key_taken(row: tables.FactRow) -> MemoryFailure:
     )
 
 
-def vector_values(engine: MemoryEngine, row: tables.FactRow) -> dict[str, Any] | None:
+def vector_values(engine: MemoryEngine, row: NewFact) -> dict[str, Any] | None:
     """The new fact's embeddings row as values for the write's own transaction, or None
     without a model. Best effort: a vector is derived data (a snapshot embeds a fact it
     lacks), so an embedder that fails must not fail the write."""

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import JSON, bindparam, column, insert, or_, select, table, text
 from sqlalchemy.orm import Session
@@ -16,6 +17,9 @@ from engine.contract.normalize import iso_utc
 from engine.storage import tables
 from engine.storage.fact_shape import public_fact as public_fact  # re-exported
 from engine.storage.factfiles import FactFile
+
+if TYPE_CHECKING:
+    from engine.storage.sqlite_driver import DriverStatements
 
 
 def get_fact(session: Session, *, ref: str) -> tables.FactRow | None:
@@ -54,28 +58,45 @@ _DOCID_HOLDER = select(_FACT.record_id).where(_FACT.docid == bindparam("docid"))
 
 
 def current_duplicate(
-    session: Session, *, collection: str, content_hash: str, scopes: Sequence[str], now: datetime
+    session: Session,
+    *,
+    collection: str,
+    content_hash: str,
+    scopes: Sequence[str],
+    now: datetime,
+    statements: DriverStatements | None = None,
 ) -> tables.FactRow | None:
-    """A current fact with the same content hash sharing at least one scope (the oldest)."""
+    """A current fact with the same content hash sharing at least one scope (the oldest).
+    `statements`: a group commit's, on SQLite's driver (engine/storage/sqlite_driver.py)."""
     wanted = set(scopes)
-    copies = session.execute(
-        _CURRENT_COPIES,
-        {"collection": collection, "content_hash": content_hash, "now": now},
+    values = {"collection": collection, "content_hash": content_hash}
+    copies = (
+        statements.rows(_CURRENT_COPIES, {**values, "now": iso_utc(now)})
+        if statements is not None
+        else session.execute(_CURRENT_COPIES, {**values, "now": now})
     )
     record_id = next((found for found, scope in copies if scope in wanted), None)
     return None if record_id is None else session.get(tables.FactRow, record_id)
 
 
 def allocate_docid(
-    session: Session | None, *, record_id: str, taken: set[str] | None = None
+    session: Session | None,
+    *,
+    record_id: str,
+    taken: set[str] | None = None,
+    statements: DriverStatements | None = None,
 ) -> str:
     """`#` + the first 8 hex of the record id, longer only when that is already in use (in
-    `taken` when given, else in the index through `session`)."""
+    `taken` when given, else in the index through `statements` or `session`)."""
     hex_part = record_id.removeprefix("mem-")
     for length in range(8, len(hex_part) + 1):
         candidate = "#" + hex_part[:length]
         if taken is not None:
             if candidate not in taken:
+                return candidate
+            continue
+        if statements is not None:
+            if not statements.rows(_DOCID_HOLDER, {"docid": candidate}):
                 return candidate
             continue
         assert session is not None
@@ -90,6 +111,24 @@ def row_from_file(
     return tables.FactRow(
         **row_fields(fact, collection=collection, uri=uri, rel_path=rel_path, docid=docid)
     )
+
+
+class FactValues(SimpleNamespace):
+    """A new fact's columns as attributes, as a FactRow has them, for the single write (its
+    rows go in as plain inserts, records.py's note below): a FactRow's ORM instrumentation
+    cost a write a twelfth of its hold of the write lock. Every column is there, None unless
+    set, as in a FactRow."""
+
+
+NewFact = tables.FactRow | FactValues  # what the single write's index half takes
+
+
+def values_from_file(
+    fact: FactFile, *, collection: str, uri: str, rel_path: str, docid: str
+) -> FactValues:
+    values = dict.fromkeys(FACT_COLUMNS)
+    values.update(row_fields(fact, collection=collection, uri=uri, rel_path=rel_path, docid=docid))
+    return FactValues(**values)
 
 
 def row_fields(

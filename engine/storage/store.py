@@ -60,6 +60,7 @@ from engine.storage.indexing import insert_new_fact, vector_values
 from engine.storage.journal import HomeLock, WriteJournal
 from engine.storage.orm_reads import OrmReads
 from engine.storage.reads import collection_named
+from engine.storage.records import NewFact
 from engine.storage.salvage import salvage_index_only_rows
 
 DEFAULT_COLLECTION = "memory"
@@ -94,6 +95,7 @@ class MemoryEngine(WriteJournal):
         # corpora), per generation: the engine's, so no module keeps store data.
         self.derived = GenerationCache()
         self.vectors_ahead = VectorsAhead()  # embedded before a write's lock (embed_ahead)
+        self._resolved_folders: dict[str, str] = {}  # absolute_path's
         # Beside the SQLite index: the home's own index.sqlite gives <home>/.write.lock, and
         # homes pointed at one SQLite file by --db take one lock, so their writes are ordered
         # (two locks let both open write transactions on the file, and SQLite refuses the
@@ -451,6 +453,18 @@ class MemoryEngine(WriteJournal):
             )
         return Path(row.root)
 
+    def absolute_path(self, path: Path) -> str:
+        """A fact file's path with its folder's symlinks resolved, as results report it. The
+        folder's resolution is kept (resolving the whole path cost a write a twentieth of its
+        hold of the write lock); a file's own name is never a link."""
+        folder = str(path.parent)
+        resolved = self._resolved_folders.get(folder)
+        if resolved is None:
+            if len(self._resolved_folders) > 64:  # one folder a day per collection
+                self._resolved_folders.clear()
+            resolved = self._resolved_folders[folder] = str(path.parent.resolve())
+        return f"{resolved}{os.sep}{path.name}"
+
     def add_collection(
         self,
         name: str,
@@ -608,7 +622,7 @@ class MemoryEngine(WriteJournal):
 
     # -- the index half of a write -------------------------------------------------------
 
-    def index_new_fact(self, row: tables.FactRow, predecessor: tables.FactRow | None) -> None:
+    def index_new_fact(self, row: NewFact, predecessor: tables.FactRow | None) -> None:
         """The index half of a write (a seam the fault-injection test replaces): the row, its
         scope rows and its vector in one transaction, or inside a group commit in one
         savepoint of the group's (a failure takes back this write's rows only)."""
@@ -617,7 +631,13 @@ class MemoryEngine(WriteJournal):
         if batch is not None and batch.sole:
             try:
                 insert_new_fact(
-                    batch.session, row, predecessor, self.now(), vector=vector, bump=False
+                    batch.session,
+                    row,
+                    predecessor,
+                    self.now(),
+                    vector=vector,
+                    bump=False,
+                    statements=batch.statements,
                 )
             except BaseException:
                 batch.session.rollback()
@@ -626,7 +646,13 @@ class MemoryEngine(WriteJournal):
         if batch is not None:
             with batch.session.begin_nested():
                 insert_new_fact(
-                    batch.session, row, predecessor, self.now(), vector=vector, bump=False
+                    batch.session,
+                    row,
+                    predecessor,
+                    self.now(),
+                    vector=vector,
+                    bump=False,
+                    statements=batch.statements,
                 )
             return
         with Session(self.db, expire_on_commit=False) as session:

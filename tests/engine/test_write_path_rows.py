@@ -4,7 +4,10 @@ behind under the new fact's record id must not fail the write."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -93,3 +96,51 @@ def test_a_vector_left_under_the_new_record_id_is_replaced(
         assert vector is not None
         assert vector.content_hash == result["record"]["contentHash"]
         assert vector.model_id != "an-old-model"
+
+
+def _stored_rows(engine: MemoryEngine) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of the write's tables as SQLite holds it (the stored text, not parsed)."""
+    path = engine.sqlite_path
+    assert path is not None
+    with sqlite3.connect(path) as connection:
+        return {
+            name: connection.execute(f"SELECT * FROM {name} ORDER BY 1, 2").fetchall()
+            for name in ("facts", "fact_scopes", "embeddings", "fact_changes")
+        }
+
+
+def test_a_group_commit_stores_exactly_what_single_writes_store(
+    tmp_path: Path,
+    tiny_embedder: StaticModelEmbedder,
+    client_over: Callable[[MemoryEngine], Client],
+) -> None:
+    """On SQLite a group's statements run on the driver (engine/storage/sqlite_driver.py);
+    the same writes with the same clock and ids, one by one outside any group, must leave
+    the same bytes in every table: times, JSON, the supersede link, the change log."""
+
+    def write(client: Client, grouped: bool) -> None:
+        group = client.memory.write_batch if grouped else nullcontext
+        with group():  # a group of one (no savepoint)
+            first = client.add("Dana keeps bees", "user:dana", source="chat 3")
+        with group():  # a group of several: each write in a savepoint of its own
+            client.add("Dana's hives are on the roof", "user:dana", "project:honey")
+            second = client.supersede(first, "Dana keeps bees and goats")
+            again = client.remember("Dana's hives are on the roof", ("user:dana",))
+        assert second["outcome"] == "superseded" and again["outcome"] == "existing"
+
+    stored = []
+    for grouped in (False, True):
+        moments = iter([datetime(2026, 3, 1, 9, 0, second, tzinfo=UTC) for second in range(60)])
+        engine = open_engine(
+            home=tmp_path / f"grouped-{grouped}",
+            embedder_status=EmbedderStatus(tiny_embedder),
+            ids=counted_record_ids("g"),
+            clock=moments.__next__,
+        )
+        try:
+            write(client_over(engine), grouped)
+            stored.append(_stored_rows(engine))
+        finally:
+            engine.db.dispose()
+    plain, grouped_rows = stored
+    assert plain["facts"] and plain == grouped_rows
