@@ -109,6 +109,7 @@ def _stored_rows(engine: MemoryEngine) -> dict[str, list[tuple[object, ...]]]:
         }
 
 
+@pytest.mark.sqlite_only  # the driver path is SQLite's
 def test_a_group_commit_stores_exactly_what_single_writes_store(
     tmp_path: Path,
     tiny_embedder: StaticModelEmbedder,
