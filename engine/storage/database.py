@@ -2,6 +2,7 @@
 
 import secrets
 import sqlite3
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,14 +48,32 @@ def make_db_engine(url: str) -> Engine:
 
 def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    _use_wal(cursor)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     # Statement journals in memory: a bulk import's inserts wrote them to temp files, 640k
     # small writes for 20k facts (78k in all now), none of them ever read back.
     cursor.execute("PRAGMA temp_store=MEMORY")
     cursor.close()
+
+
+def _use_wal(cursor: sqlite3.Cursor) -> None:
+    """Put the file in WAL mode (it stays so: only a new file's first connection changes it).
+    SQLite answers that change with "database is locked" at once, without its busy handler,
+    while another connection holds a lock on the file: four MCP servers started together on
+    a new home had one of them exit (one open in twenty-five, raced in a test). So the change
+    is tried again until the file is in WAL mode, for as long as any other lock is waited
+    for."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")  # a database in memory stays "memory"
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.002)  # another connection's open or write: it takes milliseconds
 
 
 # -- the change log ------------------------------------------------------------------------

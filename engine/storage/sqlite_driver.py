@@ -43,15 +43,18 @@ class _Compiled:
         }
 
 
-_compiled: dict[tuple[int, tuple[str, ...] | None], _Compiled] = {}
+# By the statement's identity and the columns inserted; the statement is kept with its SQL,
+# so that an id is never reused for another (the write path's statements are module-level
+# and live as long as the process; the cache stays that small).
+_compiled: dict[tuple[int, tuple[str, ...] | None], tuple[ClauseElement, _Compiled]] = {}
 
 
 def _compile(statement: ClauseElement, columns: Sequence[str] | None) -> _Compiled:
     key = (id(statement), tuple(columns) if columns is not None else None)
     found = _compiled.get(key)
-    if found is None:  # module-level statements only: they live as long as the process
-        found = _compiled[key] = _Compiled(statement, columns)
-    return found
+    if found is None or found[0] is not statement:
+        found = _compiled[key] = (statement, _Compiled(statement, columns))
+    return found[1]
 
 
 class DriverStatements:

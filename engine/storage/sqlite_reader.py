@@ -53,8 +53,8 @@ COLLECTIONS_FILE = "collections.yaml"
 # As engine/storage/database.py configures every SQLite connection of the ORM.
 BUSY_TIMEOUT_MS = 10_000
 _PRAGMAS = (
-    "PRAGMA journal_mode=WAL",
     f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
+    "PRAGMA journal_mode=WAL",  # a no-op: only sound homes, in WAL mode already, open here
     "PRAGMA synchronous=NORMAL",
     "PRAGMA foreign_keys=ON",
 )

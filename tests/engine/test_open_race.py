@@ -4,7 +4,9 @@ schema revision and looking for its table: created in between by another process
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +18,7 @@ from sqlalchemy.exc import OperationalError
 from engine.facade.factory import open_engine
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.storage import schema
+from engine.storage.database import make_db_engine, sqlite_url
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "gno-tui"
 
@@ -65,3 +68,38 @@ def _env() -> dict[str, str]:
     for name in ("GNO_TUI_HOME", "GNO_TUI_DB"):
         env.pop(name, None)
     return env
+
+
+def _first_connection(url: str, start: Any) -> None:
+    """A child: connect to a new SQLite file the moment the others do (exit 3 on an error)."""
+    engine = make_db_engine(url)
+    start.wait()
+    try:
+        with engine.connect() as connection:
+            connection.exec_driver_sql("CREATE TABLE IF NOT EXISTS opened (n INTEGER)")
+            connection.commit()
+    except Exception as exc:  # noqa: BLE001 - reported through the exit code
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        os._exit(3)
+    os._exit(0)
+
+
+@pytest.mark.sqlite_only
+def test_first_connections_to_a_new_index_file_put_it_in_wal_mode_without_failing(
+    tmp_path: Path,
+) -> None:
+    """SQLite refuses the change to WAL mode at once ("database is locked", no busy wait)
+    while another connection holds a lock on the file: raced four at a time, one first
+    connection in twenty-five failed, and an MCP server started with three others exited."""
+    forks = multiprocessing.get_context("fork")
+    for trial in range(40):
+        url = sqlite_url(tmp_path / f"index-{trial}.sqlite")
+        start = forks.Barrier(4)
+        children = [forks.Process(target=_first_connection, args=(url, start)) for _ in range(4)]
+        for child in children:
+            child.start()
+        for child in children:
+            child.join()
+        assert [child.exitcode for child in children] == [0, 0, 0, 0], f"trial {trial}"
+        with sqlite3.connect(tmp_path / f"index-{trial}.sqlite") as check:
+            assert check.execute("PRAGMA journal_mode").fetchone() == ("wal",)
