@@ -98,15 +98,19 @@ def seed_demo(store: MemoryService) -> dict[str, Any]:
             )["record"]
             return record
 
-        for days, text, scopes, collection, caller, source in FACTS:
-            add(days, text, scopes, collection, caller, source)
         heads = []
-        for scopes, collection, caller, versions in CHAINS:
-            head = add(versions[0][0], versions[0][1], scopes, collection, caller)
-            for days, text in versions[1:]:
-                head = supersede(days, head, text, caller)
-            heads.append(head)
-            made["chains"].append(head["uri"])
+        # One group commit for the plain adds and the chains: one hold of the write lock and
+        # one wait for the disk instead of one each (a third of the demo's seeding time);
+        # the rows are the same as written one by one (tests/engine/test_write_path_rows.py).
+        with store.write_batch():
+            for days, text, scopes, collection, caller, source in FACTS:
+                add(days, text, scopes, collection, caller, source)
+            for scopes, collection, caller, versions in CHAINS:
+                head = add(versions[0][0], versions[0][1], scopes, collection, caller)
+                for days, text in versions[1:]:
+                    head = supersede(days, head, text, caller)
+                heads.append(head)
+                made["chains"].append(head["uri"])
         for index, (text, reason) in enumerate(RETIRED):
             scopes = ("user:alice",) if "Alice" in text else ("project:billing-api",)
             record = add(25 - index, text, scopes, "memory", CLAUDE)

@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from rich.console import Group
-from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -69,6 +68,8 @@ class HelpScreen(Modal[None]):
         self.global_commands = tuple(global_commands)
 
     def box_content(self) -> ComposeResult:
+        from rich.markdown import Markdown  # at the first F1, not at the workbench's start
+
         yield Label("Help", id="help-title")
         with VerticalScroll(id="help-scroll"):
             yield Static(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -36,6 +35,10 @@ class JsonModal(Modal[None]):
         self.verdict = verdict
 
     def box_content(self) -> ComposeResult:
+        # Here, not at the top: rich.syntax loads pygments, a tenth of a second of the
+        # workbench's start for a modal most sessions never open.
+        from rich.syntax import Syntax
+
         yield Label(self.title_text, id="json-title")
         yield Static(self.verdict, id="json-verdict")
         with VerticalScroll(id="json-scroll"):

@@ -9,15 +9,16 @@ import unicodedata
 import uuid
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
-
-from jsonschema import Draft202012Validator, FormatChecker
+from typing import TYPE_CHECKING, Any
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import check_json_depth, clean_text, loads_bounded
 from engine.contract.validation import load_schema
 from engine.keyed import cursor as keyed_cursor
 from engine.memory.remember import KEYED_MAX_CONTENT_BYTES
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 DEFAULT_NAMESPACE = "default"
 MAX_CONTENT_BYTES = KEYED_MAX_CONTENT_BYTES  # 16 KiB of UTF-8
@@ -29,13 +30,7 @@ MAX_EVENT_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 UINT64_MAX = 2**64 - 1
 _NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,60}$")
 
-# The seed's integer formats (Rust's u64 and usize): jsonschema knows neither, so without these
-# checkers a since_ms of 2**64 or more passed the schema.
-_FORMATS = FormatChecker()
 
-
-@_FORMATS.checks("uint64")
-@_FORMATS.checks("uint")
 def _is_uint64(value: Any) -> bool:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return True  # not a number: the schema's `type` reports it
@@ -44,7 +39,16 @@ def _is_uint64(value: Any) -> bool:
 
 @cache
 def _request_validator(kind: str) -> Draft202012Validator:
-    return Draft202012Validator(load_schema("keyed_requests")[kind], format_checker=_FORMATS)
+    # Imported at the first keyed request: the workbench and most commands never make one,
+    # and jsonschema cost their start a twentieth of a second.
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    # The seed's integer formats (Rust's u64 and usize): jsonschema knows neither, so without
+    # these checkers a since_ms of 2**64 or more passed the schema.
+    formats = FormatChecker()
+    formats.checks("uint64")(_is_uint64)
+    formats.checks("uint")(_is_uint64)
+    return Draft202012Validator(load_schema("keyed_requests")[kind], format_checker=formats)
 
 
 def validate_request(kind: str, request: Any) -> dict[str, Any]:
