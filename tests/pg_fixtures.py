@@ -10,12 +10,12 @@ a database of its own on it, dropped afterwards, so tests never see each other's
 from __future__ import annotations
 
 import tempfile
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, make_url, text
+
+from benchmarks.common import fresh_database
 
 
 @pytest.fixture(scope="session")
@@ -38,15 +38,5 @@ def pg_server() -> Iterator[str]:
 @pytest.fixture
 def pg_url(pg_server: str) -> Iterator[str]:
     """A fresh, empty database on the session's server (postgresql:// URL)."""
-    url = make_url(pg_server).set(drivername="postgresql+psycopg")
-    admin = create_engine(url, isolation_level="AUTOCOMMIT")
-    name = "gno_pg_" + uuid.uuid4().hex[:12]
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        rendered = url.set(database=name).render_as_string(hide_password=False)
-        yield rendered.replace("postgresql+psycopg://", "postgresql://", 1)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with fresh_database(pg_server, prefix="gno_pg_") as url:
+        yield url

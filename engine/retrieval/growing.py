@@ -99,6 +99,16 @@ class GrowingArray:
         self.filled += 1
         return self.filled - 1
 
+    def extend(self, values: np.ndarray) -> None:
+        """Append every value of `values` at once (a block's row scales)."""
+        end = self.filled + len(values)
+        if end > len(self._data):
+            grown = np.full(max(end, 2 * len(self._data)), self._fill, dtype=self._data.dtype)
+            grown[: self.filled] = self._data[: self.filled]
+            self._data = grown
+        self._data[self.filled : end] = values
+        self.filled = end
+
     def __setitem__(self, index: int, value: object) -> None:
         self._data[index] = value
 

@@ -90,8 +90,7 @@ class QuantizedRows:
     def append(self, block: QuantizedBlock) -> int:
         """Append the block's rows; the index of its first row."""
         start = self._values.append(block.values)
-        for scale in block.scales:
-            self._scales.append(scale)
+        self._scales.extend(block.scales)
         return start
 
     def view(self) -> QuantizedBlock:

@@ -628,8 +628,9 @@ class MemoryEngine(WriteJournal):
         savepoint of the group's (a failure takes back this write's rows only)."""
         vector = vector_values(self, row)
         batch = self.current_batch()
-        if batch is not None and batch.sole:
-            try:
+        if batch is not None:
+            # The group's transaction moves the generation once for all its writes.
+            def insert() -> None:
                 insert_new_fact(
                     batch.session,
                     row,
@@ -639,21 +640,16 @@ class MemoryEngine(WriteJournal):
                     bump=False,
                     statements=batch.statements,
                 )
+
+            if not batch.sole:
+                with batch.session.begin_nested():
+                    insert()
+                return
+            try:
+                insert()
             except BaseException:
                 batch.session.rollback()
                 raise
-            return
-        if batch is not None:
-            with batch.session.begin_nested():
-                insert_new_fact(
-                    batch.session,
-                    row,
-                    predecessor,
-                    self.now(),
-                    vector=vector,
-                    bump=False,
-                    statements=batch.statements,
-                )
             return
         with Session(self.db, expire_on_commit=False) as session:
             insert_new_fact(session, row, predecessor, self.now(), vector=vector)
