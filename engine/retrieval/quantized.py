@@ -20,6 +20,7 @@ by those bytes, not by the arithmetic."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,12 @@ import simsimd
 from engine.retrieval.growing import GrowingArray, GrowingRows
 
 LEVELS = 127  # int8 values run -127..127: symmetric, so a row and its negation match
+# A scan of this many rows or more is split over the machine's cores (at most four): each
+# thread's rows are summed exactly as one thread's, so the scores are the same bits. A 100k-row
+# scan took 2.33 ms on one core here and 1.13 on two; a small one gains less than the threads
+# cost to start.
+THREADED_SCAN_ROWS = 20_000
+SCAN_THREADS = max(1, min(4, os.cpu_count() or 1))
 
 
 @dataclass(frozen=True)
@@ -63,7 +70,8 @@ def cosines(rows: QuantizedBlock, query: np.ndarray) -> np.ndarray:
     if not len(rows):
         return np.zeros(0, dtype=np.float32)
     asked = quantize(query)
-    dots = np.asarray(simsimd.cdist(asked.values, rows.values, metric="dot"))[0]
+    threads = SCAN_THREADS if len(rows) >= THREADED_SCAN_ROWS else 1
+    dots = np.asarray(simsimd.cdist(asked.values, rows.values, metric="dot", threads=threads))[0]
     scaled = dots * rows.scales.astype(np.float64) * float(asked.scales[0])
     return scaled.astype(np.float32)
 

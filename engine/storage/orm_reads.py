@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, Table, select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 from sqlmodel import col
 
@@ -125,15 +127,31 @@ class OrmReads:
         return texts
 
     def add_receipt(self, receipt: dict[str, Any], issued_at: datetime) -> None:
-        with Session(self._db, expire_on_commit=False) as session:
-            session.merge(
-                tables.ReceiptRow(
-                    digest=receipt["digest"],
-                    caller=receipt["caller"],
-                    session=receipt["session"],
-                    issued_at=issued_at,
-                    memory_ids=list(receipt["memoryIds"]),
-                    span_hashes=list(receipt["spanHashes"]),
-                )
-            )
-            session.commit()
+        """Store an issued receipt (the same digest again: the same fields, stored once). One
+        upsert statement on SQLite and PostgreSQL: the ORM's merge, a read then a write in a
+        session, was a twentieth of a 100k-fact recall."""
+        values = {
+            "digest": receipt["digest"],
+            "caller": receipt["caller"],
+            "session": receipt["session"],
+            "issued_at": issued_at,
+            "memory_ids": list(receipt["memoryIds"]),
+            "span_hashes": list(receipt["spanHashes"]),
+        }
+        dialect = self._db.dialect.name
+        if dialect not in _UPSERTS:
+            with Session(self._db, expire_on_commit=False) as session:
+                session.merge(tables.ReceiptRow(**values))
+                session.commit()
+            return
+        statement = _UPSERTS[dialect](_RECEIPTS).values(**values)
+        statement = statement.on_conflict_do_update(
+            index_elements=[_RECEIPTS.c.digest],
+            set_={name: statement.excluded[name] for name in values if name != "digest"},
+        )
+        with self._db.begin() as connection:
+            connection.execute(statement)
+
+
+_RECEIPTS: Table = tables.ReceiptRow.__table__  # type: ignore[attr-defined]
+_UPSERTS: dict[str, Any] = {"sqlite": sqlite_insert, "postgresql": postgresql_insert}
