@@ -93,6 +93,30 @@ def test_word_vectors_embed_each_word_once_across_snapshots():
     assert calls == [["melanie", "relax"], ["pottery"]]
 
 
+@pytest.mark.parametrize("rebuild_after", [None, 1])
+def test_facts_added_after_a_query_align_exactly_as_in_a_fresh_index(
+    monkeypatch: pytest.MonkeyPatch, rebuild_after: int | None
+) -> None:
+    """The first query lays the postings out in one array; facts that arrive later wait
+    beside it until a rebuild. Either way a query scores every fact exactly as an index built
+    from all of them at once."""
+    import engine.retrieval.word_alignment as module
+
+    if rebuild_after is not None:  # the later postings folded in at the next query
+        monkeypatch.setattr(module._FlatPostings, "stale", lambda self: True)
+    first = ["melanie relax", "unwind music", "pottery"]
+    later = ["melanie destress", "relax pottery music", "melanie"]
+    grown = WordAlignment(first, WordVectors(HandEmbedder()))
+    for query in ("destress", "melanie pottery"):
+        grown.scores_and_coverage(query)
+    grown.add_many(list(enumerate(later, start=len(first))))
+    fresh = WordAlignment(first + later, WordVectors(HandEmbedder()))
+    for query in ("destress", "melanie pottery", "relax music"):
+        got, want = grown.scores_and_coverage(query), fresh.scores_and_coverage(query)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), query
+    assert grown.scores("destress")[3] == pytest.approx(1.0, abs=1e-3)  # a later fact found
+
+
 @pytest.fixture
 def hand_client(tmp_path: Path, client_over: Callable[[MemoryEngine], Client]) -> Iterator[Client]:
     store: MemoryEngine = open_engine(
