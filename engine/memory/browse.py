@@ -180,7 +180,8 @@ def list_facts(
     out what a filter's `!` terms name. With `as_of` the store is seen as it was then: only
     facts created by then, statuses as of then. `within` (with a text filter): the matches
     of a filter this one narrows, the only facts that can match it (library.py); with it, or
-    with `every_id`, the page also holds every match's id (`matched`)."""
+    with `every_id`, the page also holds every match's id (`matched`). Both apply to a text
+    filter that keeps its matches, not to an `invert`ed one."""
     now = engine.now()
     options: dict[str, Any] = {
         "status": status,

@@ -4,7 +4,7 @@ a status tab, with every tab's count."""
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -94,6 +94,7 @@ def library_page(
         page = browse.needs_attention(engine, offset=offset, limit=limit)
     elif wanted.text and offset == 0:
         generation = engine.generation()  # read first: a write during the search moves it
+        searched_at = engine.now()
         narrowed = _Searched.narrowed(engine, generation, wanted, status)
         page = browse.search_facts(
             engine,
@@ -107,8 +108,8 @@ def library_page(
             within=narrowed.matched if narrowed is not None else None,
             every_id=narrowed is not None and narrowed.total <= NARROW_WITHIN,
         )
-        _LAST_SEARCHED[engine] = _Searched(generation, _rest_of(wanted, status), wanted.text,
-                                           page.total, page.matched)  # fmt: skip
+        _LAST_SEARCHED[engine] = _Searched(generation, searched_at, _rest_of(wanted, status),
+                                           wanted.text, page.total, page.matched)  # fmt: skip
     else:
         page = browse.list_facts(
             engine,
@@ -133,6 +134,7 @@ class _Searched:
     the next one is searched in one pass that gives its ids (browse.list_facts)."""
 
     generation: int
+    searched_at: datetime  # the clock then: set back, it may bring an expired fact back
     rest: tuple[Any, ...]  # the filter but its text (status, scope, collection, as of, `!`s)
     text: str
     total: int
@@ -144,7 +146,12 @@ class _Searched:
     ) -> _Searched | None:
         """The last search if `wanted` can only match among its matches, else None."""
         last = _LAST_SEARCHED.get(engine)
-        if last is None or last.generation != generation or last.rest != _rest_of(wanted, status):
+        if (
+            last is None
+            or last.generation != generation
+            or last.rest != _rest_of(wanted, status)
+            or engine.now() < last.searched_at
+        ):
             return None
         if wanted.as_of is None and (status == "expired" or "current" in wanted.exclude.statuses):
             return None  # facts join these as the clock passes their expiry, with no write
@@ -153,8 +160,12 @@ class _Searched:
         for old in last.text.split():
             if not any(_ascii_lower(old) in new for new in new_words):
                 return None
-        if last.matched is not None and len(last.matched) > NARROW_WITHIN:
-            return _Searched(last.generation, last.rest, last.text, last.total, None)
+        # PostgreSQL's ILIKE folds case by the collation (a Turkish dotless i, a Greek final
+        # sigma), so a word inside another there may match where the other does not: it gets
+        # the one pass, never a search among the last matches.
+        too_many = last.matched is not None and len(last.matched) > NARROW_WITHIN
+        if too_many or engine.db.dialect.name != "sqlite":
+            return replace(last, matched=None)
         return last
 
 

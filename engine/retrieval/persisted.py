@@ -33,7 +33,7 @@ from engine.retrieval.growing import GrowingArray, GrowingRows, Postings
 from engine.retrieval.lexical import Bm25Index
 from engine.retrieval.quantized import QuantizedRows
 from engine.retrieval.snapshot import IndexedFact, Snapshot
-from engine.retrieval.word_alignment import WordAlignment, WordVectors
+from engine.retrieval.word_alignment import FlatPostings, WordAlignment, WordVectors
 from engine.storage.array_file import Arrays, Damaged, read
 from engine.storage.array_file import write as write_file
 
@@ -219,6 +219,8 @@ def _restore(
         words = texts("words")
         alignment._index = {word: slot for slot, word in enumerate(words)}
         alignment._postings = list(_postings_of(data, "align_", words, np.int64).values())
+        # The same layout a query gathers from (validated by _postings_of): no copy to make.
+        alignment._flat = FlatPostings(data["align_offsets"], data["align_ids"])
         matrix = data["matrix"]
         if matrix.ndim != 2 or matrix.shape[1] != max(dims, 1) or len(matrix) != len(words):
             raise Damaged("matrix")

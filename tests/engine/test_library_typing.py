@@ -60,8 +60,12 @@ def test_each_keystroke_gives_what_a_fresh_search_gives(store, engine, monkeypat
     for raw in typed("bask s:user:alice") + typed("BASKETBALL mon") + typed("ba !Basel"):
         got = page_of(engine, raw)
         assert got == from_nothing(engine, raw), raw
-    # Searches did narrow: most keystrokes of a word went to the last matches only.
-    assert sum(narrowed) >= 10
+    # On SQLite searches did narrow: most keystrokes of a word went to the last matches only
+    # (PostgreSQL folds case by its collation, so there a keystroke is always a new search).
+    if engine.db.dialect.name == "sqlite":
+        assert sum(narrowed) >= 10
+    else:
+        assert not any(narrowed)
     texts = _texts(engine)
     ids, total = page_of(engine, "basketball mon", limit=100)
     assert total == len(WHO) == len(ids)  # one "plays basketball on Mondays" per person
@@ -96,11 +100,29 @@ def test_the_expired_tab_gains_a_fact_when_its_time_passes_between_keys(store, e
     assert (ids, total) == from_nothing(engine, "desk", tab="expired")
 
 
+def test_a_clock_set_back_between_keys_brings_an_expired_fact_back(store, engine):
+    start = engine.now()
+    engine._clock = lambda: start
+    keyed.remember(
+        engine, {"key": "dan/desk", "ttl_seconds": 60, "memory": {"content": "a zebrawood desk"}}
+    )
+    store.add("Erin paints zebra stripes", "user:erin")
+    engine._clock = lambda: start + timedelta(minutes=2)  # the desk expired: not current
+    for raw in typed("zebr"):
+        assert page_of(engine, raw, tab="current")[1] == 1
+    engine._clock = lambda: start  # set back (a corrected clock): the desk is current again
+    ids, total = page_of(engine, "zebra", tab="current")
+    assert total == 2
+    assert (ids, total) == from_nothing(engine, "zebra", tab="current")
+
+
 def _texts(engine):
     from sqlalchemy import select
     from sqlalchemy.orm import Session
+    from sqlmodel import col
 
     from engine.storage import tables
 
+    fact = tables.FactRow
     with Session(engine.db) as session:
-        return dict(session.execute(select(tables.FactRow.record_id, tables.FactRow.text)).all())
+        return dict(session.execute(select(col(fact.record_id), col(fact.text))).all())

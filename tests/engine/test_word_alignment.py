@@ -103,7 +103,7 @@ def test_facts_added_after_a_query_align_exactly_as_in_a_fresh_index(
     import engine.retrieval.word_alignment as module
 
     if rebuild_after is not None:  # the later postings folded in at the next query
-        monkeypatch.setattr(module._FlatPostings, "stale", lambda self: True)
+        monkeypatch.setattr(module.FlatPostings, "stale", lambda self: True)
     first = ["melanie relax", "unwind music", "pottery"]
     later = ["melanie destress", "relax pottery music", "melanie"]
     grown = WordAlignment(first, WordVectors(HandEmbedder()))
@@ -115,6 +115,30 @@ def test_facts_added_after_a_query_align_exactly_as_in_a_fresh_index(
         got, want = grown.scores_and_coverage(query), fresh.scores_and_coverage(query)
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), query
     assert grown.scores("destress")[3] == pytest.approx(1.0, abs=1e-3)  # a later fact found
+    for query in ("destress", "melanie pottery", "relax music"):
+        assert np.array_equal(grown.scores(query), _word_by_word(grown, query)), query
+
+
+def _word_by_word(alignment: WordAlignment, query: str) -> np.ndarray:
+    """The alignment as it was first written: each close word's postings read one by one."""
+    from engine.retrieval.lexical import content_words
+    from engine.retrieval.word_alignment import COVERAGE_MIN_SIMILARITY, MIN_WORD_SIMILARITY
+
+    words = content_words(query)
+    size = alignment.positions_seen
+    total = np.zeros(size, np.float32)
+    similarities = np.einsum(
+        "ij,kj->ik", alignment._embedder.embed(words), alignment._matrix.view()
+    )
+    weights = [alignment._idf(word) for word in words]
+    for row, weight in zip(similarities, weights, strict=True):
+        best = np.zeros(size, dtype=np.float32)
+        for column in np.flatnonzero(row >= COVERAGE_MIN_SIMILARITY):
+            positions = alignment._postings[column].arrays()[0]
+            best[positions] = np.maximum(best[positions], row[column])
+        best = np.minimum(best, 1.0)
+        total += weight * np.where(best >= MIN_WORD_SIMILARITY, best, 0.0)
+    return total / sum(weights)
 
 
 @pytest.fixture
