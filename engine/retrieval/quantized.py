@@ -34,7 +34,18 @@ LEVELS = 127  # int8 values run -127..127: symmetric, so a row and its negation 
 # scan took 2.33 ms on one core here and 1.13 on two; a small one gains less than the threads
 # cost to start.
 THREADED_SCAN_ROWS = 20_000
-SCAN_THREADS = max(1, min(4, os.cpu_count() or 1))
+
+
+def _cores() -> int:
+    """The cores this process may run on (its affinity, which a container's limit sets), not
+    the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+SCAN_THREADS = max(1, min(4, _cores()))
 
 
 @dataclass(frozen=True)
