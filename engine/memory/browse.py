@@ -16,7 +16,7 @@ from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import POLICY_STRICTNESS, digest_of, iso_utc
 from engine.retrieval.seam import DuplicatePair, Visibility
 from engine.storage import tables
-from engine.storage.reads import IN_CHUNK
+from engine.storage.reads import IN_CHUNK, chunks
 from engine.storage.records import get_fact
 
 if TYPE_CHECKING:
@@ -207,14 +207,11 @@ def list_facts(
             # `|| ''` (the same order: times are stored as ISO text) keeps it from walking
             # the created_at index, a lookup per row: a scan and a sort took 30 ms for
             # 28k matches, the walk 140.
-            as_text = type_coerce(fact.created_at, String).concat(literal("", String))
-            scan_order = (as_text.desc(), fact.record_id)
-            ids = _matching_ids(
-                session,
-                _filtered(select(fact.record_id), **options),
-                scan_order if options["sqlite"] else order,
-                within,
-            )
+            if options["sqlite"]:
+                as_text = type_coerce(fact.created_at, String).concat(literal("", String))
+                order = (as_text.desc(), fact.record_id)
+            query = _filtered(select(fact.record_id), **options)
+            ids = _matching_ids(session, query, order, within)
             wanted = ids[offset : offset + limit]
             found = {row.record_id: row for row in _rows_by_id(session, wanted)}
             rows = [found[record_id] for record_id in wanted if record_id in found]
@@ -243,8 +240,7 @@ def _matching_ids(
         return list(session.connection().execute(query.order_by(*order)).scalars())
     fact = tables.FactRow
     keys: list[tuple[Any, str]] = []
-    for start in range(0, len(within), IN_CHUNK):
-        chunk = list(within[start : start + IN_CHUNK])
+    for chunk in chunks(within, IN_CHUNK):
         found = session.execute(
             query.add_columns(fact.created_at).where(fact.record_id.in_(chunk))
         ).all()
@@ -258,8 +254,7 @@ def _matching_ids(
 def _rows_by_id(session: Session, ids: Sequence[str]) -> list[tables.FactRow]:
     fact = tables.FactRow
     rows: list[tables.FactRow] = []
-    for start in range(0, len(ids), IN_CHUNK):
-        chunk = list(ids[start : start + IN_CHUNK])
+    for chunk in chunks(ids, IN_CHUNK):
         rows += session.scalars(select(fact).where(fact.record_id.in_(chunk))).all()
     return rows
 

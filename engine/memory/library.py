@@ -95,7 +95,7 @@ def library_page(
     elif wanted.text and offset == 0:
         generation = engine.generation()  # read first: a write during the search moves it
         searched_at = engine.now()
-        narrowed = _Searched.narrowed(engine, generation, wanted, status)
+        narrowed = _Searched.narrowed(engine, generation, searched_at, wanted, status)
         page = browse.search_facts(
             engine,
             text=wanted.text,
@@ -142,7 +142,11 @@ class _Searched:
 
     @staticmethod
     def narrowed(
-        engine: MemoryEngine, generation: int, wanted: LibraryFilter, status: str | None
+        engine: MemoryEngine,
+        generation: int,
+        now: datetime,
+        wanted: LibraryFilter,
+        status: str | None,
     ) -> _Searched | None:
         """The last search if `wanted` can only match among its matches, else None."""
         last = _LAST_SEARCHED.get(engine)
@@ -150,7 +154,7 @@ class _Searched:
             last is None
             or last.generation != generation
             or last.rest != _rest_of(wanted, status)
-            or engine.now() < last.searched_at
+            or now < last.searched_at
         ):
             return None
         if wanted.as_of is None and (status == "expired" or "current" in wanted.exclude.statuses):

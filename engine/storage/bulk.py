@@ -51,7 +51,7 @@ from engine.contract.normalize import (
     normalize_scopes,
 )
 from engine.storage import tables
-from engine.storage.bulk_rows import FactFolders, PlannedFact, RowInserts, chunks
+from engine.storage.bulk_rows import FactFolders, PlannedFact, RowInserts
 from engine.storage.database import bump_generation
 from engine.storage.factfiles import (
     KEYED_MAX_TEXT_BYTES,
@@ -66,6 +66,7 @@ from engine.storage.factfiles import (
     remove_temp_files,
     sync_filesystem,
 )
+from engine.storage.reads import chunks
 from engine.storage.records import allocate_docid, row_fields
 
 if TYPE_CHECKING:

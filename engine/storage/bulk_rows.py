@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +20,7 @@ from engine.contract.errors import MemoryFailure
 from engine.retrieval.embeddings import embed_facts, vector_to_bytes
 from engine.storage import tables
 from engine.storage.database import bump_generation
+from engine.storage.reads import chunks
 from engine.storage.records import INSERT_FACT, INSERT_FACT_SCOPES, stored_fact, stored_scopes
 
 if TYPE_CHECKING:
@@ -212,8 +213,3 @@ def _embed_missing(engine: MemoryEngine, planned: list[PlannedFact]) -> None:
             chunk, embed_facts(embedder, [i.row.text for i in chunk]), strict=True
         ):
             item.block = block
-
-
-def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

@@ -12,12 +12,10 @@ from sqlmodel import SQLModel
 
 from engine.contract.errors import MemoryFailure
 from engine.storage import tables
+from engine.storage.sqlite_settings import SQLITE_BUSY_TIMEOUT_MS, WAL_AUTOCHECKPOINT_PAGES
 
 if TYPE_CHECKING:
     from engine.storage.sqlite_driver import DriverStatements
-
-# How long a SQLite connection waits on another process's transaction before giving up.
-SQLITE_BUSY_TIMEOUT_MS = 10_000
 
 
 def sqlite_url(path: Path) -> str:
@@ -46,22 +44,12 @@ def make_db_engine(url: str) -> Engine:
         ) from exc
 
 
-WAL_AUTOCHECKPOINT_PAGES = 4000
-
-
 def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
     _use_wal(cursor)
     cursor.execute("PRAGMA synchronous=NORMAL")
-    # SQLite copies its log back into the database file (a checkpoint) inside the commit that
-    # takes the log past this many pages, under the home's write lock: every other writer
-    # waits for it. A new fact touches ~26 pages, so SQLite's default of 1,000 made one write
-    # in ~38 checkpoint; with 4,000 a checkpoint copies each page that many writes touch
-    # (the generation, the change log's last leaf, the indexes' hot leaves) once instead of
-    # four times, and a write held the lock 0.1 ms less on average (1.48 -> 1.34 ms, in
-    # process). The log file may grow to ~16 MB; SQLite removes it when the last connection
-    # closes.
+    # Checkpoints out of most commits (sqlite_settings.py says why).
     cursor.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
     cursor.execute("PRAGMA foreign_keys=ON")
     # Statement journals in memory: a bulk import's inserts wrote them to temp files, 640k

@@ -138,13 +138,8 @@ class OrmReads:
             "memory_ids": list(receipt["memoryIds"]),
             "span_hashes": list(receipt["spanHashes"]),
         }
-        dialect = self._db.dialect.name
-        if dialect not in _UPSERTS:
-            with Session(self._db, expire_on_commit=False) as session:
-                session.merge(tables.ReceiptRow(**values))
-                session.commit()
-            return
-        statement = _UPSERTS[dialect](_RECEIPTS).values(**values)
+        upsert = sqlite_insert if self._db.dialect.name == "sqlite" else postgresql_insert
+        statement = upsert(_RECEIPTS).values(**values)
         statement = statement.on_conflict_do_update(
             index_elements=[_RECEIPTS.c.digest],
             set_={name: statement.excluded[name] for name in values if name != "digest"},
@@ -154,4 +149,3 @@ class OrmReads:
 
 
 _RECEIPTS: Table = tables.ReceiptRow.__table__  # type: ignore[attr-defined]
-_UPSERTS: dict[str, Any] = {"sqlite": sqlite_insert, "postgresql": postgresql_insert}

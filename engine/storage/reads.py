@@ -9,7 +9,7 @@ these protocols and never learn which implementation answers. This module import
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -25,6 +25,15 @@ if TYPE_CHECKING:
 
 # Record ids per IN (...) query (SQLite binds at most 32766 parameters).
 IN_CHUNK = 500
+
+
+T = TypeVar("T")
+
+
+def chunks(items: Sequence[T], size: int) -> Iterator[list[T]]:
+    """`items` a `size` at a time (IN_CHUNK ids to an `IN (...)`)."""
+    for start in range(0, len(items), size):
+        yield list(items[start : start + size])
 
 
 class Collection(Protocol):

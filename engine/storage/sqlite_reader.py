@@ -42,6 +42,7 @@ from engine.storage.reads import (
     collection_named,
     public_receipt,
 )
+from engine.storage.sqlite_settings import SQLITE_BUSY_TIMEOUT_MS, WAL_AUTOCHECKPOINT_PAGES
 
 # Names the full engine defines in modules that load SQLAlchemy (engine/storage/schema.py,
 # journal.py, bulk.py); tests/engine/test_read_path_open.py holds them equal.
@@ -51,14 +52,13 @@ STAGING_PREFIX = ".import-"
 INDEX_FILE = "index.sqlite"
 COLLECTIONS_FILE = "collections.yaml"
 # As engine/storage/database.py configures every SQLite connection of the ORM.
-BUSY_TIMEOUT_MS = 10_000
 _PRAGMAS = (
-    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
+    f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}",
     "PRAGMA journal_mode=WAL",  # a no-op: only sound homes, in WAL mode already, open here
     "PRAGMA synchronous=NORMAL",
     "PRAGMA foreign_keys=ON",
-    # Its receipts' commits checkpoint as rarely as the engine's (database.py says why).
-    "PRAGMA wal_autocheckpoint=4000",
+    # Its receipts' commits checkpoint as rarely as the engine's (sqlite_settings.py).
+    f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}",
 )
 
 _FACT_COLUMNS = ", ".join(field.name for field in fields(IndexedFact))
@@ -336,7 +336,10 @@ def open_sqlite_store(
         return None
     try:
         connection = sqlite3.connect(
-            path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            path,
+            timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
         )
     except sqlite3.Error:
         return None

@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from engine.storage import database, sqlite_reader
+from engine.storage.sqlite_settings import WAL_AUTOCHECKPOINT_PAGES
 
 
 def _settings(connection: sqlite3.Connection) -> dict[str, object]:
@@ -33,4 +34,4 @@ def test_the_cold_reader_opens_the_index_as_the_engine_does(tmp_path: Path) -> N
     finally:
         reader.close()
     assert reader_side == engine_side
-    assert engine_side["wal_autocheckpoint"] == database.WAL_AUTOCHECKPOINT_PAGES
+    assert engine_side["wal_autocheckpoint"] == WAL_AUTOCHECKPOINT_PAGES
