@@ -12,12 +12,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine.facade import ChangeFeed, MemoryFailure, MemoryService, Undone, open_service
+from gno_tui.idle_collection import CHECK_SECONDS, IdleCollector
 from gno_tui.messages import (
     OpenChain,
     OpenLibraryAsOf,
@@ -34,7 +35,7 @@ from gno_tui.workbench_commands import (
     screen_keys_in_inputs,
     writes,
 )
-from screens import SCREENS_BY_MODE
+from screens import SCREENS_BY_MODE, workbench_styles
 from screens.base import UsesWorkbench, Workbench, WorkbenchScreen
 from screens.decision_log import DecisionLogScreen
 from screens.help_screen import HelpScreen, key_names
@@ -71,6 +72,7 @@ def failure_notice(worker: Worker[Any]) -> tuple[str, str]:
 class GnoApp(UsesWorkbench, App[None]):
     TITLE = "gno-tui"
     CSS_PATH = "app.tcss"
+    CSS = workbench_styles()
     BINDINGS = [*bindings(GLOBAL_COMMANDS), *screen_keys_in_inputs()]
 
     def __init__(
@@ -99,6 +101,7 @@ class GnoApp(UsesWorkbench, App[None]):
         self._mode_screens: dict[str, WorkbenchScreen] = {}  # each mode's screen, once built
         self._first_chain = chain  # the fact the Supersession screen opens when first built
         self._changes: ChangeFeed | None = None  # the store watcher's, while it runs
+        self._collector = IdleCollector()
         for mode in SCREENS_BY_MODE:
             self.add_mode(mode, self._screen_builder(mode))
 
@@ -107,6 +110,11 @@ class GnoApp(UsesWorkbench, App[None]):
     def _screen_builder(self, mode: str) -> Callable[[], Screen[Any]]:
         def build() -> Screen[Any]:
             screen = SCREENS_BY_MODE[mode](self.workbench)
+            # Its rules are in the app's stylesheet from the start (screens.workbench_styles):
+            # marked up to date, Textual does not parse the whole sheet again and restyle every
+            # screen for it (0.1-0.2 s of the key that first shows it); its widgets take their
+            # styles as they mount.
+            screen._css_update_count = self._css_update_count
             self._mode_screens[mode] = screen
             if isinstance(screen, SupersessionScreen) and self._first_chain:
                 screen.call_later(screen.open, self._first_chain)
@@ -125,6 +133,13 @@ class GnoApp(UsesWorkbench, App[None]):
     # -- running ------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
+        if self._prebuild:
+            # The CLI's workbench has its process to itself: what it has loaded by now lives
+            # as long as it, and full collections wait for a pause (gno_tui.idle_collection).
+            # Not in tests, which run many apps in one process: frozen, their cycles would
+            # never be collected.
+            self._collector.take_over()
+            self.set_interval(CHECK_SECONDS, self.collect_when_idle)
         self.register_theme(WORKBENCH_THEME)
         self.theme = WORKBENCH_THEME.name
         self.switch_mode(self._start)
@@ -133,6 +148,25 @@ class GnoApp(UsesWorkbench, App[None]):
         if self._prebuild:
             self.call_after_refresh(self.prebuild_next_screen)
 
+    def collect_when_idle(self) -> None:
+        self._collector.collect_if_idle(busy=self._loading())
+
+    def _loading(self) -> bool:
+        """A worker runs or waits to (the store watcher, which always runs, aside)."""
+        return any(w.state in BUSY and w.group != STORE_WATCH_GROUP for w in self.workers)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.MouseDown):
+            self._collector.input_seen()
+        await super().on_event(event)
+
+    def delay_update(self, delay: float = 0.05) -> None:
+        """Textual holds every paint for 50 ms after a screen switch (and the palette's
+        commands), to mask a screen still being built: that was most of a key 1-6's time.
+        Not held here: a screen built before is whole at once, and one built by its key is
+        first painted once it has mounted (Textual lays a screen out, and paints it, only
+        then), so the screen before it stays on view until then, never a half-built one."""
+
     def prebuild_next_screen(self) -> None:
         """Build the next screen not built yet, in the background, once the app is idle (no
         worker loading): the first visit of a screen then only shows it. Building one (its
@@ -140,23 +174,17 @@ class GnoApp(UsesWorkbench, App[None]):
         1-6 would otherwise wait for. One screen at a time, each after the last one's loads,
         so a key pressed meanwhile waits for one screen at most, and the first rows of the
         screen shown first are never slowed down."""
-        if any(w.state in BUSY and w.group != STORE_WATCH_GROUP for w in self.workers):
+        if self._loading():
             self.set_timer(PREBUILD_RETRY_SECONDS, self.prebuild_next_screen)
             return
         for mode in SCREENS_BY_MODE:
             if mode not in self._mode_screens:
                 # Textual builds a mode's screen on its first switch_mode; _init_mode is that
-                # step alone: the screen is composed, mounted and laid out, not shown. It
-                # refreshes the app's CSS for the new screen's rules but marks only the screen
-                # in front as up to date, and the first switch would refresh it all again
-                # (0.1-0.2 s): the new screen's styles are those of this stylesheet.
+                # step alone: the screen is composed, mounted and laid out, not shown.
                 self._init_mode(mode)
-                self._mode_screens[mode]._css_update_count = self._css_update_count
                 self.call_after_refresh(self.prebuild_next_screen)
                 return
-        # Every screen is built: what exists now lives as long as the app. Python's collector
-        # need not walk it again and again (a full collection over the model and six screens
-        # is a pause a key would wait for).
+        # Every screen is built: it too lives as long as the app (see on_mount).
         gc.freeze()
 
     def run(self, *args: Any, **kwargs: Any) -> Any:

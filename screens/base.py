@@ -65,6 +65,17 @@ class WorkbenchScreen(UsesWorkbench, Screen[None]):
         self.generation_shown = workbench.generation
         self.shown_before = False  # it was shown, then hidden (a modal, another screen)
 
+    def on_compose(self) -> None:
+        """Before Textual builds the screen's widgets (most of a first visit's time, on the
+        UI thread): the first loads start now, in their workers, so the data is there for the
+        first paint instead of one load's time after it. Their results arrive as messages,
+        which the screen handles after its on_mount."""
+        self.start_first_loads()
+
+    def start_first_loads(self) -> None:
+        """Start the workers that load what the screen first shows; they must not touch its
+        widgets (there are none yet). Screens that show store data override this."""
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Write commands are disabled (greyed out) in a read-only workbench."""
         return None if self.workbench.read_only and writes(self.COMMANDS_LIST, action) else True
@@ -96,15 +107,17 @@ class WorkbenchScreen(UsesWorkbench, Screen[None]):
         self.shown_before = True
 
     def on_screen_resume(self, event: events.ScreenResume) -> None:
-        """Shown again (its key, or a modal closed): reloaded only if the store changed while
-        it was in the background; otherwise what it shows is still true and stays as it is."""
-        if not self.shown_before:
-            return  # its first time: on_mount loads what it shows
+        """Shown (its key, or a modal closed): reloaded only if the store changed while it was
+        in the background; otherwise what it shows is still true and stays as it is."""
         # Textual restyles every widget of a screen each time it is shown (handled after this,
         # by Screen), and a restyled table drops its rendered rows: most of the time a key 1-6
-        # took. Nothing of a screen's style changes while it is hidden; a CSS or theme change
-        # is caught by switch_mode itself, which then refreshes the CSS of every screen.
+        # took, and a third of a first visit's (its widgets were styled as they mounted, with
+        # the one stylesheet: screens.workbench_styles). Nothing of a screen's style changes
+        # while it is hidden; a CSS or theme change is caught by switch_mode itself, which
+        # then refreshes the CSS of every screen.
         event.refresh_styles = False
+        if not self.shown_before:
+            return  # its first time: on_mount loads what it shows
         if self.generation_shown != self.workbench.generation:
             self.generation_shown = self.workbench.generation
             self.refresh_from_store()

@@ -62,7 +62,7 @@ class Choice:
 class BatchPrompt(Modal[list[tuple[Any, BatchChoice]] | None]):
     """The shared behaviour; a subclass names its items and its choices (each one a key)."""
 
-    CSS = """
+    STYLES = """
     BatchPrompt {
         #batch-box { width: 100; max-height: 90%; border: round $warning; }
         #batch-items { height: auto; max-height: 16; margin: 1 0; }

@@ -17,7 +17,7 @@ from screens.modal import Modal
 class DecisionLogScreen(Modal[None]):
     """Every curation decision, newest first: who, when, what, and before/after."""
 
-    CSS = """
+    STYLES = """
     DecisionLogScreen {
         #log-box { width: 95%; height: 85%; padding: 0 1; }
         #log-table { height: 1fr; }

@@ -35,7 +35,7 @@ def prompt_bindings(save_title: str, save_tooltip: str) -> list[BindingType]:
 class EditPrompt(TextPrompt):
     """The proposal's text, editable; ctrl+s adds the edited text, escape cancels."""
 
-    CSS = """
+    STYLES = """
     EditPrompt {
         #edit-box { width: 90; }
         #edit-text { height: 10; }

@@ -35,7 +35,7 @@ def keys_table(app: App[Any], title: str, commands: Iterable[WorkbenchCommand]) 
 
 
 class HelpScreen(Modal[None]):
-    CSS = """
+    STYLES = """
     HelpScreen {
         #help-box { width: 96; height: 100%; padding: 0 1; }
         #help-title { text-style: bold; color: $primary; }

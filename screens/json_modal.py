@@ -15,7 +15,7 @@ from screens.modal import Modal
 
 
 class JsonModal(Modal[None]):
-    CSS = """
+    STYLES = """
     JsonModal {
         #json-box { width: 90%; height: 90%; padding: 0 1; }
         #json-title { text-style: bold; color: $primary; }

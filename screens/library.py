@@ -83,7 +83,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 - `z` takes back your latest decision (any screen), `ctrl+z` does it again; `@` shows the log.
 """
 
-    CSS = """
+    STYLES = """
     LibraryScreen {
         #library-body { height: 1fr; }
         #library-list { width: 3fr; }
@@ -102,6 +102,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)
         self.filter = LibraryFilter()
+        self.saved_filter = ""  # the filter kept for this home, read as the screen is built
         self.tab = "all"
         self.rows: list[FactRecord] = []
         self.total = 0
@@ -129,12 +130,15 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         # The table adds its columns itself, fixed widths chosen for its width: auto-sized
         # columns are measured on a later refresh, so the layout would jump as rows arrive.
         self.query_one(FactTable).focus()
-        saved = self.service.surface_setting(FILTER_SETTING)
-        if saved:  # the filter this home had when the workbench last closed (UX.md: persisted)
+        if self.saved_filter:  # the filter this home had when the workbench last closed
             box = self.query_one("#library-filter", Input)
-            box.value = saved
+            box.value = self.saved_filter
             box.add_class("-visible")
-            self.filter = LibraryFilter.parse(saved)
+
+    def start_first_loads(self) -> None:
+        self.saved_filter = self.service.surface_setting(FILTER_SETTING) or ""
+        if self.saved_filter:  # UX.md: the Library's filter is kept per home
+            self.filter = LibraryFilter.parse(self.saved_filter)
         self.reload()
 
     # -- loading ------------------------------------------------------------------------

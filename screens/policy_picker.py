@@ -22,7 +22,7 @@ WHAT_IT_ALLOWS = {
 
 
 class PolicyPicker(Modal[str | None]):
-    CSS = """
+    STYLES = """
     PolicyPicker {
         #policy-box { width: 64; }
         #policy-options { height: auto; margin-top: 1; }

@@ -11,7 +11,7 @@ from screens.modal import TextPrompt, context_block
 
 
 class ReasonPrompt(TextPrompt):
-    CSS = """
+    STYLES = """
     ReasonPrompt {
         #reason-box { width: 76; }
     }

@@ -103,7 +103,7 @@ Recall the facts an agent would get for a query, under a budget.
 - `c` confirms the highlighted fact, `S` marks it stale; `enter` on a fact opens its chain.
 """
 
-    CSS = """
+    STYLES = """
     RecallScreen {
         #recall-form { height: 3; }
         #recall-form Input { width: 1fr; border-title-color: $primary; }
@@ -169,6 +169,8 @@ Recall the facts an agent would get for a query, under a budget.
         ):
             self.query_one(f"#recall-{name}", Input).border_title = title
         self.query_one("#recall-query", Input).focus()
+
+    def start_first_loads(self) -> None:
         self.load_scopes()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall-scopes")

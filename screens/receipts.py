@@ -92,7 +92,7 @@ revision.
 - `tab` moves between the receipts and the collections.
 """
 
-    CSS = """
+    STYLES = """
     ReceiptsScreen {
         #receipts-top { height: 1fr; }
         #receipts-list { width: 3fr; }
@@ -152,7 +152,9 @@ revision.
             collections.add_column(label, width=width)
         self.query_one("#fence-text", Input).border_title = "fence preview"
         self.query_one("#receipts-table", FactTable).focus()
-        self.action_reload()
+
+    def start_first_loads(self) -> None:
+        self.load()
 
     def refresh_from_store(self) -> None:
         self.action_reload()

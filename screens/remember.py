@@ -107,7 +107,7 @@ same but close to a span a recall returned (a near miss), the preview lists thos
 with their similarity: a write that only rewords a recalled memory is probably a replay.
 """
 
-    CSS = """
+    STYLES = """
     RememberScreen {
         #remember-body { height: 1fr; }
         #remember-form { width: 1fr; padding: 0 1; }

@@ -93,7 +93,7 @@ precision and recall tell whether it suits this store.
 Nothing here deletes: reject only sets a state, retire keeps the file.
 """
 
-    CSS = """
+    STYLES = """
     ReviewScreen {
         #review-tabs { height: 1fr; }
         .review-body { height: 1fr; }
@@ -142,10 +142,16 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
             " ", "id", "age", "caller", "scopes", "intent", "cand.", "provenance", "text"
         )
         self.query_one("#review-proposals", FactTable).focus()
-        self.refresh_from_store()
+        self.load_pairs_when_shown()
+
+    def start_first_loads(self) -> None:
+        self.load_proposals()
 
     def refresh_from_store(self) -> None:
         self.load_proposals()
+        self.load_pairs_when_shown()
+
+    def load_pairs_when_shown(self) -> None:
         # The near-duplicate pairs take a pass over every current fact of a scope (seconds at
         # 100k facts): worked out when the screen is in front, not while the workbench builds
         # it ahead in the background, where a quit would have to wait for that pass.

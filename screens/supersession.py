@@ -73,7 +73,7 @@ red, added words in green).
   nothing is deleted.
 """
 
-    CSS = """
+    STYLES = """
     SupersessionScreen {
         #chain-ref { height: 3; border-title-color: $primary; }
         #chain-status { height: auto; padding: 0 1; }

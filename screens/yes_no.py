@@ -12,7 +12,7 @@ from screens.modal import Modal, context_block
 
 
 class YesNoPrompt(Modal[bool | None]):
-    CSS = """
+    STYLES = """
     YesNoPrompt {
         #yes-no-box { width: 76; border: round $warning; }
         #yes-no-keys { color: $text-muted; margin-top: 1; }

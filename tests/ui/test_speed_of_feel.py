@@ -127,3 +127,29 @@ async def test_review_built_ahead_finds_its_duplicate_pairs_only_once_shown(
             assert str(tabs.get_tab("duplicates").label) == "Duplicates 1"
     finally:
         gc.unfreeze()
+
+
+async def test_a_screen_first_shown_is_styled_by_the_stylesheet_parsed_at_the_start(
+    engine: Any, client: Any
+) -> None:
+    # A screen that brought its own CSS made Textual parse the whole stylesheet again from
+    # scratch and restyle every screen built so far, on the key that first showed it (0.2-0.3
+    # s). Every screen's rules are in the app's sheet from the start: the sheet's own sources
+    # (not the widgets' defaults) stay as they were, and the screens still get their rules.
+    propose(client, "Alice drinks green tea")
+
+    def own_sources(app: Any) -> set[Any]:
+        return {where for where, source in app.stylesheet.source.items() if not source.is_defaults}
+
+    async with workbench(engine) as (app, pilot):
+        at_start = own_sources(app)
+        for key in "23456":
+            await pilot.press("escape", key)
+            await settle(pilot)
+        await pilot.press("escape", "3")
+        await settle(pilot)
+        assert own_sources(app) == at_start
+        review = shown(app, ReviewScreen)
+        assert str(review.query_one("#review-summary", Static).content).startswith("1 pending")
+        # The Review's own rules (screens/review.py STYLES) apply: its summary is two lines.
+        assert review.query_one("#review-summary").region.height == 2

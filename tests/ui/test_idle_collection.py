@@ -1,0 +1,68 @@
+"""Full garbage collections wait for a pause in the person's keys (gno_tui.idle_collection),
+and still free what only a full collection can: garbage that had lived long enough to reach
+the oldest generation."""
+
+from __future__ import annotations
+
+import gc
+import time
+import weakref
+from collections.abc import Iterator
+
+import pytest
+
+from gno_tui.idle_collection import FULL_AFTER_YOUNGER, NEVER, IdleCollector
+
+
+class Node:
+    def __init__(self) -> None:
+        self.other: Node | None = None
+
+
+@pytest.fixture
+def collector() -> Iterator[IdleCollector]:
+    threshold = gc.get_threshold()
+    collector = IdleCollector()
+    collector.take_over()
+    try:
+        yield collector
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+
+
+def old_garbage() -> weakref.ref[Node]:
+    """A reference cycle that reached the oldest generation, then became garbage."""
+    first, second = Node(), Node()
+    first.other, second.other = second, first
+    gc.collect(1)  # survivors of a generation-1 collection move to the oldest
+    return weakref.ref(first)
+
+
+def test_python_starts_no_full_collection_of_its_own(collector: IdleCollector) -> None:
+    assert gc.get_threshold()[2] == NEVER
+    dead = old_garbage()
+    for _ in range(FULL_AFTER_YOUNGER * 3):
+        gc.collect(1)
+    assert dead() is not None  # younger collections never look at the oldest generation
+
+
+def test_a_due_collection_runs_only_once_the_person_paused(collector: IdleCollector) -> None:
+    dead = old_garbage()
+    for _ in range(FULL_AFTER_YOUNGER):
+        gc.collect(1)
+    assert collector.due()
+    collector.last_input = time.monotonic() + 3600  # a key was just pressed
+    assert not collector.collect_if_idle(busy=False)
+    collector.last_input = time.monotonic() - 3600  # a long pause
+    assert not collector.collect_if_idle(busy=True)  # a load's result is about to be painted
+    assert dead() is not None
+    assert collector.collect_if_idle(busy=False)
+    assert dead() is None and not collector.due()
+
+
+def test_no_collection_before_python_would_have_run_one(collector: IdleCollector) -> None:
+    gc.collect()
+    collector.last_input = time.monotonic() - 3600
+    assert not collector.due()
+    assert not collector.collect_if_idle(busy=False)
