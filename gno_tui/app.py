@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine.facade import ChangeFeed, MemoryFailure, MemoryService, Undone, open_service
-from gno_tui.idle_collection import CHECK_SECONDS, IdleCollector
+from gno_tui.idle_work import CHECK_SECONDS, IdleWork
 from gno_tui.messages import (
     OpenChain,
     OpenLibraryAsOf,
@@ -51,7 +51,9 @@ STORE_WAIT_SECONDS = 1.0
 STORE_WATCH_GROUP = "store-watch"
 # A store watcher that failed (its failure is shown) starts again this much later.
 STORE_RETRY_SECONDS = 5.0
-# While workers load, the next screen is built this much later (see prebuild_next_screen).
+# A screen is built ahead once the workbench was quiet this long (prebuild_when_quiet), and
+# asked again this often until then.
+PREBUILD_QUIET_SECONDS = 0.15
 PREBUILD_RETRY_SECONDS = 0.05
 BUSY = (WorkerState.PENDING, WorkerState.RUNNING)
 
@@ -101,7 +103,7 @@ class GnoApp(UsesWorkbench, App[None]):
         self._mode_screens: dict[str, WorkbenchScreen] = {}  # each mode's screen, once built
         self._first_chain = chain  # the fact the Supersession screen opens when first built
         self._changes: ChangeFeed | None = None  # the store watcher's, while it runs
-        self._collector = IdleCollector()
+        self._idle = IdleWork()  # what runs in the person's pauses
         for mode in SCREENS_BY_MODE:
             self.add_mode(mode, self._screen_builder(mode))
 
@@ -135,10 +137,10 @@ class GnoApp(UsesWorkbench, App[None]):
     def on_mount(self) -> None:
         if self._prebuild:
             # The CLI's workbench has its process to itself: what it has loaded by now lives
-            # as long as it, and full collections wait for a pause (gno_tui.idle_collection).
+            # as long as it, and full collections wait for a pause (gno_tui.idle_work).
             # Not in tests, which run many apps in one process: frozen, their cycles would
             # never be collected.
-            self._collector.take_over()
+            self._idle.take_over_process()
             self.set_interval(CHECK_SECONDS, self.collect_when_idle)
         self.register_theme(WORKBENCH_THEME)
         self.theme = WORKBENCH_THEME.name
@@ -146,10 +148,10 @@ class GnoApp(UsesWorkbench, App[None]):
         if self._watch_store:
             self.follow_store()
         if self._prebuild:
-            self.call_after_refresh(self.prebuild_next_screen)
+            self.call_after_refresh(self.prebuild_when_quiet)
 
     def collect_when_idle(self) -> None:
-        self._collector.collect_if_idle(busy=self._loading())
+        self._idle.collect_if_idle(busy=self._loading())
 
     def _loading(self) -> bool:
         """A worker runs or waits to (the store watcher, which always runs, aside)."""
@@ -157,7 +159,7 @@ class GnoApp(UsesWorkbench, App[None]):
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key | events.MouseDown):
-            self._collector.input_seen()
+            self._idle.input_seen()
         await super().on_event(event)
 
     def delay_update(self, delay: float = 0.05) -> None:
@@ -167,22 +169,31 @@ class GnoApp(UsesWorkbench, App[None]):
         first painted once it has mounted (Textual lays a screen out, and paints it, only
         then), so the screen before it stays on view until then, never a half-built one."""
 
+    def prebuild_when_quiet(self) -> None:
+        """Build the next screen ahead once the workbench has been quiet (no load, no key)
+        for PREBUILD_QUIET_SECONDS; until then ask again. A key pressed as the first rows
+        show builds its own screen at once rather than waiting behind one built ahead."""
+        if self._idle.quiet(PREBUILD_QUIET_SECONDS, busy=self._loading()):
+            self.prebuild_next_screen()
+        else:
+            self.set_timer(PREBUILD_RETRY_SECONDS, self.prebuild_when_quiet)
+
     def prebuild_next_screen(self) -> None:
-        """Build the next screen not built yet, in the background, once the app is idle (no
-        worker loading): the first visit of a screen then only shows it. Building one (its
-        widgets, their styles, its first loads) takes the UI thread 0.1-0.4 s, which a key
-        1-6 would otherwise wait for. One screen at a time, each after the last one's loads,
+        """Build the next screen not built yet, in the background, unless a worker loads:
+        the first visit of a screen then only shows it. Building one (its widgets, their
+        styles, its first loads) takes the UI thread 30-100 ms, which a key 1-6 would
+        otherwise wait for. One screen at a time, each after the workbench was quiet again,
         so a key pressed meanwhile waits for one screen at most, and the first rows of the
         screen shown first are never slowed down."""
         if self._loading():
-            self.set_timer(PREBUILD_RETRY_SECONDS, self.prebuild_next_screen)
+            self.set_timer(PREBUILD_RETRY_SECONDS, self.prebuild_when_quiet)
             return
         for mode in SCREENS_BY_MODE:
             if mode not in self._mode_screens:
                 # Textual builds a mode's screen on its first switch_mode; _init_mode is that
                 # step alone: the screen is composed, mounted and laid out, not shown.
                 self._init_mode(mode)
-                self.call_after_refresh(self.prebuild_next_screen)
+                self.call_after_refresh(self.prebuild_when_quiet)
                 return
         # Every screen is built: it too lives as long as the app (see on_mount).
         gc.freeze()

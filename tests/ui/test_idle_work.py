@@ -1,17 +1,18 @@
-"""Full garbage collections wait for a pause in the person's keys (gno_tui.idle_collection),
+"""Full garbage collections wait for a pause in the person's keys (gno_tui.idle_work),
 and still free what only a full collection can: garbage that had lived long enough to reach
 the oldest generation."""
 
 from __future__ import annotations
 
 import gc
+import sys
 import time
 import weakref
 from collections.abc import Iterator
 
 import pytest
 
-from gno_tui.idle_collection import FULL_AFTER_YOUNGER, NEVER, IdleCollector
+from gno_tui.idle_work import FULL_AFTER_YOUNGER, NEVER, IdleWork
 
 
 class Node:
@@ -20,15 +21,16 @@ class Node:
 
 
 @pytest.fixture
-def collector() -> Iterator[IdleCollector]:
-    threshold = gc.get_threshold()
-    collector = IdleCollector()
-    collector.take_over()
+def collector() -> Iterator[IdleWork]:
+    threshold, switch = gc.get_threshold(), sys.getswitchinterval()
+    collector = IdleWork()
+    collector.take_over_process()
     try:
         yield collector
     finally:
         gc.unfreeze()
         gc.set_threshold(*threshold)
+        sys.setswitchinterval(switch)
 
 
 def old_garbage() -> weakref.ref[Node]:
@@ -39,7 +41,7 @@ def old_garbage() -> weakref.ref[Node]:
     return weakref.ref(first)
 
 
-def test_python_starts_no_full_collection_of_its_own(collector: IdleCollector) -> None:
+def test_python_starts_no_full_collection_of_its_own(collector: IdleWork) -> None:
     assert gc.get_threshold()[2] == NEVER
     dead = old_garbage()
     for _ in range(FULL_AFTER_YOUNGER * 3):
@@ -47,7 +49,7 @@ def test_python_starts_no_full_collection_of_its_own(collector: IdleCollector) -
     assert dead() is not None  # younger collections never look at the oldest generation
 
 
-def test_a_due_collection_runs_only_once_the_person_paused(collector: IdleCollector) -> None:
+def test_a_due_collection_runs_only_once_the_person_paused(collector: IdleWork) -> None:
     dead = old_garbage()
     for _ in range(FULL_AFTER_YOUNGER):
         gc.collect(1)
@@ -61,8 +63,21 @@ def test_a_due_collection_runs_only_once_the_person_paused(collector: IdleCollec
     assert dead() is None and not collector.due()
 
 
-def test_no_collection_before_python_would_have_run_one(collector: IdleCollector) -> None:
+def test_no_collection_before_python_would_have_run_one(collector: IdleWork) -> None:
     gc.collect()
     collector.last_input = time.monotonic() - 3600
     assert not collector.due()
     assert not collector.collect_if_idle(busy=False)
+
+
+def test_quiet_needs_no_load_and_no_key_for_the_whole_time() -> None:
+    idle = IdleWork()
+    idle.last_input = time.monotonic() - 3600
+    assert not idle.quiet(0.15, busy=False)  # quiet from now on: not for 0.15 s yet
+    idle.quiet_since = time.monotonic() - 3600
+    assert idle.quiet(0.15, busy=False)
+    assert not idle.quiet(0.15, busy=True)  # a load starts the wait again
+    assert idle.quiet_since is None
+    idle.quiet_since = time.monotonic() - 3600
+    idle.last_input = time.monotonic() + 3600  # a key was just pressed
+    assert not idle.quiet(0.15, busy=False) and idle.quiet_since is None

@@ -1,4 +1,5 @@
-"""Python's full garbage collections, moved to the moments no one is pressing keys.
+"""What the workbench does in the person's pauses: full garbage collections, and building the
+screens ahead (gno_tui.app), so that neither lands on a key.
 
 A full collection (generation 2) walks every container object the collector tracks, and in the
 workbench it landed on keys: 10-25 ms of a screen switch or a modal's first key, 0.1-0.15 s
@@ -11,6 +12,7 @@ would have (after as many younger collections), so cyclic garbage is still freed
 from __future__ import annotations
 
 import gc
+import sys
 import time
 
 # Python's own default: a full collection after this many generation-1 collections.
@@ -21,21 +23,39 @@ PAUSE_SECONDS = 0.75
 CHECK_SECONDS = 0.5
 # Python starts no full collection of its own once this many younger ones have run.
 NEVER = 2**30
+# How long a thread holds the GIL while another waits for it (Python's default is 5 ms). A
+# load's worker waits that long after each database call while the UI thread builds a screen:
+# a 2 ms query took 60-80 ms. The CLI's workbench asks for 1 ms.
+GIL_SWITCH_SECONDS = 0.001
 
 
-class IdleCollector:
+class IdleWork:
     def __init__(self) -> None:
         self.last_input = time.monotonic()
+        self.quiet_since: float | None = None  # no load and no key since then (quiet)
         self.collections = 0  # full collections run here
 
-    def take_over(self) -> None:
-        """Freeze what exists now and leave full collections to `collect_if_idle`."""
+    def take_over_process(self) -> None:
+        """Freeze what exists now, leave full collections to `collect_if_idle`, and let a
+        waiting thread have the GIL sooner."""
         gc.freeze()
         young, older, _ = gc.get_threshold()
         gc.set_threshold(young, older, NEVER)
+        sys.setswitchinterval(GIL_SWITCH_SECONDS)
 
     def input_seen(self) -> None:
         self.last_input = time.monotonic()
+
+    def quiet(self, seconds: float, busy: bool) -> bool:
+        """Nothing loaded (`busy`: a worker runs) and no key came for `seconds`, as seen by
+        the calls so far (the app asks on a timer)."""
+        now = time.monotonic()
+        if busy or now - self.last_input < seconds:
+            self.quiet_since = None
+            return False
+        if self.quiet_since is None:
+            self.quiet_since = now
+        return now - self.quiet_since >= seconds
 
     def due(self) -> bool:
         """Python would have run a full collection by now."""
