@@ -38,6 +38,16 @@ RECEIPT_COLUMNS = [
     Column("state", 12, 1),
 ]
 
+# The collections' columns: the mark, the name and the policy stay longest, the root goes first.
+COLLECTION_COLUMNS = [
+    Column(" ", 1, 0),
+    Column("collection", 16, 1),
+    Column("policy", 12, 2),
+    Column("source", 15, 3),
+    Column("revision", 8, 4),
+    Column("root", 30, 5),
+]
+
 
 @dataclass
 class ReceiptsLoaded(Message):
@@ -139,17 +149,12 @@ revision.
             classes="pane-title",
         )
         with Horizontal(id="collections-row"):
-            yield FactTable(id="collections-table")
+            yield FittedTable(COLLECTION_COLUMNS, id="collections-table")
             with VerticalScroll(id="collections-effective"):
                 yield Static("Mark collections with space, then P.", id="effective-body")
         yield WorkbenchFooter()
 
     def on_mount(self) -> None:
-        collections = self.query_one("#collections-table", FactTable)
-        # Fixed widths: an unfocused table otherwise keeps a header measured before its rows.
-        for label, width in ((" ", 1), ("collection", 16), ("policy", 12), ("source", 15),
-                             ("revision", 8), ("root", 30)):  # fmt: skip
-            collections.add_column(label, width=width)
         self.query_one("#fence-text", Input).border_title = "fence preview"
         self.query_one("#receipts-table", FactTable).focus()
 

@@ -34,6 +34,7 @@ from engine.facade import (
 from gno_tui.render.proposals import calibration_line, proposal_cells, proposal_detail
 from gno_tui.widgets.duplicates_pane import DuplicatesPane, PairsCounted
 from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.fitted_table import Column, FittedTable
 from gno_tui.widgets.footer import WorkbenchFooter
 from gno_tui.widgets.header import WorkbenchHeader
 from screens.base import Workbench, WorkbenchScreen
@@ -56,6 +57,22 @@ PROPOSAL_ACTIONS = {
 }
 DUPLICATE_ACTIONS = {"retire_older", "retire_newer", "keep_both"}
 LETTER_KEYS = PROPOSAL_ACTIONS | DUPLICATE_ACTIONS
+
+
+# The proposals' columns (gno_tui.render.proposals.proposal_cells), by rank for the width: the
+# mark, the id and the text stay longest (the text takes what room is left); the detail pane
+# shows every field.
+PROPOSAL_COLUMNS = [
+    Column(" ", 1, 0),
+    Column("id", 4, 1),
+    Column("age", 4, 4),
+    Column("caller", 16, 5),
+    Column("scopes", 18, 3),
+    Column("intent", 9, 6),
+    Column("cand.", 5, 7),
+    Column("provenance", 10, 8),
+    Column("text", 40, 2, min_width=16),
+]
 
 
 @dataclass
@@ -129,7 +146,7 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
             with TabPane("Proposals", id="proposals"):
                 with Horizontal(classes="review-body"):
                     with Vertical(id="review-list"):
-                        yield FactTable(id="review-proposals")
+                        yield FittedTable(PROPOSAL_COLUMNS, id="review-proposals")
                         yield Static("", id="review-summary")
                     with VerticalScroll(id="review-detail"):
                         yield Static("", id="review-detail-body")
@@ -138,9 +155,6 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         yield WorkbenchFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#review-proposals", FactTable).add_columns(
-            " ", "id", "age", "caller", "scopes", "intent", "cand.", "provenance", "text"
-        )
         self.query_one("#review-proposals", FactTable).focus()
         self.load_pairs_when_shown()
 

@@ -48,7 +48,11 @@ async def test_add_then_auto_advance_then_reject_with_a_reason(engine: Any, clie
         assert [p["id"] for p in screen.proposals] == [first, second, third]
         detail = str(screen.query_one("#review-detail-body", Static).render())
         assert "Carol moved to Berlin" in detail and "threshold 0.82" in detail
-        assert "agent/mcp" in str(screen.query_one("#review-proposals", DataTable).get_row_at(0))
+        # The row names the proposal by its text; the detail pane says who proposed it.
+        assert "Carol moved to Berlin" in str(
+            screen.query_one("#review-proposals", DataTable).get_row_at(0)
+        )
+        assert "agent via mcp" in detail
         await pilot.press("a")
         await settle(pilot)
         assert states(engine)[first] == "added"
