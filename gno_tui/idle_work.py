@@ -33,7 +33,6 @@ class IdleWork:
     def __init__(self) -> None:
         self.last_input = time.monotonic()
         self.quiet_since: float | None = None  # no load and no key since then (quiet)
-        self.collections = 0  # full collections run here
 
     def take_over_process(self) -> None:
         """Freeze what exists now, leave full collections to `collect_if_idle`, and let a
@@ -67,5 +66,4 @@ class IdleWork:
         if busy or not self.due() or time.monotonic() - self.last_input < PAUSE_SECONDS:
             return False
         gc.collect()
-        self.collections += 1
         return True
