@@ -321,8 +321,9 @@ def utc_now() -> datetime:
 
 def iso_utc(moment: datetime) -> str:
     """ISO 8601 in UTC with milliseconds and a Z, as JavaScript's toISOString writes it."""
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    # isoformat is C code (strftime and an f-string were 3 % of a bulk import); its year is
+    # four digits, as JavaScript's.
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def parse_iso(value: str) -> datetime:

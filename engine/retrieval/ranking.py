@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.retrieval.quantized import quantize
 from engine.retrieval.snapshot import Snapshot
 
 # Weight of the cosine against ceiling-normalised BM25 in the hybrid score: the best of
@@ -85,15 +86,19 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
     # cover the query's.
     matched = mask & ((lexical > 0) | (coverage >= WORD_MATCH_FLOOR))
     query_vector = embedder.embed([query])[0]
-    hits, cosine = _semantic_hits(snapshot, query_vector, matched, mask)
+    first_cosines = np.clip(snapshot.best_cosine(query_vector), 0.0, 1.0)
+    hits = _hits(matched, mask, first_cosines)
+    cosine = first_cosines[hits]
     fused = evidence[hits] + SEMANTIC_WEIGHT * cosine
     if len(hits):
         # Pseudo-relevance feedback (Rocchio): move the query towards its best first-pass
         # facts, then rank again; a static model's query vector alone misses paraphrases.
         first = hits[best_first(snapshot, hits, fused, FEEDBACK_FACTS)]
-        query_vector = query_vector + FEEDBACK_WEIGHT * snapshot.whole_vectors(first).mean(axis=0)
-        query_vector /= max(float(np.linalg.norm(query_vector)), 1e-12)
-        hits, cosine = _semantic_hits(snapshot, query_vector, matched, mask)
+        moved = query_vector + FEEDBACK_WEIGHT * snapshot.whole_vectors(first).mean(axis=0)
+        moved /= max(float(np.linalg.norm(moved)), 1e-12)
+        hits = feedback_candidates(query_vector, moved, first_cosines, matched, mask, evidence)
+        cosine = np.clip(snapshot.best_cosine_at(moved, hits), 0.0, 1.0)
+        hits, cosine = _kept(hits, cosine, matched)
         fused = evidence[hits] + SEMANTIC_WEIGHT * cosine
     order = best_first(snapshot, hits, fused, MATCH_WINDOW)
     return RankedMatches(
@@ -126,11 +131,56 @@ def best_first(
     return candidates[order][:limit]
 
 
-def _semantic_hits(
-    snapshot: Snapshot, query_vector: np.ndarray, matched: np.ndarray, mask: np.ndarray
+def _hits(matched: np.ndarray, mask: np.ndarray, cosine: np.ndarray) -> np.ndarray:
+    """The visible matches: `matched` (a shared word or the word coverage), or a cosine at
+    the floor."""
+    return np.flatnonzero(matched | (mask & (cosine >= SEMANTIC_MATCH_FLOOR)))
+
+
+def _kept(
+    positions: np.ndarray, cosine: np.ndarray, matched: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The visible matches (`matched`: a shared word or the word coverage, or a cosine at
-    the floor) and their cosines."""
-    cosine = np.clip(snapshot.best_cosine(query_vector), 0.0, 1.0)
-    hits = np.flatnonzero(matched | (mask & (cosine >= SEMANTIC_MATCH_FLOOR)))
-    return hits, cosine[hits]
+    """Of `positions` (visible) and their cosines, the matches."""
+    keep = matched[positions] | (cosine >= SEMANTIC_MATCH_FLOOR)
+    return positions[keep], cosine[keep]
+
+
+# What float32 sums and the six-decimal rounding of best_first can move a score by, with room.
+_SCORE_SLACK = 1e-4
+
+
+def feedback_candidates(
+    first_query: np.ndarray,
+    moved_query: np.ndarray,
+    first_cosines: np.ndarray,
+    matched: np.ndarray,
+    mask: np.ndarray,
+    evidence: np.ndarray,
+) -> np.ndarray:
+    """The visible positions that can be among the MATCH_WINDOW best after feedback: the
+    second pass scores these alone, not every row again (at 1M facts a scan of all rows was
+    half of a recall), and ranks exactly as a full second pass would.
+
+    Why it is exact: the products compare the int8 directions of the query and of each row
+    (engine/retrieval/quantized.py), both unit vectors, so moving the query's direction by
+    `shift` moves every row's cosine, hence each fact's best row, by at most `shift`. A fact
+    whose second-pass score cannot reach what MATCH_WINDOW sure matches score at least is
+    beaten by all of them, and is left out."""
+    shift = float(np.linalg.norm(_direction(moved_query) - _direction(first_query)))
+    shift += _SCORE_SLACK
+    low = np.clip(first_cosines - shift, 0.0, 1.0)
+    high = np.clip(first_cosines + shift, 0.0, 1.0)
+    surely = np.flatnonzero(matched | (mask & (low >= SEMANTIC_MATCH_FLOOR)))
+    maybe = np.flatnonzero(matched | (mask & (high >= SEMANTIC_MATCH_FLOOR)))
+    if len(surely) < MATCH_WINDOW:
+        return maybe
+    floor = evidence[surely].astype(np.float64) + SEMANTIC_WEIGHT * low[surely]
+    # The MATCH_WINDOW-th best lower bound among the sure matches.
+    least = np.partition(floor, len(floor) - MATCH_WINDOW)[len(floor) - MATCH_WINDOW]
+    ceiling = evidence[maybe].astype(np.float64) + SEMANTIC_WEIGHT * high[maybe]
+    return maybe[ceiling >= least - _SCORE_SLACK]
+
+
+def _direction(vector: np.ndarray) -> np.ndarray:
+    """The unit vector the int8 products see for `vector` (its quantized direction)."""
+    return quantize(vector).floats()[0].astype(np.float64)

@@ -161,6 +161,19 @@ class Snapshot:
         # its rows sit, in an index built afresh or grown.
         return np.maximum.reduceat(cosines(self._rows.view(), query), self._starts.view())
 
+    def best_cosine_at(self, query: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """`best_cosine` of these positions only (increasing), reading their rows alone: the
+        same values, since a row's product does not depend on which rows are read with it."""
+        if not len(positions):
+            return np.zeros(0, dtype=np.float32)
+        starts = self._starts.view()
+        ends = np.append(starts[1:], self._rows.filled)[positions]
+        begins = starts[positions]
+        counts = ends - begins
+        offsets = np.cumsum(counts) - counts  # where each position's rows begin in the gather
+        rows = np.repeat(begins - offsets, counts) + np.arange(int(counts.sum()))
+        return np.maximum.reduceat(cosines(self._rows.take(rows), query), offsets)
+
     def scopes(self) -> list[str]:
         return sorted(scope for scope, postings in self._by_scope.items() if postings.live > 0)
 

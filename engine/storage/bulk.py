@@ -66,6 +66,7 @@ from engine.storage.factfiles import (
     remove_temp_files,
     sync_filesystem,
 )
+from engine.storage.file_stager import stager_for
 from engine.storage.reads import chunks
 from engine.storage.records import allocate_docid, row_fields
 
@@ -303,6 +304,7 @@ def _write_all(
             folders[item.root, day] = (stagings[item.root] / days, item.root / days)
         places.append(((item.root, day), name))
     staged, final = FactFolders(), FactFolders()
+    writer = stager_for(len(planned))
     rows = RowInserts(engine, planned)
     try:
         try:
@@ -311,18 +313,19 @@ def _write_all(
             _crash_at(crash, "staged", 0)
             for done, (item, (where, name)) in enumerate(zip(planned, places, strict=True), 1):
                 # Not flushed one by one: one syncfs below makes them all durable at once.
-                staged.create(folders[where][0], name, item.content)
+                writer.create(folders[where][0], name, item.content)
                 _crash_at(crash, "staged", done)
                 if progress and (done % PROGRESS_EVERY == 0 or done == len(planned)):
                     progress(done, len(planned))
+            writer.finish()
             if durable:
-                _make_durable(planned, stagings, staged.folders())
+                _make_durable(planned, stagings, writer.folders())
             _commit_rows(engine, planned, also, inserts=rows)
             committed = True
         finally:
             if not committed:  # nothing is visible yet; settle the staging folders if we can
                 rows.abandon()
-                staged.close()
+                writer.close()
                 for staging in stagings.values():
                     _settle_quietly(engine, staging)
         _crash_at(crash, "committed")
@@ -334,6 +337,7 @@ def _write_all(
             for folder in final.folders():
                 fsync_folder(folder)
     finally:
+        writer.close()
         staged.close()
         final.close()
     for staging in stagings.values():

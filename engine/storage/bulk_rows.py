@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import Connection, delete, insert, select, update
 from sqlalchemy.orm import Session
 from sqlmodel import col
 
@@ -98,7 +98,9 @@ class RowInserts:
     or rolls back in `abandon`."""
 
     def __init__(self, engine: MemoryEngine, planned: list[PlannedFact]) -> None:
-        self._session = Session(engine.db, expire_on_commit=False)
+        self._connection = engine.db.connect()
+        self._cache_before = _widen_page_cache(self._connection)
+        self._session = Session(bind=self._connection, expire_on_commit=False)
         self._stop = threading.Event()  # set by `abandon`: the rows are not wanted any more
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gno-bulk-rows")
         self._inserted = self._thread.submit(self._insert, engine, planned)
@@ -172,6 +174,27 @@ class RowInserts:
             self._open = False
             self._thread.shutdown(wait=True)
             self._session.close()  # rolls back whatever was not committed
+            if self._cache_before is not None:
+                self._connection.exec_driver_sql(f"PRAGMA cache_size={self._cache_before}")
+            self._connection.close()
+
+
+# SQLite's page cache for a bulk write's connection, in KiB (while it lasts; the connection's
+# own size is put back after). The default 2 MiB is smaller than the facts table's dozen
+# indexes over 100k rows, and each insert then read and evicted index pages again: with this,
+# inserting the rows of a 100k import took 13 s instead of 19 here. Pages are taken only as
+# they are used.
+BULK_PAGE_CACHE_KIB = 256 * 1024
+
+
+def _widen_page_cache(connection: Connection) -> int | None:
+    """Widen a SQLite connection's page cache; its size before (None: not SQLite)."""
+    if connection.dialect.name != "sqlite":
+        return None
+    before = int(connection.exec_driver_sql("PRAGMA cache_size").scalar_one())
+    connection.exec_driver_sql(f"PRAGMA cache_size=-{BULK_PAGE_CACHE_KIB}")
+    connection.commit()  # ends the transaction SQLAlchemy began: the session begins its own
+    return before
 
 
 def _link_predecessors(session: Session, rows: list[Any]) -> None:

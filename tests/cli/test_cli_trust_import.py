@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from engine.storage.bulk import CRASH_HOOK_ENV
+from engine.storage.file_stager import CHILD_MIN_FILES
 
 COUNT = 300
 
@@ -71,6 +72,24 @@ def test_an_import_killed_in_its_write_phase_is_all_or_nothing(cli, probe, tmp_p
     else:
         assert len(probe.rows()) == COUNT  # the one transaction committed: rolled forward later
     assert_imported_exactly_once(cli, probe, path)
+
+
+@pytest.mark.parametrize("point", ["staged:1250", f"staged:{CHILD_MIN_FILES}", "published:1250"])
+def test_a_large_import_killed_while_a_child_writes_its_files_is_all_or_nothing(
+    cli, probe, tmp_path, point
+):
+    # As many items as make the import stage its files in a child process
+    # (engine/storage/file_stager.py): killed, the parent leaves the child's files staged only.
+    count = CHILD_MIN_FILES
+    assert cli("collection", "list", "--json").returncode == 0
+    path = write_items(tmp_path / "items.jsonl", count)
+    killed = cli("import", str(path), "--json", env=cli.env(**{CRASH_HOOK_ENV: point}))
+    assert killed.returncode == -signal.SIGKILL, (killed.returncode, killed.stderr)
+    if point.startswith("staged"):
+        assert probe.state() == (0, 0)
+    else:
+        assert len(probe.rows()) == count
+    assert_imported_exactly_once(cli, probe, path, count)
 
 
 def test_reindex_after_a_kill_before_the_commit_sees_nothing(cli, probe, tmp_path):
