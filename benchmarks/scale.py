@@ -188,6 +188,14 @@ def main() -> None:
     parser.add_argument(
         "--import-only", action="store_true", help="measure the import alone (scale_import.md)"
     )
+    parser.add_argument(
+        "--home",
+        help="measure recall and writes on this home, imported before by --keep (one size)",
+    )
+    parser.add_argument(
+        "--keep", help="import into this new home and keep it (for a later --home run)"
+    )
+    parser.add_argument("--name", default="scale", help="the report's name under results/")
     args = parser.parse_args()
     facts = persona_facts(Path(args.data))
     queries = random.Random(7).sample(facts, QUERIES)
@@ -195,11 +203,14 @@ def main() -> None:
     measures: list[str] = []
     for size in [int(s) for s in args.sizes.split(",")]:
         work = Path(tempfile.mkdtemp(prefix=f"gno-scale-{size}-"))
-        home = work / "home"
+        home = Path(args.home or args.keep or work / "home")
         rows = corpus(facts, size)
         load_before = load_average()
-        speed, counts = import_store(home, rows)
-        found = {"import facts/s": f"{speed:,.0f}"}
+        if args.home:  # imported by an earlier run (--keep); its import was measured there
+            found = {"import facts/s": "(imported before)"}
+        else:
+            speed, counts = import_store(home, rows)
+            found = {"import facts/s": f"{speed:,.0f}"}
         if args.import_only:
             found["items added / proposed / skipped"] = (
                 f"{counts['added']:,} / {counts['proposed']:,} / {counts['skipped']:,}"
@@ -222,7 +233,7 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     rows_out = [[name, *(row[i + 1] for row in table)] for i, name in enumerate(measures)]
     write_report(
-        "scale_import" if args.import_only else "scale",
+        "scale_import" if args.import_only else args.name,
         ["measure", *(f"{row[0]:,} facts" for row in table)],
         rows_out,
         [

@@ -7,11 +7,13 @@ The write phase (docs/decisions.md, "Import safety"):
 
 1. every file is rendered and checked first, then written into a staging folder
    `<collection root>/.import-<id>/facts/<day>/` (same filesystem as its final place, and
-   outside `facts/`, so reindex never sees it);
+   outside `facts/`, so reindex never sees it), by a child process for a large write
+   (engine/storage/file_stager.py);
 2. the staged files are made durable (one syncfs for the lot, else an fsync per file);
 3. every row, its scopes, its vector and the supersede links (inserted meanwhile, on a thread
-   of their own: engine/storage/bulk_rows.py), and whatever the caller writes with them (an
-   import's proposals), are committed in one transaction;
+   of their own that starts with the first thousand facts planned:
+   engine/storage/bulk_rows.py), and whatever the caller writes with them (an import's
+   proposals), are committed in one transaction;
 4. the staged files are renamed into `facts/<day>/` and the staging folder is removed.
 
 A process killed in 1 to 3 leaves no row and no visible file; one killed in 4 leaves committed
@@ -51,7 +53,12 @@ from engine.contract.normalize import (
     normalize_scopes,
 )
 from engine.storage import tables
-from engine.storage.bulk_rows import FactFolders, PlannedFact, RowInserts
+from engine.storage.bulk_recovery import (
+    STAGING_PREFIX,
+    _settle,
+    recover_interrupted_writes,
+)
+from engine.storage.bulk_rows import BATCH, FactFolders, PlannedFact, RowInserts
 from engine.storage.database import bump_generation
 from engine.storage.factfiles import (
     KEYED_MAX_TEXT_BYTES,
@@ -63,11 +70,9 @@ from engine.storage.factfiles import (
     check_workbench,
     fsync_file,
     fsync_folder,
-    remove_temp_files,
     sync_filesystem,
 )
 from engine.storage.file_stager import stager_for
-from engine.storage.reads import chunks
 from engine.storage.records import allocate_docid, row_fields
 
 if TYPE_CHECKING:
@@ -76,7 +81,6 @@ if TYPE_CHECKING:
 # Files staged between two progress reports (a report per file cost a terminal bar more than
 # the writes).
 PROGRESS_EVERY = 250
-STAGING_PREFIX = ".import-"
 # Test-only: `stage:count` makes the writing process SIGKILL itself at that point of the write
 # phase (staged:N after N files are staged, committed after the commit, published:N after N
 # files are in place), so the tests can kill an import at an exact instant. Unset, it does
@@ -193,72 +197,24 @@ def _add_many(
             taken = set(db.scalars(select(tables.FactRow.docid)))
             known = set(db.scalars(select(tables.FactRow.record_id)))
         planned: list[PlannedFact] = []
-        on_disk: dict[Path, set[str]] = {}  # fact folder -> the names in it, listed once
-        for position, (text, scopes, caller, session, fact) in enumerate(checked):
-            digest = content_hash(text)
-            if not fact.history:
-                key_scopes = seen.setdefault((fact.collection, digest), set())
-                if key_scopes & set(scopes):
-                    report.skipped.append(position)
-                    continue
-                key_scopes.update(scopes)
-            try:
-                created_at = check_time(fact.created_at or iso_utc(engine.now()), "createdAt")
-                supersedes = check_gno_uris(list(fact.supersedes), "supersedes")
-                workbench = check_workbench(fact.workbench)
-            except FieldError as exc:
-                raise _refuse(position, str(exc)) from exc
-            record_id = fact.record_id or engine.new_record_id()
-            if record_id in known:
-                raise _refuse(position, f"record id {record_id} is already in use")
-            known.add(record_id)
-            docid = (
-                fact.docid
-                if fact.docid and fact.docid not in taken
-                else allocate_docid(None, record_id=record_id, taken=taken)
-            )
-            taken.add(docid)
-            file = FactFile(
-                record_id=record_id,
-                scopes=scopes,
-                caller=caller,
-                session=session,
-                created_at=created_at,
-                content_hash=digest,
-                text=text,
-                source=fact.source,
-                supersedes=supersedes,
-                workbench={"docid": docid, **curation_defaults(fact.created_by), **workbench},
-            )
-            content = file.render().encode("utf-8")
-            if len(content) > MAX_FACT_FILE_BYTES:
-                raise _refuse(position, "its fact file would be larger than 1 MiB")
-            day = created_at[:10]
-            rel_path = f"facts/{day}/{record_id}.md"
-            root = roots[fact.collection]
-            in_place = engine.files_canonical and f"{record_id}.md" in _names_in(
-                on_disk, root / "facts" / day
-            )
-            if in_place:
-                raise _refuse(
-                    position,
-                    f"{root / rel_path} exists but is not in the index; run `gno-tui reindex`",
-                )
-            row = SimpleNamespace(
-                **row_fields(
-                    file,
-                    collection=fact.collection,
-                    uri=fact_uri(fact.collection, day, record_id),
-                    rel_path=rel_path,
-                    docid=docid,
-                )
-            )
-            planned.append(PlannedFact(row, root, content, fact.block))
-            report.added.append(record_id)
-            report.rows.append(row)
+        # The rows' inserts start with the first batch planned (engine/storage/bulk_rows.py).
+        inserts = _Feed(engine)
+        try:
+            _plan(engine, checked, seen, taken, known, roots, planned, report, inserts)
+        except BaseException:
+            inserts.abandon()
+            raise
         if planned:
             then = partial(also, report) if also is not None else None
-            _write_all(engine, planned, progress=progress, durable=durable, crash=crash, also=then)
+            _write_all(
+                engine,
+                planned,
+                progress=progress,
+                durable=durable,
+                crash=crash,
+                also=then,
+                inserts=inserts.done(),
+            )
         elif also is not None:
             write = also(report)
             with Session(engine.db, expire_on_commit=False) as db:
@@ -266,6 +222,118 @@ def _add_many(
                 bump_generation(db)
                 db.commit()
     return report
+
+
+class _Feed:
+    """The rows' inserts of a bulk write, fed a batch at a time as the write plans its facts;
+    started only once there is a fact to write."""
+
+    def __init__(self, engine: MemoryEngine) -> None:
+        self._engine = engine
+        self._batch: list[PlannedFact] = []
+        self.inserts: RowInserts | None = None
+
+    def add(self, item: PlannedFact) -> None:
+        self._batch.append(item)
+        if len(self._batch) >= BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._batch:
+            if self.inserts is None:
+                self.inserts = RowInserts(self._engine)
+            self.inserts.feed(self._batch)
+            self._batch = []
+
+    def done(self) -> RowInserts:
+        """Every fact is fed: the inserts, to commit."""
+        self._flush()
+        assert self.inserts is not None  # only called when a fact was planned
+        self.inserts.fed()
+        return self.inserts
+
+    def abandon(self) -> None:
+        if self.inserts is not None:
+            self.inserts.abandon()
+
+
+def _plan(
+    engine: MemoryEngine,
+    checked: list[tuple[str, list[str], str, str, BulkFact]],
+    seen: dict[tuple[str, str], set[str]],
+    taken: set[str],
+    known: set[str],
+    roots: dict[str, Path],
+    planned: list[PlannedFact],
+    report: BulkReport,
+    inserts: _Feed,
+) -> None:
+    """Each fact's file and row, checked; exact duplicates skipped (into `report`)."""
+    on_disk: dict[Path, set[str]] = {}  # fact folder -> the names in it, listed once
+    for position, (text, scopes, caller, session, fact) in enumerate(checked):
+        digest = content_hash(text)
+        if not fact.history:
+            key_scopes = seen.setdefault((fact.collection, digest), set())
+            if key_scopes & set(scopes):
+                report.skipped.append(position)
+                continue
+            key_scopes.update(scopes)
+        try:
+            created_at = check_time(fact.created_at or iso_utc(engine.now()), "createdAt")
+            supersedes = check_gno_uris(list(fact.supersedes), "supersedes")
+            workbench = check_workbench(fact.workbench)
+        except FieldError as exc:
+            raise _refuse(position, str(exc)) from exc
+        record_id = fact.record_id or engine.new_record_id()
+        if record_id in known:
+            raise _refuse(position, f"record id {record_id} is already in use")
+        known.add(record_id)
+        docid = (
+            fact.docid
+            if fact.docid and fact.docid not in taken
+            else allocate_docid(None, record_id=record_id, taken=taken)
+        )
+        taken.add(docid)
+        file = FactFile(
+            record_id=record_id,
+            scopes=scopes,
+            caller=caller,
+            session=session,
+            created_at=created_at,
+            content_hash=digest,
+            text=text,
+            source=fact.source,
+            supersedes=supersedes,
+            workbench={"docid": docid, **curation_defaults(fact.created_by), **workbench},
+        )
+        content = file.render().encode("utf-8")
+        if len(content) > MAX_FACT_FILE_BYTES:
+            raise _refuse(position, "its fact file would be larger than 1 MiB")
+        day = created_at[:10]
+        rel_path = f"facts/{day}/{record_id}.md"
+        root = roots[fact.collection]
+        in_place = engine.files_canonical and f"{record_id}.md" in _names_in(
+            on_disk, root / "facts" / day
+        )
+        if in_place:
+            raise _refuse(
+                position,
+                f"{root / rel_path} exists but is not in the index; run `gno-tui reindex`",
+            )
+        row = SimpleNamespace(
+            **row_fields(
+                file,
+                collection=fact.collection,
+                uri=fact_uri(fact.collection, day, record_id),
+                rel_path=rel_path,
+                docid=docid,
+            )
+        )
+        item = PlannedFact(row, root, content, fact.block)
+        planned.append(item)
+        inserts.add(item)
+        report.added.append(record_id)
+        report.rows.append(row)
 
 
 def _names_in(listed: dict[Path, set[str]], folder: Path) -> set[str]:
@@ -287,9 +355,10 @@ def _write_all(
     durable: bool,
     crash: tuple[str, int] | None,
     also: Callable[[], Callable[[Session], None]] | None,
+    inserts: RowInserts,
 ) -> None:
     if not engine.files_canonical:  # server mode: the one transaction is the whole write
-        _commit_rows(engine, planned, also)
+        inserts.commit(also)
         return
     token = f"{os.getpid()}-{secrets.token_hex(4)}"
     stagings = {item.root: item.root / f"{STAGING_PREFIX}{token}" for item in planned}
@@ -304,8 +373,12 @@ def _write_all(
             folders[item.root, day] = (stagings[item.root] / days, item.root / days)
         places.append(((item.root, day), name))
     staged, final = FactFolders(), FactFolders()
-    writer = stager_for(len(planned))
-    rows = RowInserts(engine, planned)
+    rows = inserts
+    try:
+        writer = stager_for(len(planned))
+    except BaseException:
+        rows.abandon()
+        raise
     try:
         try:
             for staging in stagings.values():
@@ -320,7 +393,7 @@ def _write_all(
             writer.finish()
             if durable:
                 _make_durable(planned, stagings, writer.folders())
-            _commit_rows(engine, planned, also, inserts=rows)
+            rows.commit(also)
             committed = True
         finally:
             if not committed:  # nothing is visible yet; settle the staging folders if we can
@@ -357,18 +430,6 @@ def _make_durable(
         fsync_folder(folder)
 
 
-def _commit_rows(
-    engine: MemoryEngine,
-    planned: list[PlannedFact],
-    also: Callable[[], Callable[[Session], None]] | None = None,
-    *,
-    inserts: RowInserts | None = None,
-) -> None:
-    """Commit the rows of `planned` (inserted by `inserts`, started when the files were; here
-    and now if None) with what `also` prepares, in one transaction."""
-    (inserts or RowInserts(engine, planned)).commit(also)
-
-
 def _settle_quietly(engine: MemoryEngine, staging: Path) -> None:
     """After a failure before the commit: roll the staging folder back (or forward, should the
     commit have gone through after all). If even that fails, the next recovery does it."""
@@ -389,117 +450,6 @@ def _current_hashes(engine: MemoryEngine) -> dict[tuple[str, str], set[str]]:
     for collection, digest, scopes in rows:
         seen.setdefault((collection, digest), set()).update(scopes)
     return seen
-
-
-# -- recovery ------------------------------------------------------------------------------
-
-
-def _staging_folders(engine: MemoryEngine, *, skip_live: bool = False) -> list[Path]:
-    return sorted(
-        folder
-        for row in engine.collections_by_name().values()
-        for folder in Path(row.root).glob(f"{STAGING_PREFIX}*")
-        if folder.is_dir() and not (skip_live and _writer_alive(folder))
-    )
-
-
-def _writer_alive(staging: Path) -> bool:
-    """The process named in a staging folder (`.import-<pid>-<hex>`) still runs: probably an
-    import in progress (or a pid reused since). Where that cannot be told, it is alive."""
-    pid = staging.name.removeprefix(STAGING_PREFIX).partition("-")[0]
-    if os.name != "posix" or not pid.isdigit():
-        return os.name != "posix"
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # EPERM: it runs, as another user
-        return True
-    return True
-
-
-def _temp_folders(engine: MemoryEngine) -> list[Path]:
-    return [engine.home, *(Path(row.root) for row in engine.collections_by_name().values())]
-
-
-def interrupted_writes_left(engine: MemoryEngine, *, skip_live: bool = False) -> bool:
-    """Whether a crashed write left anything behind (a staging folder or a `.tmp-*` file):
-    a cheap look, without the write lock, to decide whether recovery is needed."""
-    if _staging_folders(engine, skip_live=skip_live):
-        return True
-    return any(
-        any(folder.glob(".tmp-*")) or any(folder.glob("facts/*/.tmp-*"))
-        for folder in _temp_folders(engine)
-    )
-
-
-def recover_interrupted_writes(engine: MemoryEngine, *, skip_live: bool = True) -> dict[str, int]:
-    """Settle what a killed write left behind, under the write lock (re-entrant: callers that
-    hold it already, such as reindex, may call it). Every staging folder of an interrupted bulk
-    write is settled file by file, a staged file whose row is committed moved into place
-    (`rolledForward`), any other deleted (`rolledBack`); then the temp files of interrupted
-    atomic writes in the collection roots and the home are removed (`tempFiles`).
-
-    Returns those three counts; all zero when there was nothing to do, which costs a few
-    directory listings and no lock. By default (`skip_live`) the staging folder of a process
-    that still runs is left alone: it is an import in progress, which holds the lock, and
-    waiting for it would stall whoever opens the store meanwhile (a recall); if the lock stays
-    busy anyway, recovery is left to the next write. A bulk write passes `skip_live=False`: it
-    holds the lock, so no other import can be running and every staging folder is a
-    leftover (its pid reused)."""
-    done = {"rolledBack": 0, "rolledForward": 0, "tempFiles": 0}
-    if not engine.files_canonical:  # server mode: no staged files, no folders to look in
-        return done
-    if not interrupted_writes_left(engine, skip_live=skip_live):
-        return done
-    try:
-        with engine.write_lock():
-            for staging in _staging_folders(engine):
-                forward, back = _settle(engine, staging)
-                done["rolledForward"] += forward
-                done["rolledBack"] += back
-            for folder in _temp_folders(engine):
-                done["tempFiles"] += remove_temp_files(folder)
-    except MemoryFailure as failure:
-        if not skip_live or failure.code != "MEMORY_WRITE_LEASE_BUSY":
-            raise
-    return done
-
-
-def _settle(engine: MemoryEngine, staging: Path) -> tuple[int, int]:
-    """Roll one staging folder forward or back, file by file (see the module docstring)."""
-    root = staging.parent
-    collections = {Path(row.root): name for name, row in engine.collections_by_name().items()}
-    staged = sorted(staging.glob("facts/*/mem-*.md"))
-    rows: dict[str, tables.FactRow] = {}
-    with Session(engine.db, expire_on_commit=False) as session:
-        for chunk in chunks([path.stem for path in staged], 500):
-            found = session.scalars(
-                select(tables.FactRow).where(tables.FactRow.record_id.in_(chunk))
-            )
-            rows.update({row.record_id: row for row in found})
-    forward = back = 0
-    folders: set[Path] = set()
-    for path in staged:
-        rel_path = path.relative_to(staging).as_posix()
-        row = rows.get(path.stem)
-        final = root / rel_path
-        if (
-            row is not None
-            and row.collection == collections.get(root)
-            and Path(row.rel_path).as_posix() == rel_path
-            and not final.exists()
-        ):
-            final.parent.mkdir(parents=True, exist_ok=True)
-            path.replace(final)
-            folders.add(final.parent)
-            forward += 1
-        else:
-            back += 1
-    for folder in folders:
-        fsync_folder(folder)
-    shutil.rmtree(staging, ignore_errors=True)
-    return forward, back
 
 
 # -- the test-only crash hook --------------------------------------------------------------

@@ -5,6 +5,7 @@ own while the files are staged, committed once the files are durable."""
 from __future__ import annotations
 
 import os
+import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, delete, select, update
 from sqlalchemy.orm import Session
 from sqlmodel import col
 
@@ -21,7 +22,13 @@ from engine.retrieval.embeddings import embed_facts, vector_to_bytes
 from engine.storage import tables
 from engine.storage.database import bump_generation
 from engine.storage.reads import chunks
-from engine.storage.records import INSERT_FACT, INSERT_FACT_SCOPES, stored_fact, stored_scopes
+from engine.storage.records import (
+    INSERT_EMBEDDING,
+    INSERT_FACT,
+    INSERT_FACT_SCOPES,
+    stored_fact,
+    stored_scopes,
+)
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -92,38 +99,53 @@ class FactFolders:
 
 class RowInserts:
     """A bulk write's rows (every row, its scopes, its vector, the predecessors it supersedes)
-    inserted in one transaction on a thread of their own while the files are staged and made
-    durable: SQLite does most of that work without holding the GIL, so the two overlap. The
-    transaction commits in `commit`, once the files are durable, with what `also` prepares;
-    or rolls back in `abandon`."""
+    inserted in one transaction on a thread of their own: SQLite does most of that work without
+    holding the GIL, so it overlaps with the rest of the write. The facts come in batches
+    (`feed`) as the write plans them, so the inserts start while later facts are still being
+    planned and their files staged; `fed` says there are no more. The transaction commits in
+    `commit`, once the files are durable, with what `also` prepares; or rolls back in
+    `abandon`."""
 
-    def __init__(self, engine: MemoryEngine, planned: list[PlannedFact]) -> None:
+    def __init__(self, engine: MemoryEngine, planned: list[PlannedFact] | None = None) -> None:
         self._connection = engine.db.connect()
         self._cache_before = _widen_page_cache(self._connection)
         self._session = Session(bind=self._connection, expire_on_commit=False)
         self._stop = threading.Event()  # set by `abandon`: the rows are not wanted any more
+        self._batches: queue.SimpleQueue[list[PlannedFact] | None] = queue.SimpleQueue()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gno-bulk-rows")
-        self._inserted = self._thread.submit(self._insert, engine, planned)
+        self._inserted = self._thread.submit(self._insert, engine)
         self._open = True
+        if planned is not None:
+            for batch in chunks(planned, BATCH):
+                self.feed(batch)
+            self.fed()
 
-    def _insert(self, engine: MemoryEngine, planned: list[PlannedFact]) -> None:
-        _embed_missing(engine, planned)
-        session, rows = self._session, [item.row for item in planned]
+    def feed(self, batch: list[PlannedFact]) -> None:
+        """More facts to insert, in the order they are to be written."""
+        self._batches.put(batch)
+
+    def fed(self) -> None:
+        """Every fact has been fed."""
+        self._batches.put(None)
+
+    def _insert(self, engine: MemoryEngine) -> None:
+        session, rows = self._session, []
         embedder = engine.embedder_status.embedder
-        if embedder is not None:
-            for chunk in chunks(planned, BATCH):
-                if self._stop.is_set():
-                    return
+        while (batch := self._batches.get()) is not None:
+            if self._stop.is_set():
+                return
+            _embed_missing(engine, batch)
+            if embedder is not None:
                 # A vector left by a fact that reindex took out of the index would clash.
                 session.execute(
                     delete(tables.EmbeddingRow).where(
                         col(tables.EmbeddingRow.record_id).in_(
-                            [item.row.record_id for item in chunk]
+                            [item.row.record_id for item in batch]
                         )
                     )
                 )
                 session.execute(
-                    insert(tables.EmbeddingRow),
+                    INSERT_EMBEDDING,
                     [
                         {
                             "record_id": item.row.record_id,
@@ -131,18 +153,18 @@ class RowInserts:
                             "content_hash": item.row.content_hash,
                             "vector": vector_to_bytes(item.block),
                         }
-                        for item in chunk
+                        for item in batch
                     ],
                 )
-        for chunk in chunks(rows, BATCH):
-            if self._stop.is_set():
-                return
+            chunk = [item.row for item in batch]
             # Values as the columns store them (JSON text, ISO times), inserted through a bare
             # table clause: SQLAlchemy's per-value type processing was most of the commit.
             session.execute(INSERT_FACT, [stored_fact(row) for row in chunk])
             scopes = [scope for row in chunk for scope in stored_scopes(row)]
             session.execute(INSERT_FACT_SCOPES, scopes)
-        _link_predecessors(session, rows)
+            rows.extend(chunk)
+        if not self._stop.is_set():  # abandoned: the write stops, nothing to link
+            _link_predecessors(session, rows)
 
     def commit(self, also: Callable[[], Callable[[Session], None]] | None) -> None:
         """Prepare what `also` writes while the inserts finish, wait for them (raising what
@@ -162,6 +184,7 @@ class RowInserts:
         if not self._open:
             return
         self._stop.set()
+        self.fed()  # the thread may be waiting for a batch
         try:
             # The error that made the write stop is the caller's to report; here the thread
             # only has to be done before the connection closes.

@@ -216,6 +216,8 @@ FACT_SCOPES_TABLE = table("fact_scopes", column("record_id"), column("scope"))
 # The single write's statements (records.py's note on building them once).
 INSERT_FACT = insert(FACTS_TABLE)
 INSERT_FACT_SCOPES = insert(FACT_SCOPES_TABLE)
+_EMBEDDING_COLUMNS = ("record_id", "model_id", "content_hash", "vector")
+INSERT_EMBEDDING = insert(table("embeddings", *(column(name) for name in _EMBEDDING_COLUMNS)))
 # A fact's vector, replacing one left by a fact that reindex took out of the index (same
 # record id). ON CONFLICT ... DO UPDATE is the same on SQLite (3.24+) and PostgreSQL.
 UPSERT_EMBEDDING = text(

@@ -410,7 +410,7 @@ def test_a_failed_commit_leaves_no_file_no_row_no_staging(client, probe, tmp_pat
     def broken(*_args: Any, **_kwargs: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(bulk, "_commit_rows", broken)
+    monkeypatch.setattr(bulk.RowInserts, "commit", broken)
     with pytest.raises(OSError, match="disk full"):
         interop.run_import(client.engine, path)
     probe.assert_nothing_written(before)
@@ -460,7 +460,7 @@ def test_a_leftover_staging_folder_whose_rows_committed_is_rolled_forward(client
         rel_path=f"facts/2026-01-01/{RID}.md",
         docid="#00000000",
     )
-    bulk._commit_rows(client.engine, [bulk.PlannedFact(row, client.engine.home, b"")])
+    bulk.RowInserts(client.engine, [bulk.PlannedFact(row, client.engine.home, b"")]).commit(None)
     done = bulk.recover_interrupted_writes(client.engine)
     assert (done["rolledForward"], done["rolledBack"]) == (1, 0)
     assert probe.state() == (1, 1)
