@@ -23,7 +23,14 @@ from engine.retrieval import backend
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
 from engine.retrieval.in_memory import InMemoryIndex
 from engine.retrieval.postgres import PostgresIndex
-from engine.retrieval.seam import LEXICAL, SEMANTIC, RetrievalIndex, Visibility
+from engine.retrieval.seam import (
+    BATCH_CANDIDATES,
+    LEXICAL,
+    SEMANTIC,
+    RetrievalIndex,
+    Visibility,
+    candidates_for,
+)
 from engine.storage.store import MemoryEngine
 
 FACTS = [
@@ -115,6 +122,31 @@ def test_candidates_match_the_in_memory_index(store: MemoryEngine, text_: str) -
     assert [c.similarity for c in ours] == pytest.approx(
         [c.similarity for c in theirs], abs=INT8_COSINE
     )
+
+
+def test_candidates_for_many_texts_are_each_texts_own(store: MemoryEngine) -> None:
+    # An import asks for many texts at once, on one connection, with the vectors it embedded.
+    server, _ = both(store)
+    texts = ["alice drinks green tea", "project deadline friday", "tea", "zebra stripes"]
+    visibilities = [
+        everywhere(store, scopes=["s", "t"], collections=["memory", "work"]),
+        everywhere(store, scopes=["s"], collections=["work"]),
+        everywhere(store, scopes=["t"]),
+        everywhere(store),
+    ]
+    embedder = store.embedder_status.embedder
+    vectors = embedder.embed(texts) if embedder is not None else None
+    assert BATCH_CANDIDATES in server.capabilities
+    many = candidates_for(server, texts, visibilities, vectors)
+    one_by_one = [server.candidates(t, v) for t, v in zip(texts, visibilities, strict=True)]
+    assert [[(c.fact.record_id, c.tier) for c in found] for found in many] == [
+        [(c.fact.record_id, c.tier) for c in found] for found in one_by_one
+    ]
+    assert any(many)  # some text has candidates: the comparison compares something
+    for batch, single in zip(many, one_by_one, strict=True):
+        assert [c.similarity for c in batch] == pytest.approx(
+            [c.similarity for c in single], abs=1e-4
+        )
 
 
 def test_exact_duplicate_and_pairs_match_the_in_memory_index(store: MemoryEngine) -> None:
