@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -83,8 +84,16 @@ def _current(alias: str = "facts") -> str:
 
 
 def vector_literal(vector: np.ndarray) -> str:
-    """pgvector's text form; repr of a float32 round-trips exactly."""
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
+    """pgvector's text form. Nine significant digits give back every float32 exactly (pgvector
+    reads them with strtof), and one format call for the whole row costs a fifth of a repr per
+    value, which was a tenth of a server import's time."""
+    values = np.asarray(vector, dtype=np.float32).astype(np.float64).tolist()
+    return _literal_format(len(values)) % tuple(values)
+
+
+@lru_cache(maxsize=8)
+def _literal_format(dims: int) -> str:
+    return "[" + ",".join(["%.9g"] * dims) + "]"
 
 
 def parse_vector(literal: str) -> np.ndarray:
