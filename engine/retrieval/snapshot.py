@@ -167,8 +167,10 @@ class Snapshot:
         if not len(positions):
             return np.zeros(0, dtype=np.float32)
         starts = self._starts.view()
-        ends = np.append(starts[1:], self._rows.filled)[positions]
         begins = starts[positions]
+        # A block ends where the next position's begins; the last one where the rows end.
+        following = np.minimum(positions + 1, len(starts) - 1)
+        ends = np.where(positions + 1 < len(starts), starts[following], self._rows.filled)
         counts = ends - begins
         offsets = np.cumsum(counts) - counts  # where each position's rows begin in the gather
         rows = np.repeat(begins - offsets, counts) + np.arange(int(counts.sum()))

@@ -29,6 +29,7 @@ from engine.storage.records import (
     stored_fact,
     stored_scopes,
 )
+from engine.storage.stager_child import create_file
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -49,7 +50,6 @@ class PlannedFact:
 # Files created and renamed by name inside an open folder (openat, renameat) where the system
 # allows it: a bulk write then pays no path lookup per file.
 _BY_HANDLE = os.open in os.supports_dir_fd and os.replace in os.supports_dir_fd
-_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 
 class FactFolders:
@@ -70,17 +70,7 @@ class FactFolders:
 
     def create(self, folder: Path, name: str, content: bytes) -> None:
         """A new file `name` in `folder` holding `content`; refused if the name exists."""
-        handle = self._handle(folder)
-        if _BY_HANDLE:
-            file = os.open(name, _NEW_FILE, 0o666, dir_fd=handle)
-        else:
-            file = os.open(folder / name, _NEW_FILE, 0o666)
-        try:
-            view = memoryview(content)
-            while view:
-                view = view[os.write(file, view) :]
-        finally:
-            os.close(file)
+        create_file(self._handle(folder), folder, name, content)
 
     def move(self, folder: Path, target: Path, name: str, into: FactFolders) -> None:
         """Rename `name` from `folder` (one of these) to `target` (one of `into`'s)."""

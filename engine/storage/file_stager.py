@@ -126,8 +126,7 @@ class ChildStager:
 def stager_for(files: int) -> Stager:
     """A child for a large write, where one can be started; this process otherwise."""
     if files >= CHILD_MIN_FILES:
-        try:
+        # Without an interpreter to run (a frozen build) the files are staged here, only slower.
+        with contextlib.suppress(OSError):
             return ChildStager()
-        except OSError:  # no interpreter to run (a frozen build): stage here, only slower
-            pass
     return HereStager()

@@ -31,8 +31,13 @@ def _answer(message: dict) -> None:
     sys.stdout.flush()
 
 
-def _write(handle: int, folder: str, name: bytes, content: bytes) -> None:
-    if _BY_HANDLE:
+def create_file(
+    handle: int, folder: str | os.PathLike[str], name: str | bytes, content: bytes
+) -> None:
+    """A new file `name` in `folder` holding `content`, refused if the name exists: opened by
+    name inside the folder's handle where the system allows it (no path lookup per file),
+    else by path (`handle` -1). The bulk write's own staging in process uses it as well."""
+    if handle >= 0:
         file = os.open(name, _NEW_FILE, 0o666, dir_fd=handle)
     else:
         file = os.open(os.path.join(folder, os.fsdecode(name)), _NEW_FILE, 0o666)
@@ -66,7 +71,7 @@ def main() -> int:
             elif kind == FILE:
                 folder, handle = folders[number]
                 target = os.path.join(folder, os.fsdecode(name))
-                _write(handle, folder, name, content)
+                create_file(handle, folder, name, content)
                 written += 1
             else:
                 _answer({"ok": written})
