@@ -53,16 +53,32 @@ def persona_facts(path: Path) -> list[str]:
 
 def corpus(facts: list[str], size: int) -> list[tuple[str, str]]:
     """`size` distinct (text, scope) pairs: each persona fact once in each of the 8 scopes,
-    then (past 8 copies) joined with a second fact, so that no pair repeats and the store
-    really holds `size` facts (an exact duplicate would be skipped by the import)."""
+    then (past 8 copies) joined with two other facts into one sentence ("I cook, I have a
+    dog, and my cat is old."), so that the store really holds about `size` facts. Joined as
+    sentences ("I cook. I have a dog."), each part was a sentence row equal to a fact of
+    the same scope, and the import's dedup queued 27% of a million items for review (the
+    store held 727k facts); one sentence of three parts is a likely duplicate of one of its
+    parts for about 1.5% of items."""
     unique = list(dict.fromkeys(facts))
+    count = len(unique)
     rows = []
     for i in range(size):
-        text, copy = unique[i % len(unique)], i // len(unique)
+        text, copy = unique[i % count], i // count
         if copy >= len(SCOPES):
-            text = f"{text} {unique[(i * 7 + copy) % len(unique)]}"
-        rows.append((text, SCOPES[(i % len(unique) + copy) % len(SCOPES)]))
+            second = unique[(i * 7 + copy) % count]
+            third = unique[(i * 13 + 3 * copy + 1) % count]
+            joined = f"{_clause(second, lower=True)}, and {_clause(third, lower=True)}"
+            text = f"{_clause(text)}, {joined}."
+        rows.append((text, SCOPES[(i % count + copy) % len(SCOPES)]))
     return rows
+
+
+def _clause(sentence: str, *, lower: bool = False) -> str:
+    """A persona fact without its closing punctuation, lower-cased at its start to follow a
+    comma."""
+    clause = sentence.rstrip(" .!?")
+    keep = not lower or clause.split(" ")[0].split("'")[0] == "I"
+    return clause if keep else clause[:1].lower() + clause[1:]
 
 
 def build_store(size: int, rows: list[tuple[str, str]], status: EmbedderStatus) -> Path:
