@@ -172,9 +172,22 @@ class Snapshot:
         following = np.minimum(positions + 1, len(starts) - 1)
         ends = np.where(positions + 1 < len(starts), starts[following], self._rows.filled)
         counts = ends - begins
-        offsets = np.cumsum(counts) - counts  # where each position's rows begin in the gather
-        rows = np.repeat(begins - offsets, counts) + np.arange(int(counts.sum()))
-        return np.maximum.reduceat(cosines(self._rows.take(rows), query), offsets)
+        # The rows are gathered (copied) a bounded batch at a time: a broad query's candidates
+        # can be most of the store, and one gather of them all held a second copy of the int8
+        # rows (~470 MiB at 727k facts).
+        reached = np.cumsum(counts)
+        cuts = np.searchsorted(
+            reached, np.arange(1, -(-int(reached[-1]) // GATHER_ROWS)) * GATHER_ROWS, side="right"
+        )
+        best = np.empty(len(positions), dtype=np.float32)
+        for first, last in zip([0, *cuts.tolist()], [*cuts.tolist(), len(positions)], strict=True):
+            if first == last:
+                continue
+            part = counts[first:last]
+            offsets = np.cumsum(part) - part  # where each position's rows begin in the gather
+            rows = np.repeat(begins[first:last] - offsets, part) + np.arange(int(part.sum()))
+            best[first:last] = np.maximum.reduceat(cosines(self._rows.take(rows), query), offsets)
+        return best
 
     def scopes(self) -> list[str]:
         return sorted(scope for scope, postings in self._by_scope.items() if postings.live > 0)
@@ -273,6 +286,8 @@ class Snapshot:
         return self._rows.span(start, end)
 
 
+# Rows gathered at once by best_cosine_at: 16 MiB of int8 rows at 256 dimensions.
+GATHER_ROWS = 65_536
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
 _RECORD_ID_HEX = re.compile(r"mem-([0-9a-f]{16})")

@@ -96,3 +96,22 @@ def test_the_pruned_second_pass_ranks_as_a_full_one(index, query, monkeypatch):
         if scopes == ["s0", "s1", "s2"]:
             ((kept, visible),) = sizes
             assert kept < visible  # it pruned: fewer facts scored than are visible
+
+
+@pytest.mark.parametrize("batch", [1, 7, 64, 100_000])
+def test_scoring_some_facts_in_bounded_batches_gives_their_full_scan_scores(
+    index, batch, monkeypatch
+):
+    """A broad query's second pass can score most of the store: its rows are read a bounded
+    batch at a time, not copied all at once, and every fact scores the bits of a full scan."""
+    import engine.retrieval.snapshot as snapshot_module
+
+    snapshot, embedder = index
+    monkeypatch.setattr(snapshot_module, "GATHER_ROWS", batch)
+    query = embedder.embed(["my son collects stamps"])[0]
+    query = query / np.linalg.norm(query)
+    every = snapshot.best_cosine(query)
+    rng = np.random.default_rng(3)
+    for size in (1, 2, 50, 900, len(every)):
+        positions = np.sort(rng.choice(len(every), size=size, replace=False))
+        assert np.array_equal(snapshot.best_cosine_at(query, positions), every[positions])
