@@ -11,11 +11,11 @@ writer announces (its token) and how long after the write's acknowledgement that
 from __future__ import annotations
 
 import json
-import resource
 import sys
 import time
 from pathlib import Path
 
+from benchmarks.common import peak_rss_mib
 from engine.facade import open_service
 from engine.memory.recall import RecallRequest
 from engine.memory.remember import RememberRequest
@@ -53,7 +53,7 @@ def reader(home: str, seconds: float, queries_file: str) -> None:
             seen_token = token
             acknowledged = float(token.split("@")[1])
             marks.append({"lag": time.time() - acknowledged, "recall": took})
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mib()
     print(json.dumps({"latencies": latencies, "marks": marks, "rss_mib": peak}), flush=True)
 
 
@@ -83,7 +83,7 @@ def cold(home: str, query: str) -> None:
     started = time.perf_counter()
     service = open_service(home=home)
     service.recall(RecallRequest(query=query, scopes=SCOPES, caller="bench", session="c"))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mib()
     print(json.dumps({"cold": time.perf_counter() - started, "rss_mib": peak}), flush=True)
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import resource
 import sqlite3
 import statistics
 import subprocess
@@ -25,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.common import DATA, ROOT, machine, write_report
+from benchmarks.common import DATA, ROOT, machine, peak_rss_mib, write_report
 from engine.facade.factory import open_engine
 from engine.facade.service import MemoryService
 from engine.memory.recall import RecallRequest
@@ -215,7 +214,7 @@ def main() -> None:
         )
     else:
         notes.append(f"no model: {semantic.unavailable_reason}")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mib()
     notes.append(f"peak RSS of this process: {peak:.0f} MiB")
     header = [
         "facts",

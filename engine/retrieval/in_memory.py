@@ -49,8 +49,9 @@ class InMemoryIndex:
             scopes=scopes, collections=visibility.collections, now=visibility.now
         )
         for record_id in visibility.exclude:
-            if record_id in snapshot.positions:
-                mask[snapshot.positions[record_id]] = False
+            position = snapshot.position_of(record_id)
+            if position is not None:
+                mask[position] = False
         return mask
 
     def rank(self, query: str, visibility: Visibility) -> Ranking:
@@ -59,12 +60,10 @@ class InMemoryIndex:
 
     def _rank(self, query: str, visibility: Visibility) -> Ranking:
         ranked = rank(self.snapshot, query, self._mask(visibility), self._embedder)
-        facts = self.snapshot.facts
+        facts = self.snapshot.facts.take(ranked.positions)
         matches = [
-            Match(facts[position], score, part)
-            for position, score, part in zip(
-                ranked.positions, ranked.scores, ranked.parts, strict=True
-            )
+            Match(fact, score, part)
+            for fact, score, part in zip(facts, ranked.scores, ranked.parts, strict=True)
         ]
         return Ranking(matches, ranked.mode)
 
@@ -137,23 +136,23 @@ class InMemoryIndex:
             block = snapshot.whole_vectors(positions)
             upper = np.triu(np.clip(block @ block.T, 0, 1), k=1)
             for i, j in zip(*np.nonzero(upper >= SEMANTIC_TIERS.weak), strict=True):
-                left, right = snapshot.facts[positions[i]], snapshot.facts[positions[j]]
+                left, right = snapshot.facts[int(positions[i])], snapshot.facts[int(positions[j])]
                 if left.collection == right.collection:
                     score = float(upper[i, j])
                     tier = tier_of(score, SEMANTIC_TIERS) or "weak"
                     pairs.append(DuplicatePair(left, right, round(score, 4), tier, "semantic"))
         else:
-            for a_index, a in enumerate(positions):
-                left = snapshot.facts[a]
-                scores = snapshot.lexical.scores(left.text, len(snapshot.facts))
-                for b in positions[a_index + 1 :]:
-                    right = snapshot.facts[b]
-                    if scores[b] <= 0 or left.collection != right.collection:
+            facts = snapshot.facts
+            for a_index, a in enumerate(positions.tolist()):
+                left = facts[a]
+                scores = snapshot.lexical.scores(left.text, len(facts))
+                for b in positions[a_index + 1 :].tolist():
+                    if scores[b] <= 0 or left.collection != facts.collection(b):
                         continue
-                    score = lexical_similarity(left.text, right.text)
+                    score = lexical_similarity(left.text, facts.text(b))
                     if lexical_tier := tier_of(score, LEXICAL_TIERS):
                         pairs.append(
-                            DuplicatePair(left, right, round(score, 4), lexical_tier, "lexical")
+                            DuplicatePair(left, facts[b], round(score, 4), lexical_tier, "lexical")
                         )
         return pairs
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from engine.retrieval import persisted
 from engine.retrieval.embeddings import Embedder, embed_facts, vector_from_bytes
+from engine.retrieval.heap import keep_scratch_in_heap
 from engine.retrieval.quantized import QuantizedBlock
 from engine.retrieval.snapshot import IndexedFact, Snapshot
 from engine.retrieval.word_alignment import WordVectors
@@ -42,6 +43,7 @@ class SnapshotCache:
     def __init__(
         self, reads: StoreReads, embedder: Embedder | None, index_path: Path | None = None
     ) -> None:
+        keep_scratch_in_heap()  # a recall's temporaries reused (engine/retrieval/heap.py)
         self._reads = reads
         self._embedder = embedder
         self._word_vectors = WordVectors(embedder) if embedder is not None else None
@@ -120,7 +122,7 @@ class SnapshotCache:
         with snapshot.lock:
             arriving: list[IndexedFact] = []
             for record_id in changed:
-                position = snapshot.positions.get(record_id)
+                position = snapshot.position_of(record_id)
                 live = position is not None and bool(snapshot.live[position])
                 fact = current.get(record_id)
                 if position is not None and fact == snapshot.facts[position]:
@@ -169,11 +171,11 @@ class SnapshotCache:
         blocks: list[np.ndarray | QuantizedBlock | None] = [None] * len(facts)
         wanted: dict[str, int] = {}
         for index, fact in enumerate(facts):
-            old = snapshot.positions.get(fact.record_id) if snapshot is not None else None
+            old = snapshot.position_of(fact.record_id) if snapshot is not None else None
             if (
                 snapshot is not None
                 and old is not None
-                and snapshot.facts[old].content_hash == fact.content_hash
+                and snapshot.facts.content_hash(old) == fact.content_hash
             ):
                 blocks[index] = snapshot.block_of(old)
                 continue

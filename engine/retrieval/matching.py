@@ -83,7 +83,7 @@ def find_candidates(
         shortlist = [
             int(hits[i]) for i in best_first(snapshot, hits, bm25[hits], LEXICAL_SHORTLIST)
         ]
-        scored = [(i, lexical_similarity(text, snapshot.facts[i].text)) for i in shortlist]
+        scored = [(i, lexical_similarity(text, snapshot.facts.text(i))) for i in shortlist]
     if not scored:
         return []
     positions = np.asarray([position for position, _ in scored], dtype=np.int64)

@@ -20,35 +20,39 @@ and text, no pickle, so a file planted in the home can at worst make a process r
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
-from dataclasses import fields
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from engine.retrieval.fact_columns import (
+    TEXT_FIELDS,
+    FactColumns,
+    KeyedPositions,
+    TextColumn,
+    ValueColumn,
+)
 from engine.retrieval.growing import GrowingArray, GrowingRows, Postings
 from engine.retrieval.lexical import Bm25Index
 from engine.retrieval.quantized import QuantizedRows
-from engine.retrieval.snapshot import IndexedFact, Snapshot
+from engine.retrieval.snapshot import Snapshot
 from engine.retrieval.word_alignment import FlatPostings, WordAlignment, WordVectors
 from engine.storage.array_file import Arrays, Damaged, read
 from engine.storage.array_file import write as write_file
 
-FORMAT = 3  # 3: the vector rows in int8 with a scale each (engine/retrieval/quantized.py)
+# 3: the vector rows in int8 with a scale each (engine/retrieval/quantized.py); 4: the facts
+# as their columns (engine/retrieval/fact_columns.py), read as views without a str per field.
+FORMAT = 4
 # Below this many facts a rebuild is cheaper than reading and writing a file.
 PERSIST_MIN_FACTS = 2_000
 # The big row blocks (every fact's vector rows, the word vectors): read with room to grow, so
 # that the changes a reader applies after loading append in place (without room the first
 # append copied the whole block: 20 MB at 10k facts, ~25 ms a call).
 _ROOMY = ("rows", "matrix")
-# IndexedFact's text fields, stored as text columns (`source` and `expires` with a null mask).
-_TEXT_FIELDS: tuple[str, ...] = ("record_id", "docid", "uri", "collection", "text")
-_TEXT_FIELDS += ("content_hash", "caller", "session")
-_new_fact = object.__new__
-_SETTERS = [(field.name, getattr(IndexedFact, field.name).__set__) for field in fields(IndexedFact)]
+# The fact fields whose values are text (the others: a source or none, and tuples of text).
+_PLAIN_VALUES = ("collection", "caller", "session")
+_TUPLE_VALUES = ("scopes", "supersedes")
 
 
 def index_file(home: Path, model_id: str | None) -> Path:
@@ -74,27 +78,19 @@ def prepare(snapshot: Snapshot, store_id: str, model_id: str | None) -> dict[str
     """What `write` puts in the file. Call with snapshot.lock held: the arrays are copied or
     are views of append-only storage, so writing them can run after the lock is released."""
     lexical, alignment, facts = snapshot.lexical, snapshot.alignment, snapshot.facts
-    texts: dict[str, list[str]] = {name: [getattr(f, name) for f in facts] for name in _TEXT_FIELDS}
-    texts["source"] = [f.source or "" for f in facts]
-    texts["created"] = [f.created_at.isoformat() for f in facts]
-    texts["expires"] = [f.expires_at.isoformat() if f.expires_at else "" for f in facts]
-    texts["scopes"] = [scope for f in facts for scope in f.scopes]
-    texts["supersedes"] = [uri for f in facts for uri in f.supersedes]
+    # The append-only columns go as views; `live` (set in place) as a copy.
+    texts, arrays = _fact_arrays(facts)
     texts["scope_names"] = list(snapshot._by_scope)
     texts["collection_names"] = list(snapshot._by_collection)
     texts["bm25_terms"] = list(lexical._postings)
     texts["words"] = list(alignment._index) if alignment is not None else []
-    arrays: dict[str, np.ndarray] = {
-        "source_null": np.asarray([f.source is None for f in facts], dtype=np.bool_),
-        "expires_null": np.asarray([f.expires_at is None for f in facts], dtype=np.bool_),
-        "scope_counts": np.asarray([len(f.scopes) for f in facts], dtype=np.int64),
-        "supersede_counts": np.asarray([len(f.supersedes) for f in facts], dtype=np.int64),
-        "live": snapshot.live.copy(),
-        "expiry": snapshot._expiry.view().copy(),
-        "created_us": snapshot._created.view().copy(),
-        "id_key": snapshot._id_key.view().copy(),
-        "lengths": lexical._lengths[: lexical.positions_seen].copy(),
-    }
+    arrays.update(
+        live=snapshot.live.copy(),
+        expiry=snapshot._expiry.view(),
+        id_key=snapshot._id_key.view(),
+        hash_key=snapshot._hash_key.view(),
+        lengths=lexical._lengths[: lexical.positions_seen].copy(),
+    )
     for prefix, lists in (
         ("scope_", list(snapshot._by_scope.values())),
         ("collection_", list(snapshot._by_collection.values())),
@@ -179,19 +175,18 @@ def _restore(
     )
 
     texts = data.texts
-    facts = _facts(data, count)
     live = data["live"].astype(bool)
     if len(live) != count:
         raise Damaged("live")
-    snapshot.facts = facts
-    snapshot.positions = dict(zip((f.record_id for f in facts), range(count), strict=True))
+    snapshot.facts = _fact_columns(data, count)
     snapshot._live = GrowingArray.of(live)
     snapshot._expiry = GrowingArray.of(_sized(data["expiry"], count, np.float64))
-    snapshot._created = GrowingArray.of(_sized(data["created_us"], count, np.int64))
     snapshot._id_key = GrowingArray.of(_sized(data["id_key"], count, np.uint64))
-    by_hash = snapshot._by_hash
-    for position, fact in enumerate(facts):
-        by_hash.setdefault(fact.content_hash, []).append(position)
+    snapshot._hash_key = GrowingArray.of(_sized(data["hash_key"], count, np.uint64))
+    snapshot._by_id = KeyedPositions(snapshot._id_key)
+    snapshot._by_hash = KeyedPositions(snapshot._hash_key)
+    snapshot._by_id.sort()
+    snapshot._by_hash.sort()
     snapshot._by_scope = _postings_of(data, "scope_", texts("scope_names"), np.int8)
     snapshot._by_collection = _postings_of(data, "collection_", texts("collection_names"), np.int8)
     snapshot.live_count = int(live.sum())
@@ -229,29 +224,58 @@ def _restore(
     return snapshot
 
 
-def _facts(data: Arrays, count: int) -> list[IndexedFact]:
-    """The facts from their columns: one split per column, then one object per fact."""
-    texts = data.texts
-    columns = {name: texts(name) for name in _TEXT_FIELDS}
-    sources: list[str | None] = list(texts("source"))
-    for position in np.flatnonzero(_sized(data["source_null"], count, np.bool_)).tolist():
-        sources[position] = None
-    created = list(map(datetime.fromisoformat, texts("created")))
-    expires: list[datetime | None] = [None] * count
-    expiry_text = texts("expires")
-    for position in np.flatnonzero(~_sized(data["expires_null"], count, np.bool_)).tolist():
-        expires[position] = datetime.fromisoformat(expiry_text[position])
-    scopes = _groups(texts("scopes"), _sized(data["scope_counts"], count, np.int64))
-    supersedes = _groups(texts("supersedes"), _sized(data["supersede_counts"], count, np.int64))
-    values: dict[str, Sequence[Any]] = {**columns, "scopes": scopes, "created_at": created}
-    values.update(source=sources)
-    values.update(supersedes=supersedes, expires_at=expires)
-    # Each field set column by column through its slot, as the dataclass's __init__ sets it
-    # field by field: half the time of calling __init__ 10k times with 13 arguments.
-    facts = [_new_fact(IndexedFact) for _ in range(count)]
-    for name, setter in _SETTERS:
-        deque(map(setter, facts, values[name]), maxlen=0)
-    return facts
+def _fact_arrays(facts: FactColumns) -> tuple[dict[str, list[str]], dict[str, np.ndarray]]:
+    """The fact columns as the file holds them: each text column's bytes and bounds, each
+    value column's codes and its table of values (text, with a null mask for `source`, and
+    the tuples flattened with their lengths)."""
+    texts: dict[str, list[str]] = {}
+    arrays: dict[str, np.ndarray] = {
+        "created_us": facts.created_us.view(),
+        "expires_us": facts.expires_us.view(),
+    }
+    for name, column in facts.texts.items():
+        arrays[f"fact_{name}"], arrays[f"fact_{name}_bounds"] = column.arrays()
+    for name, values in facts.values.items():
+        arrays[f"fact_{name}_codes"] = values.codes.view()
+    for name in _PLAIN_VALUES:
+        texts[f"fact_{name}_values"] = list(facts.values[name].values)
+    sources = facts.values["source"].values
+    texts["fact_source_values"] = [source or "" for source in sources]
+    arrays["fact_source_null"] = np.asarray([s is None for s in sources], dtype=np.bool_)
+    for name in _TUPLE_VALUES:
+        groups = facts.values[name].values
+        texts[f"fact_{name}_values"] = [item for group in groups for item in group]
+        arrays[f"fact_{name}_counts"] = np.asarray([len(g) for g in groups], dtype=np.int64)
+    return texts, arrays
+
+
+def _fact_columns(data: Arrays, count: int) -> FactColumns:
+    """The facts' columns, over the file's arrays (no str made for any fact's field)."""
+    texts = {
+        name: TextColumn.of(data[f"fact_{name}"], data[f"fact_{name}_bounds"])
+        for name in TEXT_FIELDS
+    }
+
+    def codes(name: str) -> np.ndarray:
+        return _sized(data[f"fact_{name}_codes"], count, np.int32)
+
+    values: dict[str, ValueColumn[Any]] = {
+        name: ValueColumn.of(data.texts(f"fact_{name}_values"), codes(name))
+        for name in _PLAIN_VALUES
+    }
+    sources: list[str | None] = list(data.texts("fact_source_values"))
+    nulls = _sized(data["fact_source_null"], len(sources), np.bool_)
+    for index in np.flatnonzero(nulls).tolist():
+        sources[index] = None
+    values["source"] = ValueColumn.of(sources, codes("source"))
+    for name in _TUPLE_VALUES:
+        flat = data.texts(f"fact_{name}_values")
+        counts = data[f"fact_{name}_counts"]
+        values[name] = ValueColumn.of(
+            _groups(flat, _sized(counts, len(counts), np.int64)), codes(name)
+        )
+    created = _sized(data["created_us"], count, np.int64)
+    return FactColumns.of(texts, values, created, _sized(data["expires_us"], count, np.int64))
 
 
 def _sized(array: np.ndarray, count: int, dtype: type) -> np.ndarray:

@@ -19,17 +19,22 @@ applied before any ranking or top-k cut, never as a post-filter over a truncated
 
 from __future__ import annotations
 
-import re
 import threading
-import zlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
-from datetime import UTC, datetime, timedelta
+from dataclasses import fields
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from engine.retrieval.embeddings import vector_to_bytes
+from engine.retrieval.fact_columns import (
+    FactColumns,
+    IndexedFact,
+    KeyedPositions,
+    hash_key,
+    record_id_key,
+)
 from engine.retrieval.growing import GrowingArray, Postings
 from engine.retrieval.lexical import Bm25Index
 from engine.retrieval.quantized import QuantizedBlock, QuantizedRows, cosines, quantize
@@ -37,43 +42,6 @@ from engine.retrieval.word_alignment import WordAlignment, WordVectors
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
-
-
-@dataclass(frozen=True, slots=True)
-class IndexedFact:
-    record_id: str
-    docid: str
-    uri: str
-    collection: str
-    text: str
-    content_hash: str
-    scopes: tuple[str, ...]
-    caller: str
-    session: str
-    created_at: datetime
-    source: str | None
-    supersedes: tuple[str, ...]
-    expires_at: datetime | None
-
-    @classmethod
-    def from_row(cls, row: Any) -> IndexedFact:
-        """From a FactRow, or a result row of its SNAPSHOT_COLUMNS (same attribute names)."""
-        assert row.created_at is not None
-        return cls(
-            record_id=row.record_id,
-            docid=row.docid,
-            uri=row.uri,
-            collection=row.collection,
-            text=row.text,
-            content_hash=row.content_hash,
-            scopes=tuple(row.scopes),
-            caller=row.caller,
-            session=row.session,
-            created_at=row.created_at,
-            source=row.source,
-            supersedes=tuple(row.supersedes),
-            expires_at=row.expires_at,
-        )
 
 
 class Snapshot:
@@ -92,8 +60,7 @@ class Snapshot:
         self.generation = generation
         self.change_seq = change_seq  # the last change log entry this index reflects
         self.lock = threading.RLock()  # held while the index is read or changed
-        self.facts: list[IndexedFact] = []
-        self.positions: dict[str, int] = {}  # record id -> its latest position
+        self.facts = FactColumns()  # by position: a fact is made an object when asked for
         self._semantic = semantic
         # Every position's block (its whole text, then its sentences), in int8; a position's
         # whole-text vector is its block's first row.
@@ -101,12 +68,15 @@ class Snapshot:
         self._starts = GrowingArray(np.int64)  # where each position's block begins in _rows
         self._live = GrowingArray(np.bool_, False)
         self._expiry = GrowingArray(np.float64, np.inf)
-        self._created = GrowingArray(np.int64)  # microseconds: the first tie-break
-        self._id_key = GrowingArray(np.uint64)  # the record id as a number: the second
+        # The tie-breaks are the facts' created_at (microseconds, in `facts`), then this: the
+        # record id as a number, which also finds a record's positions.
+        self._id_key = GrowingArray(np.uint64)
+        self._hash_key = GrowingArray(np.uint64)  # the content hash's first 64 bits
+        self._by_id = KeyedPositions(self._id_key)
         self.lexical = Bm25Index()
         # The semantic leg's word alignment; None without a model, like `vectors`.
         self.alignment = WordAlignment([], word_vectors) if word_vectors is not None else None
-        self._by_hash: dict[str, list[int]] = {}
+        self._by_hash = KeyedPositions(self._hash_key)
         self._by_scope: dict[str, Postings] = {}
         self._by_collection: dict[str, Postings] = {}
         self.live_count = 0
@@ -146,12 +116,22 @@ class Snapshot:
 
     def order_keys(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(created_at, record id) of `positions` as numbers: the order ties are broken in."""
-        return self._created.view()[positions], self._id_key.view()[positions]
+        return self.facts.created_us.view()[positions], self._id_key.view()[positions]
+
+    def position_of(self, record_id: str) -> int | None:
+        """The latest position of this record (None: never indexed)."""
+        found = self._by_id.matching(record_id_key(record_id), self.facts.record_id, record_id)
+        return found[-1] if found else None
 
     def with_hash(self, content_hash: str) -> list[int]:
         """Live positions of the facts with this content hash, oldest first."""
-        found = [p for p in self._by_hash.get(content_hash, []) if self._live.view()[p]]
-        return sorted(found, key=lambda p: (self._created.view()[p], self._id_key.view()[p]))
+        key = hash_key(content_hash)
+        live = self._live.view()
+        found = [
+            p for p in self._by_hash.matching(key, self.facts.content_hash, content_hash) if live[p]
+        ]
+        created, ids = self.facts.created_us.view(), self._id_key.view()
+        return sorted(found, key=lambda p: (created[p], ids[p]))
 
     def best_cosine(self, query: np.ndarray) -> np.ndarray:
         """Per position, the cosine of its best row (whole text or one of its sentences)."""
@@ -231,20 +211,21 @@ class Snapshot:
         rows are quantized here, a block taken from another index is kept as it is)."""
         position = len(self.facts)
         self.facts.append(fact)
-        self.positions[fact.record_id] = position
         if self._semantic:
             assert block is not None
             quantized = block if isinstance(block, QuantizedBlock) else quantize(block)
             self._starts.append(self._rows.append(quantized))
         self._live.append(True)
         self._expiry.append(fact.expires_at.timestamp() if fact.expires_at else np.inf)
-        self._created.append((fact.created_at - EPOCH) // MICROSECOND)
-        self._id_key.append(record_id_key(fact.record_id))
-        self._by_hash.setdefault(fact.content_hash, []).append(position)
+        id_key, content_key = record_id_key(fact.record_id), hash_key(fact.content_hash)
+        self._id_key.append(id_key)
+        self._hash_key.append(content_key)
+        self._by_id.added(position, id_key)
+        self._by_hash.added(position, content_key)
         for scope in fact.scopes:
             self._by_scope.setdefault(scope, Postings(np.int8)).append(position, 0)
         self._by_collection.setdefault(fact.collection, Postings(np.int8)).append(position, 0)
-        self._count(fact, +1)
+        self._count(position, +1)
         self.lexical.add(position, fact.text)
         if align and self.alignment is not None:
             self.alignment.add_many([(position, fact.text)])
@@ -252,27 +233,27 @@ class Snapshot:
 
     def leave(self, position: int) -> None:
         """The fact at `position` left recall (superseded, retired, deleted or changed)."""
-        fact = self.facts[position]
+        text = self.facts.text(position)
         self._live[position] = False
-        self._count(fact, -1)
-        self.lexical.remove(fact.text)
+        self._count(position, -1)
+        self.lexical.remove(text)
         if self.alignment is not None:
-            self.alignment.remove(fact.text)
+            self.alignment.remove(text)
 
     def come_back(self, position: int) -> None:
         """The fact at `position` is current again, unchanged (restored, a revert)."""
-        fact = self.facts[position]
+        text = self.facts.text(position)
         self._live[position] = True
-        self._count(fact, +1)
-        self.lexical.restore(fact.text)
+        self._count(position, +1)
+        self.lexical.restore(text)
         if self.alignment is not None:
-            self.alignment.restore(fact.text)
+            self.alignment.restore(text)
 
-    def _count(self, fact: IndexedFact, step: int) -> None:
+    def _count(self, position: int, step: int) -> None:
         self.live_count += step
-        for scope in fact.scopes:
+        for scope in self.facts.scopes(position):
             self._by_scope[scope].live += step
-        self._by_collection[fact.collection].live += step
+        self._by_collection[self.facts.collection(position)].live += step
 
     def block_of(self, position: int) -> QuantizedBlock | None:
         if not self._semantic:
@@ -288,18 +269,8 @@ class Snapshot:
 
 # Rows gathered at once by best_cosine_at: 16 MiB of int8 rows at 256 dimensions.
 GATHER_ROWS = 65_536
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-MICROSECOND = timedelta(microseconds=1)
-_RECORD_ID_HEX = re.compile(r"mem-([0-9a-f]{16})")
-
-
-def record_id_key(record_id: str) -> int:
-    """A record id as an unsigned 64-bit number, ordered as the ids are (`mem-` + 16 hex
-    digits); any other id (not written by gno-tui) by a checksum, still deterministic."""
-    matched = _RECORD_ID_HEX.fullmatch(record_id)
-    if matched:
-        return int(matched.group(1), 16)
-    return zlib.crc32(record_id.encode("utf-8", "surrogatepass"))
+# The names other modules take from here: the index's fact type lives with its columns.
+__all__ = ["IndexedFact", "Snapshot", "record_id_key", "store_vectors"]
 
 
 def __getattr__(name: str) -> Any:
