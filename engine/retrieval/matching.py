@@ -97,40 +97,54 @@ def find_candidates(
     return results[:MAX_CANDIDATES]
 
 
-# Texts scored against the store per matrix product in semantic_candidates_many (memory: a
-# chunk x visible facts float32 block).
+# Texts scored against the store per matrix product in semantic_candidates_many, and the
+# store's facts dequantized at a time (memory: STORE_CHUNK x dims float32, 128 MiB at 256
+# dimensions, and a QUERY_CHUNK x STORE_CHUNK block; the whole store at once was 1 GiB at a
+# million facts, in every import into such a store).
 QUERY_CHUNK = 128
+STORE_CHUNK = 131_072
 
 
 def semantic_candidates_many(
     snapshot: Snapshot, *, mask: np.ndarray, queries: np.ndarray
 ) -> list[list[ScoredCandidate]]:
     """`find_candidates` for many texts that may see the same facts (`mask`), given their
-    unit vectors (`queries`, one row each): one matrix product per chunk of texts instead of
-    one scan of the store per text (an import's dedup)."""
+    unit vectors (`queries`, one row each): one matrix product per chunk of texts and of the
+    store instead of one scan of the store per text (an import's dedup)."""
     assert snapshot.semantic
     visible = np.flatnonzero(mask)
     if not len(visible):
         return [[] for _ in range(len(queries))]
-    # One float32 product per chunk of texts (BLAS: many texts at once), of the rows and the
-    # texts as int8 holds them, so that a text scores as a propose of it would (to float32's
-    # rounding of the same integer products).
-    block = snapshot.whole_vectors(visible)
+    # float32 products (BLAS: many texts at once) of the rows and the texts as int8 holds
+    # them, so that a text scores as a propose of it would (to float32's rounding of the same
+    # integer products). Each text keeps the facts at the weak tier or above, chunk by chunk.
     asked = quantize(queries).floats()
+    kept_at: list[list[np.ndarray]] = [[] for _ in range(len(queries))]
+    kept_score: list[list[np.ndarray]] = [[] for _ in range(len(queries))]
+    for begin in range(0, len(visible), STORE_CHUNK):
+        block = snapshot.whole_vectors(visible[begin : begin + STORE_CHUNK])
+        for start in range(0, len(queries), QUERY_CHUNK):
+            similarity = np.clip(asked[start : start + QUERY_CHUNK] @ block.T, 0.0, 1.0)
+            for offset, row in enumerate(similarity):
+                hits = np.flatnonzero(row >= SEMANTIC_TIERS.weak)
+                if len(hits):
+                    kept_at[start + offset].append(hits + begin)
+                    kept_score[start + offset].append(row[hits])
     found: list[list[ScoredCandidate]] = []
-    for start in range(0, len(queries), QUERY_CHUNK):
-        similarity = np.clip(asked[start : start + QUERY_CHUNK] @ block.T, 0.0, 1.0)
-        for row in similarity:
-            hits = np.flatnonzero(row >= SEMANTIC_TIERS.weak)
-            ordered = hits[best_first(snapshot, visible[hits], row[hits], MAX_CANDIDATES)]
-            found.append(
-                [
-                    ScoredCandidate(
-                        snapshot.facts[int(visible[i])],
-                        round(float(row[i]), 4),
-                        tier_of(float(row[i]), SEMANTIC_TIERS) or "weak",
-                    )
-                    for i in ordered
-                ]
-            )
+    for at_parts, score_parts in zip(kept_at, kept_score, strict=True):
+        if not at_parts:
+            found.append([])
+            continue
+        at, scores = np.concatenate(at_parts), np.concatenate(score_parts)
+        ordered = best_first(snapshot, visible[at], scores, MAX_CANDIDATES)
+        found.append(
+            [
+                ScoredCandidate(
+                    snapshot.facts[int(visible[at[i]])],
+                    round(float(scores[i]), 4),
+                    tier_of(float(scores[i]), SEMANTIC_TIERS) or "weak",
+                )
+                for i in ordered
+            ]
+        )
     return found
