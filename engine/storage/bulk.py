@@ -402,12 +402,9 @@ def _write_all(
                 for staging in stagings.values():
                     _settle_quietly(engine, staging)
         _crash_at(crash, "committed")
-        for done, (where, name) in enumerate(places, start=1):
-            # Absent: checked under this hold of the write lock, which every fact writer takes.
-            staged.move(*folders[where], name, final)
-            _crash_at(crash, "published", done)
+        renamed = _publish(places, folders, staged, final, crash)
         if durable:
-            for folder in final.folders():
+            for folder in final.folders() | renamed:
                 fsync_folder(folder)
     finally:
         writer.close()
@@ -415,6 +412,43 @@ def _write_all(
         final.close()
     for staging in stagings.values():
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _publish(
+    places: list[tuple[tuple[Path, str], str]],
+    folders: dict[tuple[Path, str], tuple[Path, Path]],
+    staged: FactFolders,
+    final: FactFolders,
+    crash: tuple[str, int] | None,
+) -> set[Path]:
+    """Move the staged files into their fact folders (after the commit). A day folder that
+    does not exist yet (a new store, the first write of a day) is the staged folder renamed
+    whole: one rename instead of one per file (78k renames were 1.3 s of a 100k import).
+    Returns the folders whose entries those renames changed, to make durable."""
+    names: dict[tuple[Path, str], list[str]] = {}
+    for where, name in places:
+        names.setdefault(where, []).append(name)
+    renamed: set[Path] = set()
+    done = 0
+    for where, in_folder in names.items():
+        source, target = folders[where]
+        # Absent: checked under this hold of the write lock, which every fact writer takes.
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                source.rename(target)
+            except OSError:  # made meanwhile after all, or not renameable: file by file
+                pass
+            else:
+                renamed.add(target.parent)
+                _crash_within(crash, "published", done, done + len(in_folder))
+                done += len(in_folder)
+                continue
+        for name in in_folder:
+            staged.move(source, target, name, final)
+            done += 1
+            _crash_at(crash, "published", done)
+    return renamed
 
 
 def _make_durable(
@@ -464,6 +498,12 @@ def _crash_points() -> tuple[str, int] | None:
         return stage, int(count or 0)
     except ValueError:
         return None
+
+
+def _crash_within(points: tuple[str, int] | None, stage: str, after: int, upto: int) -> None:
+    """The hook for a step that does counts after+1 to upto at once (a folder renamed whole)."""
+    if points is not None and points[0] == stage and after < points[1] <= upto:
+        _crash_at(points, stage, points[1])
 
 
 def _crash_at(points: tuple[str, int] | None, stage: str, count: int = 0) -> None:

@@ -29,6 +29,7 @@ from engine.storage.records import (
     stored_fact,
     stored_scopes,
 )
+from engine.storage.sqlite_batch import insert_embeddings, insert_facts
 from engine.storage.stager_child import create_file
 
 if TYPE_CHECKING:
@@ -121,10 +122,26 @@ class RowInserts:
     def _insert(self, engine: MemoryEngine) -> None:
         session, rows = self._session, []
         embedder = engine.embedder_status.embedder
+        one_statement = self._connection.dialect.name == "sqlite"
         while (batch := self._batches.get()) is not None:
             if self._stop.is_set():
                 return
             _embed_missing(engine, batch)
+            chunk = [item.row for item in batch]
+            if one_statement:  # engine/storage/sqlite_batch.py says why
+                connection = session.connection()
+                if embedder is not None:
+                    insert_embeddings(
+                        connection,
+                        embedder.model_id,
+                        [
+                            (item.row.record_id, item.row.content_hash, vector_to_bytes(item.block))
+                            for item in batch
+                        ],
+                    )
+                insert_facts(connection, chunk)
+                rows.extend(chunk)
+                continue
             if embedder is not None:
                 # A vector left by a fact that reindex took out of the index would clash.
                 session.execute(
@@ -146,7 +163,6 @@ class RowInserts:
                         for item in batch
                     ],
                 )
-            chunk = [item.row for item in batch]
             # Values as the columns store them (JSON text, ISO times), inserted through a bare
             # table clause: SQLAlchemy's per-value type processing was most of the commit.
             session.execute(INSERT_FACT, [stored_fact(row) for row in chunk])

@@ -74,6 +74,30 @@ def test_an_import_killed_in_its_write_phase_is_all_or_nothing(cli, probe, tmp_p
     assert_imported_exactly_once(cli, probe, path)
 
 
+@pytest.mark.parametrize("point", ["published:1", "published:150"])
+def test_an_import_killed_while_it_moves_files_into_a_folder_in_use_is_all_or_nothing(
+    cli, probe, tmp_path, point
+):
+    # A fact written today first: its day folder exists, so the import moves its staged files
+    # in one by one (into a new day folder it renames the staged folder whole).
+    kept = cli("remember", "The office plant is a ficus", "--scope", "office", "--add", "--json")
+    assert kept.returncode == 0, kept.stderr
+    days = [folder.name for folder in cli.home.rglob("facts/*") if folder.is_dir()]
+    path = write_items(tmp_path / "items.jsonl")
+    killed = cli("import", str(path), "--json", env=cli.env(**{CRASH_HOOK_ENV: point}))
+    assert killed.returncode == -signal.SIGKILL, (killed.returncode, killed.stderr)
+    moved = int(point.partition(":")[2])
+    in_place = [p for p in probe.files() if p.parent.name in days]
+    assert len(in_place) == 1 + moved  # killed between two moves: the rest wait, staged
+    assert len(probe.rows()) == COUNT + 1
+    rerun = cli("import", str(path), "--json")
+    assert rerun.returncode == 0, rerun.stderr
+    assert (rerun.doc["added"], rerun.doc["skipped"]) == (0, COUNT)
+    assert probe.state() == (COUNT + 1, COUNT + 1)
+    assert staging_folders(cli.home) == []
+    assert "The office plant is a ficus" in probe.file_texts()
+
+
 @pytest.mark.parametrize("point", ["staged:1250", f"staged:{CHILD_MIN_FILES}", "published:1250"])
 def test_a_large_import_killed_while_a_child_writes_its_files_is_all_or_nothing(
     cli, probe, tmp_path, point
