@@ -5,16 +5,18 @@ answer `existing`.
 
 The write phase (docs/decisions.md, "Import safety"):
 
-1. every file is rendered and checked first, then written into a staging folder
+1. each fact is checked and its file rendered, and the file written into a staging folder
    `<collection root>/.import-<id>/facts/<day>/` (same filesystem as its final place, and
-   outside `facts/`, so reindex never sees it), by a child process for a large write
-   (engine/storage/file_stager.py);
+   outside `facts/`, so reindex never sees it) as soon as it is planned, by a child process
+   for a large write (engine/storage/bulk_staging.py, engine/storage/file_stager.py); a bad
+   fact later in the batch stops the write and rolls the staged files back;
 2. the staged files are made durable (one syncfs for the lot, else an fsync per file);
 3. every row, its scopes, its vector and the supersede links (inserted meanwhile, on a thread
    of their own that starts with the first thousand facts planned:
    engine/storage/bulk_rows.py), and whatever the caller writes with them (an import's
    proposals), are committed in one transaction;
-4. the staged files are renamed into `facts/<day>/` and the staging folder is removed.
+4. the staged files are renamed into `facts/<day>/` (a day folder that is new, the staged one
+   renamed whole) and the staging folder is removed.
 
 A process killed in 1 to 3 leaves no row and no visible file; one killed in 4 leaves committed
 rows whose files wait in the staging folder. `recover_interrupted_writes` settles both, file by
@@ -26,10 +28,6 @@ left behind."""
 from __future__ import annotations
 
 import gc
-import os
-import secrets
-import shutil
-import signal
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -53,12 +51,10 @@ from engine.contract.normalize import (
     normalize_scopes,
 )
 from engine.storage import tables
-from engine.storage.bulk_recovery import (
-    STAGING_PREFIX,
-    _settle,
-    recover_interrupted_writes,
-)
-from engine.storage.bulk_rows import BATCH, FactFolders, PlannedFact, RowInserts
+from engine.storage.bulk_recovery import recover_interrupted_writes
+from engine.storage.bulk_rows import BATCH, PlannedFact, RowInserts
+from engine.storage.bulk_staging import StagedFiles
+from engine.storage.crash_hook import CrashPoint, crash_at, crash_points
 from engine.storage.database import bump_generation
 from engine.storage.factfiles import (
     KEYED_MAX_TEXT_BYTES,
@@ -68,24 +64,15 @@ from engine.storage.factfiles import (
     check_gno_uris,
     check_time,
     check_workbench,
-    fsync_file,
-    fsync_folder,
-    sync_filesystem,
 )
-from engine.storage.file_stager import stager_for
 from engine.storage.records import allocate_docid, row_fields
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
 
-# Files staged between two progress reports (a report per file cost a terminal bar more than
+# Facts planned between two progress reports (a report per fact cost a terminal bar more than
 # the writes).
 PROGRESS_EVERY = 250
-# Test-only: `stage:count` makes the writing process SIGKILL itself at that point of the write
-# phase (staged:N after N files are staged, committed after the commit, published:N after N
-# files are in place), so the tests can kill an import at an exact instant. Unset, it does
-# nothing; nothing but tests/cli/test_cli_trust_import.py sets it.
-CRASH_HOOK_ENV = "GNO_TUI_TEST_CRASH_BULK_WRITE"
 
 
 @dataclass
@@ -188,7 +175,7 @@ def _add_many(
         # Each collection looked up once: one query per fact was a fifth of a 100k import.
         for name in {engine.require_collection(name).name for name in {f.collection for f in facts}}
     }
-    crash = _crash_points()
+    crash = crash_points()
     report = BulkReport()
     with engine.write_lock():
         recover_interrupted_writes(engine, skip_live=False)
@@ -197,24 +184,22 @@ def _add_many(
             taken = set(db.scalars(select(tables.FactRow.docid)))
             known = set(db.scalars(select(tables.FactRow.record_id)))
         planned: list[PlannedFact] = []
-        # The rows' inserts start with the first batch planned (engine/storage/bulk_rows.py).
+        # The rows' inserts start with the first batch planned (engine/storage/bulk_rows.py),
+        # the files' staging with the first fact (engine/storage/bulk_staging.py).
         inserts = _Feed(engine)
+        files = StagedFiles(engine, len(checked), crash) if engine.files_canonical else None
         try:
-            _plan(engine, checked, seen, taken, known, roots, planned, report, inserts)
+            _plan(engine, checked, seen, taken, known, roots, planned, report, inserts, files,
+                  progress)  # fmt: skip
         except BaseException:
             inserts.abandon()
+            if files is not None:
+                files.abandon()
             raise
         if planned:
             then = partial(also, report) if also is not None else None
-            _write_all(
-                engine,
-                planned,
-                progress=progress,
-                durable=durable,
-                crash=crash,
-                also=then,
-                inserts=inserts.done(),
-            )
+            _write_all(planned, files, durable=durable, crash=crash, also=then,
+                       inserts=inserts.done())  # fmt: skip
         elif also is not None:
             write = also(report)
             with Session(engine.db, expire_on_commit=False) as db:
@@ -267,10 +252,15 @@ def _plan(
     planned: list[PlannedFact],
     report: BulkReport,
     inserts: _Feed,
+    files: StagedFiles | None,
+    progress: Callable[[int, int], None] | None,
 ) -> None:
-    """Each fact's file and row, checked; exact duplicates skipped (into `report`)."""
+    """Each fact's file and row, checked, and handed to the inserts and the staging; exact
+    duplicates skipped (into `report`). `progress` counts the facts planned or skipped."""
     on_disk: dict[Path, set[str]] = {}  # fact folder -> the names in it, listed once
     for position, (text, scopes, caller, session, fact) in enumerate(checked):
+        if progress and position % PROGRESS_EVERY == 0:
+            progress(position, len(checked))
         digest = content_hash(text)
         if not fact.history:
             key_scopes = seen.setdefault((fact.collection, digest), set())
@@ -332,8 +322,12 @@ def _plan(
         item = PlannedFact(row, root, content, fact.block)
         planned.append(item)
         inserts.add(item)
+        if files is not None:
+            files.stage(item)
         report.added.append(record_id)
         report.rows.append(row)
+    if progress:
+        progress(len(checked), len(checked))
 
 
 def _names_in(listed: dict[Path, set[str]], folder: Path) -> set[str]:
@@ -348,129 +342,29 @@ def _names_in(listed: dict[Path, set[str]], folder: Path) -> set[str]:
 
 
 def _write_all(
-    engine: MemoryEngine,
     planned: list[PlannedFact],
+    files: StagedFiles | None,
     *,
-    progress: Callable[[int, int], None] | None,
     durable: bool,
-    crash: tuple[str, int] | None,
+    crash: CrashPoint,
     also: Callable[[], Callable[[Session], None]] | None,
     inserts: RowInserts,
 ) -> None:
-    if not engine.files_canonical:  # server mode: the one transaction is the whole write
+    if files is None:  # server mode: the one transaction is the whole write
         inserts.commit(also)
         return
-    token = f"{os.getpid()}-{secrets.token_hex(4)}"
-    stagings = {item.root: item.root / f"{STAGING_PREFIX}{token}" for item in planned}
     committed = False
-    # Each file by its folder (staged and final) and its name: no Path is built per file.
-    folders: dict[tuple[Path, str], tuple[Path, Path]] = {}  # (root, day) -> staged, final
-    places: list[tuple[tuple[Path, str], str]] = []
-    for item in planned:
-        _, day, name = item.row.rel_path.split("/")
-        if (item.root, day) not in folders:
-            days = f"facts/{day}"
-            folders[item.root, day] = (stagings[item.root] / days, item.root / days)
-        places.append(((item.root, day), name))
-    staged, final = FactFolders(), FactFolders()
-    rows = inserts
     try:
-        writer = stager_for(len(planned))
-    except BaseException:
-        rows.abandon()
-        raise
-    try:
-        try:
-            for staging in stagings.values():
-                staging.mkdir(parents=True)
-            _crash_at(crash, "staged", 0)
-            for done, (item, (where, name)) in enumerate(zip(planned, places, strict=True), 1):
-                # Not flushed one by one: one syncfs below makes them all durable at once.
-                writer.create(folders[where][0], name, item.content)
-                _crash_at(crash, "staged", done)
-                if progress and (done % PROGRESS_EVERY == 0 or done == len(planned)):
-                    progress(done, len(planned))
-            writer.finish()
-            if durable:
-                _make_durable(planned, stagings, writer.folders())
-            rows.commit(also)
-            committed = True
-        finally:
-            if not committed:  # nothing is visible yet; settle the staging folders if we can
-                rows.abandon()
-                writer.close()
-                for staging in stagings.values():
-                    _settle_quietly(engine, staging)
-        _crash_at(crash, "committed")
-        renamed = _publish(places, folders, staged, final, crash)
-        if durable:
-            for folder in final.folders() | renamed:
-                fsync_folder(folder)
+        files.finish(planned, durable=durable)
+        inserts.commit(also)
+        committed = True
     finally:
-        writer.close()
-        staged.close()
-        final.close()
-    for staging in stagings.values():
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-def _publish(
-    places: list[tuple[tuple[Path, str], str]],
-    folders: dict[tuple[Path, str], tuple[Path, Path]],
-    staged: FactFolders,
-    final: FactFolders,
-    crash: tuple[str, int] | None,
-) -> set[Path]:
-    """Move the staged files into their fact folders (after the commit). A day folder that
-    does not exist yet (a new store, the first write of a day) is the staged folder renamed
-    whole: one rename instead of one per file (78k renames were 1.3 s of a 100k import).
-    Returns the folders whose entries those renames changed, to make durable."""
-    names: dict[tuple[Path, str], list[str]] = {}
-    for where, name in places:
-        names.setdefault(where, []).append(name)
-    renamed: set[Path] = set()
-    done = 0
-    for where, in_folder in names.items():
-        source, target = folders[where]
-        # Absent: checked under this hold of the write lock, which every fact writer takes.
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                source.rename(target)
-            except OSError:  # made meanwhile after all, or not renameable: file by file
-                pass
-            else:
-                renamed.add(target.parent)
-                _crash_within(crash, "published", done, done + len(in_folder))
-                done += len(in_folder)
-                continue
-        for name in in_folder:
-            staged.move(source, target, name, final)
-            done += 1
-            _crash_at(crash, "published", done)
-    return renamed
-
-
-def _make_durable(
-    planned: list[PlannedFact], stagings: dict[Path, Path], folders: set[Path]
-) -> None:
-    """Every staged file and folder on disk before the rows commit: one syncfs per staging
-    folder's filesystem, or an fsync per file where syncfs does not exist."""
-    synced = all(sync_filesystem(staging) for staging in stagings.values())
-    if not synced:
-        for item in planned:
-            fsync_file(stagings[item.root] / item.row.rel_path)
-    for folder in folders:
-        fsync_folder(folder)
-
-
-def _settle_quietly(engine: MemoryEngine, staging: Path) -> None:
-    """After a failure before the commit: roll the staging folder back (or forward, should the
-    commit have gone through after all). If even that fails, the next recovery does it."""
-    try:
-        _settle(engine, staging)
-    except Exception:  # noqa: BLE001 - the original error is the one to report
-        return
+        if not committed:  # nothing is visible yet; settle the staging folders if we can
+            inserts.abandon()
+            files.abandon()
+    crash_at(crash, "committed")
+    files.publish(durable=durable)
+    files.remove()
 
 
 def _current_hashes(engine: MemoryEngine) -> dict[tuple[str, str], set[str]]:
@@ -484,31 +378,3 @@ def _current_hashes(engine: MemoryEngine) -> dict[tuple[str, str], set[str]]:
     for collection, digest, scopes in rows:
         seen.setdefault((collection, digest), set()).update(scopes)
     return seen
-
-
-# -- the test-only crash hook --------------------------------------------------------------
-
-
-def _crash_points() -> tuple[str, int] | None:
-    spec = os.environ.get(CRASH_HOOK_ENV)
-    if not spec:
-        return None
-    stage, _, count = spec.partition(":")
-    try:
-        return stage, int(count or 0)
-    except ValueError:
-        return None
-
-
-def _crash_within(points: tuple[str, int] | None, stage: str, after: int, upto: int) -> None:
-    """The hook for a step that does counts after+1 to upto at once (a folder renamed whole)."""
-    if points is not None and points[0] == stage and after < points[1] <= upto:
-        _crash_at(points, stage, points[1])
-
-
-def _crash_at(points: tuple[str, int] | None, stage: str, count: int = 0) -> None:
-    if points is not None and points == (stage, count):
-        kill = getattr(signal, "SIGKILL", None)
-        if kill is not None:
-            os.kill(os.getpid(), kill)
-        os._exit(137)

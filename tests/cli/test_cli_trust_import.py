@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.storage.bulk import CRASH_HOOK_ENV
+from engine.storage.crash_hook import CRASH_HOOK_ENV
 from engine.storage.file_stager import CHILD_MIN_FILES
 
 COUNT = 300

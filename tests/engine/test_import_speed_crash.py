@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.storage.bulk import CRASH_HOOK_ENV
+from engine.storage.crash_hook import CRASH_HOOK_ENV
 
 FACTS = 12
 

@@ -18,7 +18,7 @@ from engine.memory.recall import RecallRequest
 from engine.memory.remember import RememberRequest
 from engine.retrieval import persisted
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
-from engine.storage import bulk, factfiles, journal, schema
+from engine.storage import bulk_recovery, factfiles, journal, schema
 from engine.storage import sqlite_reader as reader
 from engine.storage.sqlite_reader import SqliteRecallStore, sqlite_file, sqlite_url
 from engine.storage.store import MemoryEngine
@@ -51,7 +51,7 @@ def test_the_names_it_checks_are_the_engines() -> None:
     """The read path cannot import the modules that define them (they load SQLAlchemy)."""
     assert reader.SCHEMA_HEAD == schema.HEAD
     assert reader.JOURNAL_FOLDER == journal.JOURNAL_FOLDER
-    assert reader.STAGING_PREFIX == bulk.STAGING_PREFIX
+    assert reader.STAGING_PREFIX == bulk_recovery.STAGING_PREFIX
 
 
 def test_a_sound_home_takes_the_read_path(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash
 from engine.facade.service import MemoryService
 from engine.interop import transfer as interop
-from engine.storage import bulk
+from engine.storage import bulk, bulk_recovery, crash_hook
 from engine.storage.factfiles import FactFileError, parse_fact_file
 
 RID = "mem-00000000000000aa"
@@ -478,10 +478,10 @@ def test_an_import_recovers_what_an_interrupted_one_left(client, probe, tmp_path
 
 
 def test_the_crash_hook_is_inert_unless_named(monkeypatch):
-    monkeypatch.delenv(bulk.CRASH_HOOK_ENV, raising=False)
-    assert bulk._crash_points() is None
-    monkeypatch.setenv(bulk.CRASH_HOOK_ENV, "staged:3")
-    assert bulk._crash_points() == ("staged", 3)
+    monkeypatch.delenv(crash_hook.CRASH_HOOK_ENV, raising=False)
+    assert crash_hook.crash_points() is None
+    monkeypatch.setenv(crash_hook.CRASH_HOOK_ENV, "staged:3")
+    assert crash_hook.crash_points() == ("staged", 3)
 
 
 @pytest.mark.embedded_mode
@@ -489,7 +489,7 @@ def test_opening_leaves_a_running_imports_staging_folder_alone(client, probe):
     import os
 
     staged = _stage_by_hand(client, RID, "a fact")
-    live = staged.parents[2].with_name(f"{bulk.STAGING_PREFIX}{os.getpid()}-abcd")
+    live = staged.parents[2].with_name(f"{bulk_recovery.STAGING_PREFIX}{os.getpid()}-abcd")
     staged.parents[2].rename(live)
     assert bulk.recover_interrupted_writes(client.engine)["rolledBack"] == 0
     assert live.is_dir()
