@@ -355,15 +355,18 @@ def _write_all(
         return
     committed = False
     try:
-        files.finish(planned, durable=durable)
-        inserts.commit(also)
-        committed = True
+        try:
+            files.finish(planned, durable=durable)
+            inserts.commit(also)
+            committed = True
+        finally:
+            if not committed:  # nothing is visible yet; settle the staging folders if we can
+                inserts.abandon()
+                files.abandon()
+        crash_at(crash, "committed")
+        files.publish(durable=durable)
     finally:
-        if not committed:  # nothing is visible yet; settle the staging folders if we can
-            inserts.abandon()
-            files.abandon()
-    crash_at(crash, "committed")
-    files.publish(durable=durable)
+        files.close()  # the stager's pipes, or its open folders when it ran here
     files.remove()
 
 

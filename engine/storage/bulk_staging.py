@@ -121,7 +121,8 @@ class StagedFiles:
             final.close()
 
     def close(self) -> None:
-        """Stop the stager if it still runs (only when the write failed)."""
+        """Release the stager: its pipes, or the folders it holds open; a child that still
+        runs (only when the write failed) is stopped."""
         if self._writer is not None:
             self._writer.close()
 
