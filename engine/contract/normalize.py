@@ -100,7 +100,8 @@ def clean_text(text: str | None, *, max_bytes: int = MAX_TEXT_BYTES) -> str:
     """The text as stored: NFC and trimmed (inner newlines kept), validated for encoding,
     content (at least one visible character) and size (`max_bytes`: the keyed API allows
     larger contents and checks its own limit first)."""
-    if text is None or not collapse_text(text):
+    collapsed = collapse_text(text) if text is not None else ""
+    if text is None or not collapsed:
         raise MemoryFailure(
             "MEMORY_TEXT_REQUIRED",
             "The fact text is empty. Pass the fact as the TEXT argument, e.g. "
@@ -114,7 +115,7 @@ def clean_text(text: str | None, *, max_bytes: int = MAX_TEXT_BYTES) -> str:
             "or zero-width characters. Pass the fact itself, e.g. "
             "gno-tui remember 'Alice prefers tea' --scope user:alice.",
         )
-    size = len(collapse_text(text).encode("utf-8"))
+    size = len(collapsed.encode("utf-8"))
     if size > max_bytes:
         raise MemoryFailure(
             "MEMORY_TEXT_TOO_LARGE",

@@ -52,11 +52,13 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Planned:
-    """What to do with each item (None: not deduplicated, e.g. history), and each item's vector
-    block (None without a model) to store with the fact."""
+    """What to do with each item (None: not deduplicated, e.g. history), each item's vector
+    block (None without a model) to store with the fact, and the content hash of each item
+    deduplicated (None for the others)."""
 
     verdicts: list[Verdict | None]
     blocks: list[np.ndarray | None]
+    digests: list[str | None]
 
 
 def plan_import(
@@ -96,8 +98,9 @@ def plan_import(
     added_hashes: dict[tuple[str, str], set[str]] = {}  # (target, hash) -> scopes added
     added: set[int] = set()
     is_added = np.zeros(len(texts), dtype=bool)  # `added`, as a mask over the items
+    digests: list[str | None] = [None] * len(texts)
     for i in members:
-        digest = content_hash(texts[i])
+        digest = digests[i] = content_hash(texts[i])
         candidates = by_item[i]
         same = [c for c in candidates if c.fact.content_hash == digest]
         if same:
@@ -124,4 +127,4 @@ def plan_import(
         added.add(i)
         is_added[i] = True
         added_hashes.setdefault((targets[i], digest), set()).update(scopes[i])
-    return Planned(verdicts, blocks)
+    return Planned(verdicts, blocks, digests)

@@ -224,6 +224,7 @@ def _run_import(
                 supersedes=_retarget(item.supersedes, targets[position]),
                 history=item.superseded,
                 block=planned.blocks[position],
+                content_hash=planned.digests[position],
             )
         )
     if dry_run:
@@ -278,11 +279,27 @@ def _ensure_results_valid(matching: dict[str, Any], results: list[dict[str, Any]
     """Every proposal's result against the remember schema, in one validation: the results
     share their outcome and `matching`, and the schema constrains each candidate on its own
     (not their number), so the envelope around all their candidates is valid exactly when
-    each result is. One call per result cost an import of 20k proposals 1.5 s."""
+    each result is. One call per result cost an import of 20k proposals 1.5 s.
+
+    Nor is each candidate checked: one per fact and one per (similarity, match) are. A
+    candidate is a fact's public fields (the same dict for every candidate naming that fact,
+    _PublicFacts) and the two scores, and the schema's properties are independent of one
+    another, so a candidate is valid exactly when its fact's representative and its scores'
+    representative are. 21.6k proposals of a 100k import held 128k candidates: 37.9k facts
+    and 3.4k score pairs."""
     if results:
-        everyone = [candidate for result in results for candidate in result["candidates"]]
+        by_fact: dict[Any, dict[str, Any]] = {}
+        by_score: dict[tuple[Any, Any], dict[str, Any]] = {}
+        for result in results:
+            for candidate in result["candidates"]:
+                by_fact.setdefault(candidate.get("recordId", id(candidate)), candidate)
+                by_score.setdefault(
+                    (candidate.get("similarity"), candidate.get("match")), candidate
+                )
+        chosen = {id(c): c for c in [*by_fact.values(), *by_score.values()]}
         ensure_valid(
-            "remember", {"outcome": "candidates", "matching": matching, "candidates": everyone}
+            "remember",
+            {"outcome": "candidates", "matching": matching, "candidates": list(chosen.values())},
         )
 
 
@@ -304,8 +321,8 @@ class _PublicFacts:
         """None for a record id this import did not write."""
         shaped = self._shaped.get(record_id)
         if shaped is None and record_id in self._written:
-            row = IndexedFact.from_row(self._written[record_id])
-            shaped = self._shaped[record_id] = public_fact(row)
+            # The row has every field public_fact reads, as the index would hold them.
+            shaped = self._shaped[record_id] = public_fact(self._written[record_id])
         return shaped
 
 

@@ -95,6 +95,8 @@ class BulkFact:
     # The fact's vector block (engine/retrieval/embeddings.embed_facts), when the caller has
     # embedded the text already (an import's dedup): stored as it is, not computed again.
     block: Any = None
+    # The content hash of `text`, when the caller has taken it already (an import's dedup).
+    content_hash: str | None = None
 
 
 @dataclass
@@ -258,10 +260,11 @@ def _plan(
     """Each fact's file and row, checked, and handed to the inserts and the staging; exact
     duplicates skipped (into `report`). `progress` counts the facts planned or skipped."""
     on_disk: dict[Path, set[str]] = {}  # fact folder -> the names in it, listed once
+    day_folders: dict[tuple[Path, str], Path] = {}
     for position, (text, scopes, caller, session, fact) in enumerate(checked):
         if progress and position % PROGRESS_EVERY == 0:
             progress(position, len(checked))
-        digest = content_hash(text)
+        digest = fact.content_hash or content_hash(text)
         if not fact.history:
             key_scopes = seen.setdefault((fact.collection, digest), set())
             if key_scopes & set(scopes):
@@ -269,7 +272,12 @@ def _plan(
                 continue
             key_scopes.update(scopes)
         try:
-            created_at = check_time(fact.created_at or iso_utc(engine.now()), "createdAt")
+            # A time of the engine's clock is canonical already; a given one is checked.
+            created_at = (
+                check_time(fact.created_at, "createdAt")
+                if fact.created_at
+                else iso_utc(engine.now())
+            )
             supersedes = check_gno_uris(list(fact.supersedes), "supersedes")
             workbench = check_workbench(fact.workbench)
         except FieldError as exc:
@@ -303,7 +311,7 @@ def _plan(
         rel_path = f"facts/{day}/{record_id}.md"
         root = roots[fact.collection]
         in_place = engine.files_canonical and f"{record_id}.md" in _names_in(
-            on_disk, root / "facts" / day
+            on_disk, _day_folder(day_folders, root, day)
         )
         if in_place:
             raise _refuse(
@@ -328,6 +336,14 @@ def _plan(
         report.rows.append(row)
     if progress:
         progress(len(checked), len(checked))
+
+
+def _day_folder(folders: dict[tuple[Path, str], Path], root: Path, day: str) -> Path:
+    """root/facts/day, made once per bulk write (joining paths was 3 % of a 100k import)."""
+    folder = folders.get((root, day))
+    if folder is None:
+        folder = folders[root, day] = root / "facts" / day
+    return folder
 
 
 def _names_in(listed: dict[Path, set[str]], folder: Path) -> set[str]:

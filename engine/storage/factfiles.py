@@ -331,7 +331,7 @@ def check_workbench(value: Any, *, strict: bool = False, docid: bool = True) -> 
     UTC text); returns a new dict. `strict` (imports) also refuses unknown fields, where a file
     keeps them (a newer gno-tui may have written them); `docid=False` refuses `docid` (an import
     item carries it at the top level)."""
-    if value is None:
+    if value is None or (type(value) is dict and not value):  # most facts have none
         return {}
     workbench = _json_value(_mapping(value, "workbench"), "workbench", 0, [MAX_WORKBENCH_VALUES])
     allowed = ("docid", *WORKBENCH_FIELDS) if docid else WORKBENCH_FIELDS

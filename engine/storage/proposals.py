@@ -13,6 +13,7 @@ from sqlmodel import col
 from engine.contract.normalize import iso_utc
 from engine.storage import tables
 from engine.storage.database import bump_generation
+from engine.storage.sqlite_batch import insert_proposals
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -98,8 +99,13 @@ def queue_proposals(
         rows.append(
             _proposal_values(now, origin, request, text, scopes, collection, decision, result)
         )
+    one_statement = session.get_bind().dialect.name == "sqlite"
     for start in range(0, len(rows), _INSERT_BATCH):
-        session.execute(insert(tables.ProposalRow), rows[start : start + _INSERT_BATCH])
+        batch = rows[start : start + _INSERT_BATCH]
+        if one_statement:  # engine/storage/sqlite_batch.py says why
+            insert_proposals(session.connection(), batch)
+        else:
+            session.execute(insert(tables.ProposalRow), batch)
 
 
 _INSERT_BATCH = 1000

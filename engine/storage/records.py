@@ -141,6 +141,7 @@ def row_fields(
     workbench = dict(fact.workbench)
     retired = workbench.get("retired") if isinstance(workbench.get("retired"), dict) else None
     expires = workbench.get("expiresAt")
+    created_at = parse_iso(fact.created_at)
     return dict(
         record_id=fact.record_id,
         docid=docid,
@@ -152,7 +153,7 @@ def row_fields(
         scopes=list(fact.scopes),
         caller=fact.caller,
         session=fact.session,
-        created_at=parse_iso(fact.created_at),
+        created_at=created_at,
         source=fact.source,
         supersedes=list(fact.supersedes),
         retired_at=parse_iso(retired["at"]) if retired and retired.get("at") else None,
@@ -160,7 +161,7 @@ def row_fields(
         retired_reason=retired.get("reason") if retired else None,
         expires_at=parse_iso(expires) if isinstance(expires, str) else None,
         workbench=workbench,
-        **keyed_columns(workbench, parse_iso(fact.created_at)),
+        **keyed_columns(workbench, created_at),
     )
 
 
