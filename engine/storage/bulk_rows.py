@@ -30,7 +30,9 @@ from engine.storage.records import (
     stored_scopes,
 )
 from engine.storage.sqlite_batch import insert_embeddings, insert_facts
+from engine.storage.sqlite_settings import WAL_AUTOCHECKPOINT_PAGES
 from engine.storage.stager_child import create_file
+from engine.storage.wal_checkpoint import checkpoint_later
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -100,6 +102,7 @@ class RowInserts:
     def __init__(self, engine: MemoryEngine, planned: list[PlannedFact] | None = None) -> None:
         self._connection = engine.db.connect()
         self._cache_before = _widen_page_cache(self._connection)
+        self._database = engine.db.url.database
         self._session = Session(bind=self._connection, expire_on_commit=False)
         self._stop = threading.Event()  # set by `abandon`: the rows are not wanted any more
         self._batches: queue.SimpleQueue[list[PlannedFact] | None] = queue.SimpleQueue()
@@ -182,6 +185,8 @@ class RowInserts:
                 write(self._session)
             bump_generation(self._session)
             self._session.commit()
+            if self._cache_before is not None:  # SQLite: the log copied back off this path
+                checkpoint_later(self._database)
         finally:
             self._close()
 
@@ -205,6 +210,9 @@ class RowInserts:
             self._session.close()  # rolls back whatever was not committed
             if self._cache_before is not None:
                 self._connection.exec_driver_sql(f"PRAGMA cache_size={self._cache_before}")
+                self._connection.exec_driver_sql(
+                    f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}"
+                )
             self._connection.close()
 
 
@@ -217,11 +225,14 @@ BULK_PAGE_CACHE_KIB = 256 * 1024
 
 
 def _widen_page_cache(connection: Connection) -> int | None:
-    """Widen a SQLite connection's page cache; its size before (None: not SQLite)."""
+    """Widen a SQLite connection's page cache and turn its automatic checkpoint off (the
+    commit's checkpoint runs after it, engine/storage/wal_checkpoint.py); the cache's size
+    before (None: not SQLite)."""
     if connection.dialect.name != "sqlite":
         return None
     before = int(connection.exec_driver_sql("PRAGMA cache_size").scalar_one())
     connection.exec_driver_sql(f"PRAGMA cache_size=-{BULK_PAGE_CACHE_KIB}")
+    connection.exec_driver_sql("PRAGMA wal_autocheckpoint=0")
     connection.commit()  # ends the transaction SQLAlchemy began: the session begins its own
     return before
 
