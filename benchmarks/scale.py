@@ -46,6 +46,25 @@ def load_average() -> str:
     return f"{os.getloadavg()[0]:.2f}"
 
 
+# What a process pays to touch memory it has not used yet, measured in a child: on this
+# sandbox's virtual machine it ranged from 0.45 s to 8 s a GiB within one hour (the host backs
+# a page only when the guest first touches it), and an import touches ~1 GiB. Without this
+# figure beside it, a slow import could not be told from a slow machine.
+_TOUCH = (
+    "import mmap, time\n"
+    "m = mmap.mmap(-1, 1 << 29)\n"
+    "t = time.perf_counter()\n"
+    "for offset in range(0, 1 << 29, 4096): m[offset] = 1\n"
+    "print(time.perf_counter() - t)"
+)
+
+
+def fresh_memory_seconds() -> str:
+    """Seconds to touch 512 MiB of new memory, in a fresh process."""
+    done = subprocess.run([sys.executable, "-c", _TOUCH], capture_output=True, text=True)
+    return f"{float(done.stdout):.2f}" if done.returncode == 0 else "?"
+
+
 def ms(values: list[float], q: float) -> str:
     ordered = sorted(values)
     return f"{ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000:.1f}"
@@ -210,7 +229,7 @@ def main() -> None:
         workdirs.append(work)
         home = Path(args.home or args.keep or work / "home")
         rows = corpus(facts, size)
-        load_before = load_average()
+        load_before, touch_before = load_average(), fresh_memory_seconds()
         if args.home:  # imported by an earlier run (--keep); its import was measured there
             found = {"import facts/s": "(imported before)"}
         else:
@@ -221,6 +240,9 @@ def main() -> None:
                 f"{counts['added']:,} / {counts['proposed']:,} / {counts['skipped']:,}"
             )
             found["load average before / after (1 min)"] = f"{load_before} / {load_average()}"
+            found["s to touch 512 MiB of new memory, before / after"] = (
+                f"{touch_before} / {fresh_memory_seconds()}"
+            )
             measures = list(found)
             table.append([size, *found.values()])
             continue
