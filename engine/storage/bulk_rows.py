@@ -30,6 +30,7 @@ from engine.storage.records import (
     stored_scopes,
 )
 from engine.storage.sqlite_batch import insert_embeddings, insert_facts
+from engine.storage.sqlite_reader import sqlite_file
 from engine.storage.sqlite_settings import WAL_AUTOCHECKPOINT_PAGES
 from engine.storage.stager_child import create_file
 from engine.storage.wal_checkpoint import checkpoint_later
@@ -102,7 +103,12 @@ class RowInserts:
     def __init__(self, engine: MemoryEngine, planned: list[PlannedFact] | None = None) -> None:
         self._connection = engine.db.connect()
         self._cache_before = _widen_page_cache(self._connection)
-        self._database = engine.db.url.database
+        # The file to checkpoint after the commit (None: not SQLite, or not a plain file).
+        self._sqlite_file = (
+            sqlite_file(engine.db.url.render_as_string(hide_password=False))
+            if self._cache_before is not None
+            else None
+        )
         self._session = Session(bind=self._connection, expire_on_commit=False)
         self._stop = threading.Event()  # set by `abandon`: the rows are not wanted any more
         self._batches: queue.SimpleQueue[list[PlannedFact] | None] = queue.SimpleQueue()
@@ -185,8 +191,7 @@ class RowInserts:
                 write(self._session)
             bump_generation(self._session)
             self._session.commit()
-            if self._cache_before is not None:  # SQLite: the log copied back off this path
-                checkpoint_later(self._database)
+            checkpoint_later(self._sqlite_file)  # SQLite: the log copied back off this path
         finally:
             self._close()
 

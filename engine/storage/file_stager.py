@@ -135,10 +135,9 @@ class ChildStager:
 def _widen_pipe(handle: int) -> None:
     """The pipe grown to PIPE_CAPACITY where the system allows it (Linux); as it is elsewhere,
     where the child only keeps up less smoothly."""
-    grow = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
-    if grow is not None:
+    if fcntl is not None and hasattr(fcntl, "F_SETPIPE_SZ"):
         with contextlib.suppress(OSError):
-            fcntl.fcntl(handle, grow, PIPE_CAPACITY)
+            fcntl.fcntl(handle, fcntl.F_SETPIPE_SZ, PIPE_CAPACITY)
 
 
 def stager_for(files: int) -> Stager:

@@ -16,14 +16,15 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+from pathlib import Path
 
 from engine.storage.sqlite_settings import SQLITE_BUSY_TIMEOUT_MS
 
 
-def checkpoint_later(database: str | None) -> threading.Thread | None:
-    """A thread copying the log of the SQLite file `database` into it (None for a database
-    in memory, which has no log)."""
-    if not database or database == ":memory:":
+def checkpoint_later(database: Path | None) -> threading.Thread | None:
+    """A thread copying the log of the SQLite file `database` into it (None: no file to
+    checkpoint, e.g. not SQLite)."""
+    if database is None:
         return None
     thread = threading.Thread(
         target=_checkpoint, args=(database,), name="gno-wal-checkpoint", daemon=False
@@ -32,12 +33,17 @@ def checkpoint_later(database: str | None) -> threading.Thread | None:
     return thread
 
 
-def _checkpoint(database: str) -> None:
+def _checkpoint(database: Path) -> None:
     # PASSIVE: copies what no reader still needs and never blocks a reader or a writer. If
     # another checkpoint runs, or the file cannot be opened, the next commit's checkpoint
     # (or the last connection's close) does the work instead: nothing to report.
     with contextlib.suppress(sqlite3.Error):
-        connection = sqlite3.connect(database, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000)
+        # mode=rw: a database removed meanwhile is not made again, empty.
+        connection = sqlite3.connect(
+            f"{database.resolve().as_uri()}?mode=rw",
+            uri=True,
+            timeout=SQLITE_BUSY_TIMEOUT_MS / 1000,
+        )
         try:
             connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         finally:
