@@ -30,10 +30,16 @@ from engine.contract.normalize import (
 from engine.contract.validation import ensure_valid
 from engine.interop.formats import Incoming, detect_format, read_incoming
 from engine.interop.import_plan import Verdict, plan_import
+from engine.interop.import_proposals import (
+    PublicFacts,
+    encoded_candidates,
+    ensure_results_valid,
+    proposal_candidates,
+    record_ids,
+)
 from engine.interop.ob1 import ob1_memory, ob1_response
 from engine.memory.remember import KEYED_MAX_CONTENT_BYTES, RememberRequest
-from engine.retrieval.matching import MAX_CANDIDATES, matching_block
-from engine.retrieval.snapshot import IndexedFact
+from engine.retrieval.matching import matching_block
 from engine.storage import tables
 from engine.storage.bulk import BulkFact, BulkReport, add_many, collector_paused
 from engine.storage.fact_sink import fact_file_of
@@ -233,18 +239,19 @@ def _run_import(
     def queue_likely_duplicates(outcome: BulkReport) -> Callable[[Session], None]:
         """The proposals, made while the facts' rows are inserted and queued in the
         transaction that commits them: a crash leaves both or neither."""
-        record_of = _record_ids(len(to_add), outcome)
+        record_of = record_ids(len(to_add), outcome)
         # The facts being written, as the index will hold them: the earlier items proposals
         # name.
-        shaped = _PublicFacts({row.record_id: row for row in outcome.rows})
+        shaped = PublicFacts({row.record_id: row for row in outcome.rows})
         matching = matching_block(status.embedder, status.unavailable_reason)
-        queued = []
+        queued, chosen = [], []
         for position, verdict in proposals:
             item = items[position]
+            chosen.append(proposal_candidates(verdict, added_as, record_of, shaped))
             result = {
                 "outcome": "candidates",
                 "matching": matching,
-                "candidates": _proposal_candidates(verdict, added_as, record_of, shaped),
+                "candidates": encoded_candidates(chosen[-1]),
             }
             request = RememberRequest(
                 text=item.text,
@@ -255,7 +262,7 @@ def _run_import(
                 collection=targets[position],
             )
             queued.append((request, item.text, item.scopes, targets[position], "add", result))
-        _ensure_results_valid(matching, [result for *_, result in queued])
+        ensure_results_valid(matching, chosen)
         return partial(queue_proposals, now=engine.now(), items=queued, origin="import")
 
     outcome = add_many(
@@ -266,95 +273,6 @@ def _run_import(
         if position in added_as and added_as[position] in skipped:
             entry["action"], entry["reason"] = "skip", "exact duplicate within the file"
     return report
-
-
-def _record_ids(planned: int, outcome: BulkReport) -> dict[int, str]:
-    """The record id of each fact handed to add_many (by position) that it did not skip."""
-    skipped = set(outcome.skipped)
-    kept = (i for i in range(planned) if i not in skipped)
-    return dict(zip(kept, outcome.added, strict=True))
-
-
-def _ensure_results_valid(matching: dict[str, Any], results: list[dict[str, Any]]) -> None:
-    """Every proposal's result against the remember schema, in one validation: the results
-    share their outcome and `matching`, and the schema constrains each candidate on its own
-    (not their number), so the envelope around all their candidates is valid exactly when
-    each result is. One call per result cost an import of 20k proposals 1.5 s.
-
-    Nor is each candidate checked: one per fact and one per (similarity, match) are. A
-    candidate is a fact's public fields (the same dict for every candidate naming that fact,
-    _PublicFacts) and the two scores, and the schema's properties are independent of one
-    another, so a candidate is valid exactly when its fact's representative and its scores'
-    representative are. 21.6k proposals of a 100k import held 128k candidates: 37.9k facts
-    and 3.4k score pairs."""
-    if results:
-        by_fact: dict[Any, dict[str, Any]] = {}
-        by_score: dict[tuple[Any, Any], dict[str, Any]] = {}
-        for result in results:
-            for candidate in result["candidates"]:
-                by_fact.setdefault(candidate.get("recordId", id(candidate)), candidate)
-                by_score.setdefault(
-                    (candidate.get("similarity"), candidate.get("match")), candidate
-                )
-        chosen = {id(c): c for c in [*by_fact.values(), *by_score.values()]}
-        ensure_valid(
-            "remember",
-            {"outcome": "candidates", "matching": matching, "candidates": list(chosen.values())},
-        )
-
-
-class _PublicFacts:
-    """Facts in the seed's public shape, each shaped once: with many likely duplicates, the
-    same few facts are the candidates of thousands of proposals."""
-
-    def __init__(self, written: dict[str, Any]) -> None:
-        self._written = written  # record id -> a row written by this import
-        self._shaped: dict[str, dict[str, Any]] = {}
-
-    def of_store(self, fact: IndexedFact) -> dict[str, Any]:
-        shaped = self._shaped.get(fact.record_id)
-        if shaped is None:
-            shaped = self._shaped[fact.record_id] = public_fact(fact)
-        return shaped
-
-    def of_written(self, record_id: str) -> dict[str, Any] | None:
-        """None for a record id this import did not write."""
-        shaped = self._shaped.get(record_id)
-        if shaped is None and record_id in self._written:
-            # The row has every field public_fact reads, as the index would hold them.
-            shaped = self._shaped[record_id] = public_fact(self._written[record_id])
-        return shaped
-
-
-def _proposal_candidates(
-    verdict: Verdict,
-    added_as: dict[int, int],
-    record_of: dict[int, str],
-    facts: _PublicFacts,
-) -> list[dict[str, Any]]:
-    """The store's candidates and the earlier items of the file (facts now), best first."""
-    found = [
-        (c.similarity, {**facts.of_store(c.fact), "similarity": c.similarity, "match": c.tier})
-        for c in verdict.store
-    ]
-    # The earlier items come best first, after the store's candidates, and the sort below
-    # keeps that order among equals: past the first MAX_CANDIDATES of them none can place.
-    taken = 0
-    for earlier in verdict.earlier:
-        if taken == MAX_CANDIDATES:
-            break
-        record_id = record_of.get(added_as.get(earlier.item, -1))
-        shaped = facts.of_written(record_id) if record_id is not None else None
-        if shaped is not None:
-            taken += 1
-            found.append(
-                (
-                    earlier.similarity,
-                    {**shaped, "similarity": earlier.similarity, "match": earlier.tier},
-                )
-            )
-    found.sort(key=lambda pair: -pair[0])
-    return [candidate for _, candidate in found[:MAX_CANDIDATES]]
 
 
 def _retarget(uris: list[str], collection: str) -> list[str]:

@@ -29,7 +29,7 @@ from engine.storage.records import (
     stored_fact,
     stored_scopes,
 )
-from engine.storage.sqlite_batch import insert_embeddings, insert_facts
+from engine.storage.sqlite_batch import InsertLogSuspended, insert_embeddings, insert_facts
 from engine.storage.sqlite_reader import sqlite_file
 from engine.storage.sqlite_settings import WAL_AUTOCHECKPOINT_PAGES
 from engine.storage.stager_child import create_file
@@ -132,6 +132,7 @@ class RowInserts:
         session, rows = self._session, []
         embedder = engine.embedder_status.embedder
         one_statement = self._connection.dialect.name == "sqlite"
+        suspended: InsertLogSuspended | None = None
         while (batch := self._batches.get()) is not None:
             if self._stop.is_set():
                 return
@@ -148,7 +149,11 @@ class RowInserts:
                             for item in batch
                         ],
                     )
-                insert_facts(connection, chunk)
+                insert_facts(
+                    connection, chunk, log_changes=bool(suspended and suspended.log_changes)
+                )
+                if suspended is None:  # the driver has begun the transaction now
+                    suspended = InsertLogSuspended(connection)
                 rows.extend(chunk)
                 continue
             if embedder is not None:
@@ -178,8 +183,11 @@ class RowInserts:
             scopes = [scope for row in chunk for scope in stored_scopes(row)]
             session.execute(INSERT_FACT_SCOPES, scopes)
             rows.extend(chunk)
-        if not self._stop.is_set():  # abandoned: the write stops, nothing to link
-            _link_predecessors(session, rows)
+        if self._stop.is_set():  # abandoned: the write stops (the rollback restores all)
+            return
+        if suspended is not None:
+            suspended.restore()
+        _link_predecessors(session, rows)
 
     def commit(self, also: Callable[[], Callable[[Session], None]] | None) -> None:
         """Prepare what `also` writes while the inserts finish, wait for them (raising what

@@ -27,6 +27,9 @@ _UNSAFE = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]|[\x85\u2028\u2029]"
 )
 _SIMPLE_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+")
+# Lowercase hex with a letter in it (content hashes), and the engine's times.
+_HEX_WORD = re.compile(r"[0-9a-f]*[a-f][0-9a-f]*")
+_ISO_MILLIS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
 # Strings already written, and how: most of a fact's front matter (the keys, the curation
 # defaults, a bulk write's caller, session and scopes) is the same from one fact to the next.
 # Bounded, so that a long-running process does not keep every text it ever wrote.
@@ -49,11 +52,18 @@ def emit(front: dict[str, Any]) -> str | None:
 
 
 def _mapping(value: dict[str, Any], indent: str, lines: list[str]) -> None:
+    # A fact's front matter is ~30 scalars, most of them strings written before: those take
+    # one lookup here, without _scalar's checks (a third of the time to write 100k files).
+    written = _WRITTEN
     for key, item in value.items():
-        if not isinstance(key, str):
-            raise _NotSimple
-        name = _scalar(key)
-        if isinstance(item, dict) and item:
+        name = written.get(key) if type(key) is str else None
+        if name is None:
+            if not isinstance(key, str):
+                raise _NotSimple
+            name = _scalar(key)
+        if type(item) is str:
+            lines.append(f"{indent}{name}: {written.get(item) or _scalar(item)}")
+        elif isinstance(item, dict) and item:
             lines.append(f"{indent}{name}:")
             _mapping(item, indent + "  ", lines)
         elif isinstance(item, list) and item:
@@ -97,6 +107,11 @@ def _scalar(value: Any) -> str:
 
 
 def _string(value: str) -> str:
+    # The new strings of every fact, decided without the resolver (a third of their cost).
+    if _HEX_WORD.fullmatch(value) and not value.startswith("0b"):
+        return value  # a digest or id: YAML reads a number only from digits, 0b, 0x, or a dot
+    if _ISO_MILLIS.fullmatch(value):
+        return f'"{value}"'  # a time of the engine's: YAML would read a timestamp unquoted
     if _UNSAFE.search(value):
         raise _NotSimple
     if _PLAIN.fullmatch(value) and _reads_as_string(value):

@@ -13,7 +13,7 @@ from sqlmodel import col
 from engine.contract.normalize import iso_utc
 from engine.storage import tables
 from engine.storage.database import bump_generation
-from engine.storage.sqlite_batch import insert_proposals
+from engine.storage.sqlite_batch import EncodedJson, insert_proposals
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -105,10 +105,19 @@ def queue_proposals(
         if one_statement:  # engine/storage/sqlite_batch.py says why
             insert_proposals(session.connection(), batch)
         else:
-            session.execute(insert(tables.ProposalRow), batch)
+            session.execute(insert(tables.ProposalRow), [_decoded(row) for row in batch])
 
 
 _INSERT_BATCH = 1000
+
+
+def _decoded(row: dict[str, Any]) -> dict[str, Any]:
+    """The row with each value given as JSON text built as the value (SQLAlchemy's JSON type
+    writes it again)."""
+    return {
+        name: value.value() if isinstance(value, EncodedJson) else value
+        for name, value in row.items()
+    }
 
 
 def _proposal_values(

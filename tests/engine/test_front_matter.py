@@ -79,3 +79,27 @@ def test_what_yaml_would_read_otherwise_is_left_to_yaml_dump() -> None:
     assert emit({"x": 1e20}) is None  # YAML 1.1 reads 1e+20 as a string
     assert emit({"x": [{"a": 1}]}) is None  # a list of mappings
     assert emit({"x": "bell \x07"}) is None  # a character YAML's reader refuses
+
+
+HEX = st.text(alphabet="0123456789abcdef", min_size=1, max_size=70)
+
+
+@settings(max_examples=600)
+@given(
+    value=st.one_of(
+        HEX,
+        st.builds(lambda tail: "0b" + tail, st.text(alphabet="01_", max_size=8)),
+        st.builds(lambda tail: "0x" + tail, HEX),
+        st.from_regex(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z"),
+    )
+)
+def test_hashes_and_times_are_written_as_the_resolver_would_have_them(value: str) -> None:
+    """The shortcut for hex words and the engine's times gives yaml's reading of the value:
+    plain only where it reads back as the same string, quoted where it would be a number, a
+    binary integer or a timestamp."""
+    written = emit({"k": value})
+    assert written is not None
+    assert yaml.load(written, Loader=LOADER) == {"k": value}, written
+    resolved = yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, (True, False))
+    plain = written == f"k: {value}\n"
+    assert plain == (resolved == "tag:yaml.org,2002:str"), (value, resolved, written)
