@@ -85,15 +85,19 @@ class EarlierPairs:
         self._tier[self._score >= tiers.likely] = LIKELY_CODE
         self._tier[self._score >= tiers.exact] = LIKELY_CODE + 1
         self._bounds = np.searchsorted(self._later, np.arange(size + 1)).tolist()
-        self._likely: dict[int, list[Earlier]] = {}
-        for k in np.flatnonzero(self._tier >= LIKELY_CODE).tolist():
-            self._likely.setdefault(int(self._later[k]), []).append(
-                Earlier(int(self._first[k]), float(self._score[k]), TIER_NAMES[self._tier[k]])
-            )
+        # An item's pairs come best first, so its likely and exact ones are the first of them:
+        # how many, per item (made into `Earlier` only when asked, for the few items with any).
+        likely = self._later[self._tier >= LIKELY_CODE]
+        self._likely_count = np.bincount(likely, minlength=size).tolist()
 
     def likely(self, item: int) -> list[Earlier]:
         """The earlier items `item` repeats at the likely or exact tier, best first."""
-        return self._likely.get(item, [])
+        count = self._likely_count[item]
+        if not count:
+            return []
+        low = self._bounds[item]
+        return list(Repeats(self._first[low : low + count], self._score[low : low + count],
+                            self._tier[low : low + count]))  # fmt: skip
 
     def repeats(self, item: int, added: np.ndarray) -> Repeats:
         """The earlier items `item` repeats (any tier) among those `added` marks, best first."""

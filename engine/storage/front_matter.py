@@ -37,7 +37,7 @@ _WRITTEN: dict[str, str] = {}
 _WRITTEN_LIMIT = 4096
 
 
-class _NotSimple(Exception):
+class NotSimple(Exception):
     """The tree holds something `emit` leaves to yaml.dump."""
 
 
@@ -46,7 +46,7 @@ def emit(front: dict[str, Any]) -> str | None:
     lines: list[str] = []
     try:
         _mapping(front, "", lines)
-    except _NotSimple:
+    except NotSimple:
         return None
     return "\n".join(lines) + "\n"
 
@@ -59,10 +59,10 @@ def _mapping(value: dict[str, Any], indent: str, lines: list[str]) -> None:
         name = written.get(key) if type(key) is str else None
         if name is None:
             if not isinstance(key, str):
-                raise _NotSimple
-            name = _scalar(key)
+                raise NotSimple
+            name = scalar(key)
         if type(item) is str:
-            lines.append(f"{indent}{name}: {written.get(item) or _scalar(item)}")
+            lines.append(f"{indent}{name}: {written.get(item) or scalar(item)}")
         elif isinstance(item, dict) and item:
             lines.append(f"{indent}{name}:")
             _mapping(item, indent + "  ", lines)
@@ -70,13 +70,23 @@ def _mapping(value: dict[str, Any], indent: str, lines: list[str]) -> None:
             lines.append(f"{indent}{name}:")
             for element in item:
                 if isinstance(element, dict | list):
-                    raise _NotSimple
-                lines.append(f"{indent}- {_scalar(element)}")
+                    raise NotSimple
+                lines.append(f"{indent}- {scalar(element)}")
         else:
-            lines.append(f"{indent}{name}: {_scalar(item)}")
+            lines.append(f"{indent}{name}: {scalar(item)}")
 
 
-def _scalar(value: Any) -> str:
+def block_list(name: str, items: list[Any], indent: str) -> str:
+    """`name: items` as emit writes it inside a mapping at `indent`, lines ended."""
+    if not items:
+        return f"{indent}{name}: []\n"
+    if any(isinstance(item, dict | list) for item in items):
+        raise NotSimple
+    return f"{indent}{name}:\n" + "".join(f"{indent}- {scalar(item)}\n" for item in items)
+
+
+def scalar(value: Any) -> str:
+    """One scalar as emit writes it; NotSimple where it leaves the value to yaml.dump."""
     if type(value) is str:
         written = _WRITTEN.get(value)
         if written is None:
@@ -92,17 +102,17 @@ def _scalar(value: Any) -> str:
         return "false"
     if isinstance(value, dict | list):
         if value:
-            raise _NotSimple
+            raise NotSimple
         return "{}" if isinstance(value, dict) else "[]"
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
         text = repr(value)
         if not _SIMPLE_FLOAT.fullmatch(text):
-            raise _NotSimple  # 1e+20, inf, nan: YAML 1.1 reads those differently
+            raise NotSimple  # 1e+20, inf, nan: YAML 1.1 reads those differently
         return text
     if not isinstance(value, str):
-        raise _NotSimple
+        raise NotSimple
     return _string(value)
 
 
@@ -113,7 +123,7 @@ def _string(value: str) -> str:
     if _ISO_MILLIS.fullmatch(value):
         return f'"{value}"'  # a time of the engine's: YAML would read a timestamp unquoted
     if _UNSAFE.search(value):
-        raise _NotSimple
+        raise NotSimple
     if _PLAIN.fullmatch(value) and _reads_as_string(value):
         return value
     return json.dumps(value, ensure_ascii=False)

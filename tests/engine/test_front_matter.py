@@ -103,3 +103,34 @@ def test_hashes_and_times_are_written_as_the_resolver_would_have_them(value: str
     resolved = yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, (True, False))
     plain = written == f"k: {value}\n"
     assert plain == (resolved == "tag:yaml.org,2002:str"), (value, resolved, written)
+
+
+@settings(max_examples=400)
+@given(
+    text=STRINGS.filter(lambda t: t.strip() != ""),
+    scopes=st.lists(STRINGS, max_size=3),
+    caller=STRINGS,
+    source=st.one_of(st.none(), STRINGS),
+    supersedes=st.lists(STRINGS, max_size=2),
+    workbench=st.dictionaries(STRINGS, TREES, max_size=4),
+    created_at=st.sampled_from(["2026-12-01T15:00:00.000Z", "yes", "1.5"]),
+    content_hash=st.one_of(HEX, STRINGS),
+)
+def test_a_fact_file_written_field_by_field_is_the_whole_tree_written(
+    text, scopes, caller, source, supersedes, workbench, created_at, content_hash
+) -> None:
+    """FactFile.render writes its front matter field by field; what it writes is what the
+    whole tree gives (emit, or yaml.dump where emit is unsure), byte for byte."""
+    fact = FactFile(
+        record_id="mem-0123456789abcdef",
+        scopes=scopes,
+        caller=caller,
+        session="s",
+        created_at=created_at,
+        content_hash=content_hash,
+        text=text,
+        source=source,
+        supersedes=supersedes,
+        workbench=workbench,
+    )
+    assert fact.render() == f"---\n{fact.general_header()}---\n\n{text.strip()}\n"
