@@ -290,3 +290,43 @@ def test_asking_for_the_server_backend_where_it_cannot_be_had_says_how_to_get_it
     assert backend.server_index(store.db, None) is None  # auto: rank in process instead
     monkeypatch.setenv(backend.RETRIEVAL_ENV, "memory")
     assert backend.server_index(store.db, None) is None
+
+
+def _vector_indexes(engine: MemoryEngine) -> dict[str, int]:
+    with engine.db.connect() as connection:
+        rows = connection.execute(
+            text(
+                """SELECT c.relname, c.oid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid
+                WHERE i.indrelid = 'fact_vectors'::regclass"""
+            )
+        ).all()
+    return {str(name): int(oid) for name, oid in rows}
+
+
+@pytest.mark.parametrize("many", [False, True])
+def test_many_changes_rebuild_the_vector_indexes_and_rank_the_same(
+    store: MemoryEngine, monkeypatch: pytest.MonkeyPatch, many: bool
+) -> None:
+    """Past a quarter of the current facts (and REBUILD_MIN_CHANGES), a sync inserts the changed
+    facts' vectors without the HNSW indexes and builds them again after; either way both
+    indexes are there afterwards and recall ranks as the in-memory index does."""
+    if store.embedder_status.embedder is None:
+        pytest.skip("no vectors without a model")
+    from engine.retrieval import pg_derived
+
+    both(store)[0].rank("tea", everywhere(store))  # the derived tables built, indexes made
+    before = _vector_indexes(store)
+    assert {"ix_fact_vectors_hnsw", "ix_fact_vectors_whole"} <= set(before)
+    monkeypatch.setattr(pg_derived, "REBUILD_MIN_CHANGES", 1 if many else 10_000)
+    with store.db.begin() as connection:  # every fact changes: far past a quarter of them
+        connection.execute(text("UPDATE facts SET caller = caller || '!'"))
+    server, memory = both(store)
+    for query in QUERIES:
+        ours, theirs = server.rank(query, everywhere(store)), memory.rank(query, everywhere(store))
+        assert [m.fact.record_id for m in ours.matches] == [
+            m.fact.record_id for m in theirs.matches
+        ]
+    after = _vector_indexes(store)
+    assert set(after) == set(before)
+    # Built again (new indexes) past the threshold, kept (the same ones) below it.
+    assert (after != before) is many
