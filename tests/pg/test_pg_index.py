@@ -300,7 +300,7 @@ def _vector_indexes(engine: MemoryEngine) -> dict[str, int]:
                 WHERE i.indrelid = 'fact_vectors'::regclass"""
             )
         ).all()
-    return {str(name): int(oid) for name, oid in rows}
+    return {str(name): int(str(oid)) for name, oid in rows}
 
 
 @pytest.mark.parametrize("many", [False, True])
