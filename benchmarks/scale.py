@@ -1,7 +1,7 @@
 """Scale on one machine: import, recall, propose and writes at 10k / 100k (/ 1M) facts, with
 another process writing, against SQLite FTS5 over the same rows in the same run.
 
-    python benchmarks/scale.py [--sizes 10000,100000] [--seconds 15] [--import-only]
+    python benchmarks/scale.py [--sizes 10000,100000] [--seconds 15] [--import-only] [--server]
 
 For each size, a JSONL file of MSC persona facts (8 scopes) is imported into a fresh home by
 the installed `gno-tui import` (durable: files synced, rows committed; dedup against the
@@ -11,7 +11,13 @@ scopes, propose, and a durable write end to end. In fresh processes
 a reader's recall latency with no writer and while another process writes once a second, how
 long until that reader's next recall sees a write, and the reader's peak RSS. Results go to
 benchmarks/results/scale.md; with --import-only, only the import is measured (facts/s, and what
-became of the items) and the result goes to benchmarks/results/scale_import.md."""
+became of the items) and the result goes to benchmarks/results/scale_import.md.
+
+With --server every size goes into a database of its own on a throwaway PostgreSQL 16 with
+pgvector (pgserver, the test extra), or on the server named by --db: the server mode, where
+recall ranks inside the database. Every process (the CLI, this one, the reader) is a client
+given the URL in $GNO_TUI_DB, and the writer has a home of its own, as another machine would.
+The first recall after the import, which builds the derived tables, is timed on its own."""
 
 from __future__ import annotations
 
@@ -27,6 +33,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -106,6 +115,64 @@ def import_store(home: Path, rows: list[tuple[str, str]]) -> tuple[float, dict[s
     return len(rows) / took, counts
 
 
+def fact_count(home: Path) -> int:
+    url = os.environ.get("GNO_TUI_DB")
+    if url:
+        from sqlalchemy import create_engine, text
+
+        engine = create_engine(url)
+        with engine.connect() as connection:
+            count = int(connection.scalar(text("SELECT count(*) FROM facts")) or 0)
+        engine.dispose()
+        return count
+    db = sqlite3.connect(home / "index.sqlite")
+    try:
+        return int(db.execute("SELECT count(*) FROM facts").fetchone()[0])
+    finally:
+        db.close()
+
+
+class Server:
+    """A PostgreSQL server for --server: pgserver's throwaway one, or the one --db names."""
+
+    def __init__(self, url: str | None) -> None:
+        self._folder: Path | None = None
+        self._pg: Any = None
+        if url is None:
+            import pgserver  # the test extra
+
+            self._folder = Path(tempfile.mkdtemp(prefix="gno-scale-pg-"))
+            self._pg = pgserver.get_server(self._folder, cleanup_mode="delete")
+            url = self._pg.get_uri()
+        self._url = make_url(url)
+
+    def database(self, name: str, *, fresh: bool) -> str:
+        """The URL of database `name` on this server, made empty first when `fresh`."""
+        from sqlalchemy import create_engine, text
+
+        admin = create_engine(self._url, isolation_level="AUTOCOMMIT")
+        with admin.connect() as connection:
+            if fresh:
+                connection.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+                connection.execute(text(f'CREATE DATABASE "{name}"'))
+        admin.dispose()
+        return self._url.set(database=name).render_as_string(hide_password=False)
+
+    def describe(self) -> str:
+        kind = "pgserver (PostgreSQL 16 + pgvector)" if self._pg is not None else "--db"
+        return f"{kind}, a database per size"
+
+    def close(self) -> None:
+        if self._pg is not None:
+            self._pg.cleanup()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def start_server(args: argparse.Namespace) -> Server:
+    return Server(args.db)
+
+
 def in_process(home: Path, queries: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for mode, options in (
@@ -113,7 +180,12 @@ def in_process(home: Path, queries: list[str]) -> dict[str, str]:
         ("lexical", {"embedder_status": EmbedderStatus(None, "off")}),
     ):
         service = open_service(home=home, **options)  # type: ignore[arg-type]
+        start = time.perf_counter()
         service.recall(RecallRequest(query="warm up", scopes=SCOPES, caller="b", session="w"))
+        if mode == "hybrid" and os.environ.get("GNO_TUI_DB"):
+            found["first recall after the import s (derived tables built)"] = (
+                f"{time.perf_counter() - start:.1f}"
+            )
         timings = []
         for query in queries:
             start = time.perf_counter()
@@ -183,7 +255,9 @@ def processes(home: Path, queries: list[str], seconds: float) -> dict[str, str]:
     reader = role("reader", str(home), str(seconds), str(query_file))
     assert reader.stdout is not None
     reader.stdout.readline()  # ready: its index is built before the writer starts
-    writer = role("writer", str(home), str(int(seconds) - 2))
+    # On a server the writer is another machine: a home of its own, the same database.
+    own = [str(home.parent / "writer-home")] if os.environ.get("GNO_TUI_DB") else []
+    writer = role("writer", str(home), str(int(seconds) - 2), *own)
     busy = last_json(reader)
     writer.communicate()
     under = busy["latencies"]  # type: ignore[index]
@@ -215,7 +289,12 @@ def main() -> None:
         "--keep", help="import into this new home and keep it (for a later --home run)"
     )
     parser.add_argument("--name", default="scale", help="the report's name under results/")
+    parser.add_argument(
+        "--server", action="store_true", help="the server mode, on pgserver or --db (see above)"
+    )
+    parser.add_argument("--db", help="with --server: a PostgreSQL URL to use instead of pgserver")
     args = parser.parse_args()
+    server = start_server(args) if args.server else None
     facts = persona_facts(Path(args.data))
     queries = random.Random(7).sample(facts, QUERIES)
     table: list[list[object]] = []
@@ -228,6 +307,8 @@ def main() -> None:
         work = Path(tempfile.mkdtemp(prefix=f"gno-scale-{size}-"))
         workdirs.append(work)
         home = Path(args.home or args.keep or work / "home")
+        if server is not None:
+            os.environ["GNO_TUI_DB"] = server.database(f"scale_{size}", fresh=not args.home)
         rows = corpus(facts, size)
         load_before, touch_before = load_average(), fresh_memory_seconds()
         if args.home:  # imported by an earlier run (--keep); its import was measured there
@@ -249,15 +330,16 @@ def main() -> None:
         found.update(in_process(home, queries))
         fts = fts5_baseline(rows, queries)
         found["FTS5 bm25 p50/p95 ms (baseline)"] = f"{ms(fts, 0.5)} / {ms(fts, 0.95)}"
-        db = sqlite3.connect(home / "index.sqlite")
-        found["facts in the store"] = str(db.execute("SELECT count(*) FROM facts").fetchone()[0])
-        db.close()
+        found["facts in the store"] = str(fact_count(home))
         found.update(processes(home, queries, args.seconds))
         print(found, file=sys.stderr)
         measures = list(found)
         table.append([size, *found.values()])
     for work in workdirs:
         shutil.rmtree(work, ignore_errors=True)
+    if server is not None:
+        server.close()
+        os.environ.pop("GNO_TUI_DB", None)
     rows_out = [[name, *(row[i + 1] for row in table)] for i, name in enumerate(measures)]
     write_report(
         "scale_import" if args.import_only else args.name,
@@ -268,6 +350,7 @@ def main() -> None:
             f"data: {args.data} (MSC persona facts, 8 scopes; every recall names all 8)",
             f"{QUERIES} queries sampled with seed 7; reader runs {args.seconds:.0f} s each",
             "import: the installed `gno-tui import --json`, durable, with dedup",
+            *([f"server mode: {server.describe()}"] if server is not None else []),
         ],
     )
 

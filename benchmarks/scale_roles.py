@@ -57,9 +57,10 @@ def reader(home: str, seconds: float, queries_file: str) -> None:
     print(json.dumps({"latencies": latencies, "marks": marks, "rss_mib": peak}), flush=True)
 
 
-def writer(home: str, count: int) -> None:
-    """COUNT writes, one a second; after each, the token file names it for the reader."""
-    service = open_service(home=home)
+def writer(home: str, count: int, own_home: str | None = None) -> None:
+    """COUNT writes, one a second; after each, the token file (in `home`, the reader's) names
+    it for the reader. `own_home`: the writer's own home, as another machine on a server."""
+    service = open_service(home=own_home or home)
     token_file = Path(home) / ".bench-token"
     for n in range(count):
         word = f"zq{n:04d}marker"
@@ -92,6 +93,6 @@ if __name__ == "__main__":
     if role == "reader":
         reader(home, float(rest[0]), rest[1])
     elif role == "writer":
-        writer(home, int(rest[0]))
+        writer(home, int(rest[0]), *rest[1:2])
     else:
         cold(home, rest[0])
