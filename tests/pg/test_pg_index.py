@@ -330,3 +330,34 @@ def test_many_changes_rebuild_the_vector_indexes_and_rank_the_same(
     assert set(after) == set(before)
     # Built again (new indexes) past the threshold, kept (the same ones) below it.
     assert (after != before) is many
+
+
+def test_an_index_build_gets_room_for_its_graph_only_in_its_transaction(
+    store: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rebuilding the vector indexes raises maintenance_work_mem for that transaction alone
+    (pgvector builds HNSW several times slower once the graph outgrows it): the server's own
+    setting is what every other session still sees, during and after."""
+    if store.embedder_status.embedder is None:
+        pytest.skip("no vectors without a model")
+    from engine.retrieval import pg_derived
+
+    both(store)[0].rank("tea", everywhere(store))
+    monkeypatch.setattr(pg_derived, "GRAPH_KIB_PER_ROW_AND_DIM", 1024.0)  # a big graph
+    raised: list[str] = []
+    real = pg_derived._room_for_graphs
+
+    def watched(connection: Any, dims: int) -> None:
+        real(connection, dims)
+        raised.append(str(connection.scalar(text("SHOW maintenance_work_mem"))))
+
+    monkeypatch.setattr(pg_derived, "_room_for_graphs", watched)
+    monkeypatch.setattr(pg_derived, "REBUILD_MIN_CHANGES", 1)
+    with store.db.connect() as connection:
+        server_setting = str(connection.scalar(text("SHOW maintenance_work_mem")))
+    with store.db.begin() as connection:
+        connection.execute(text("UPDATE facts SET caller = caller || '!'"))
+    both(store)[0].rank("tea", everywhere(store))
+    assert raised and raised[0] != server_setting
+    with store.db.connect() as connection:
+        assert str(connection.scalar(text("SHOW maintenance_work_mem"))) == server_setting
