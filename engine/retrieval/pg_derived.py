@@ -257,8 +257,9 @@ def _apply_vectors(
     rebuilt = changed is None or _many(connection, len(changed))
     if rebuilt:
         # HNSW is built much faster over the filled table than row by row (10k facts' rows
-        # inserted under the two indexes: 18 s; inserted, then both indexes built: 6 s). In
-        # the transaction, so readers wait for the indexes as they wait for the rows.
+        # inserted under the two indexes took 18 s; the whole first recall after importing
+        # them takes 5.9 s this way). In the transaction, so readers wait for the indexes as
+        # they wait for the rows.
         connection.execute(text("DROP INDEX IF EXISTS ix_fact_vectors_hnsw"))
         connection.execute(text("DROP INDEX IF EXISTS ix_fact_vectors_whole"))
     if changed is None:

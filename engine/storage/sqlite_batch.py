@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection
@@ -63,7 +63,9 @@ def _insert_rows(
         )
 
 
-@cache
+# Bounded: a long-running process writes batches of many sizes (each a statement of up to
+# ~100 KB of text); the full batches' statements are the ones worth keeping.
+@lru_cache(maxsize=16)
 def _statement(head: str, width: int, count: int, tail: str) -> str:
     group = f"({', '.join('?' * width)})"
     return head + ", ".join([group] * count) + tail
