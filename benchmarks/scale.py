@@ -169,10 +169,6 @@ class Server:
             shutil.rmtree(self._folder, ignore_errors=True)
 
 
-def start_server(args: argparse.Namespace) -> Server:
-    return Server(args.db)
-
-
 def in_process(home: Path, queries: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for mode, options in (
@@ -294,7 +290,7 @@ def main() -> None:
     )
     parser.add_argument("--db", help="with --server: a PostgreSQL URL to use instead of pgserver")
     args = parser.parse_args()
-    server = start_server(args) if args.server else None
+    server = Server(args.db) if args.server else None
     facts = persona_facts(Path(args.data))
     queries = random.Random(7).sample(facts, QUERIES)
     table: list[list[object]] = []
