@@ -1,7 +1,8 @@
 """The server backend of the retrieval seam: ranking inside PostgreSQL.
 
 The lexical leg is full-text search (a tsvector per fact, english stemming, GIN; the query's
-content words ORed) scored by BM25 in SQL from the stored document frequencies; the semantic
+content words ORed) scored by BM25 in SQL from the stored document frequencies, its best facts
+found without scoring every holder of a common lexeme (engine/retrieval/pg_lexical.py); the semantic
 leg is pgvector (HNSW, cosine) over every fact's whole-text and sentence vectors. Visibility
 (scopes any-intersection, collection, expiry, exclusions; only current facts are in the
 derived tables at all) is in the WHERE clause of every query, before any LIMIT. The two
@@ -22,13 +23,13 @@ is run again as an exact scan."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection, Engine, text
 
 from engine.retrieval import pg_derived, ranking
 from engine.retrieval.embeddings import Embedder
-from engine.retrieval.lexical import Bm25Index, content_words
 from engine.retrieval.lexical import similarity as lexical_similarity
 from engine.retrieval.matching import (
     LEXICAL_SHORTLIST,
@@ -38,6 +39,7 @@ from engine.retrieval.matching import (
     ScoredCandidate,
     tier_of,
 )
+from engine.retrieval.pg_lexical import best_bm25, bm25_of, query_terms
 from engine.retrieval.pg_support import (
     QueryWords,
     Shortlisted,
@@ -67,7 +69,13 @@ from engine.retrieval.word_alignment import WordVectors
 ROWS_PER_FACT = 2
 # At most this many times the rows a query wants, a store is scanned exactly, without HNSW.
 SMALL_STORE_ROWS = 4
-_K1, _B = Bm25Index.K1, Bm25Index.B
+# hnsw.ef_search's largest value: the most rows one HNSW query returns.
+MAX_EF_SEARCH = 1000
+# When HNSW at MAX_EF_SEARCH leaves fewer rows than wanted after the visibility filter, the
+# visible rows are scanned exactly if fewer than this many facts are visible (a scope of a few
+# thousand facts in a big store); with more, HNSW's rows are taken as they are: an exact scan
+# of a scope of 125k facts cost a propose about 10x its HNSW queries.
+EXACT_SCAN_FACTS = 20_000
 
 
 class PostgresIndex:
@@ -123,8 +131,8 @@ class PostgresIndex:
             scored = {rid: score for rid, score in rows.items() if score >= SEMANTIC_TIERS.weak}
             tiers = SEMANTIC_TIERS
         else:
-            terms = self._terms(connection, text_)
-            lexical = self._bm25(connection, terms, visibility, limit=LEXICAL_SHORTLIST)
+            terms = query_terms(connection, text_)
+            lexical = best_bm25(connection, terms, visibility, LEXICAL_SHORTLIST)
             texts = fetch_facts(connection, lexical)
             scored = {rid: lexical_similarity(text_, texts[rid].text) for rid in lexical}
             tiers = LEXICAL_TIERS
@@ -180,8 +188,8 @@ class PostgresIndex:
     # -- ranking ----------------------------------------------------------------------------
 
     def _rank(self, connection: Connection, query: str, visibility: Visibility) -> Ranking:
-        terms = self._terms(connection, query)
-        lexical = self._bm25(connection, terms, visibility, limit=MATCH_WINDOW)
+        terms = query_terms(connection, query)
+        lexical = best_bm25(connection, terms, visibility, MATCH_WINDOW)
         if self._embedder is None:
             facts = fetch_facts(connection, lexical)
             order = best_first_ids(lexical, facts, MATCH_WINDOW)
@@ -190,7 +198,7 @@ class PostgresIndex:
         # Fewer lexical hits than the window: every fact sharing a lexeme is among them, and
         # a fact the semantic leg adds has no BM25 to look up.
         every_lexical_hit = len(lexical) < MATCH_WINDOW
-        ceiling = sum(terms.values()) * (_K1 + 1)
+        ceiling = terms.ceiling
         words = QueryWords(connection, self._words, query)
         query_vector = self._embedder.embed([query])[0]
         keys: dict[str, Shortlisted] = {}
@@ -207,7 +215,7 @@ class PostgresIndex:
             aligned.update(alignment)
             coverage.update(covered)
             if not every_lexical_hit:
-                bm25.update(self._bm25(connection, terms, visibility, ids=more - bm25.keys()))
+                bm25.update(bm25_of(connection, terms, visibility, more - bm25.keys()))
 
         nearest = self._nearest(connection, query_vector, visibility)
         shortlist(set(lexical) | set(nearest))
@@ -264,64 +272,6 @@ class PostgresIndex:
             )
         return fused
 
-    def _terms(self, connection: Connection, query: str) -> dict[str, float]:
-        """The query's lexemes known to the store, each with its BM25 idf. The engine's own
-        content words (its stopwords out), stemmed by PostgreSQL's english configuration."""
-        words = content_words(query)
-        if not words:
-            return {}
-        rows = connection.execute(
-            text(
-                """SELECT t.term, ln(1 + (st.docs - t.df + 0.5) / (t.df + 0.5))
-                FROM fact_terms t, fact_search_state st
-                WHERE st.name = 'search' AND t.df > 0 AND t.term IN
-                    (SELECT lexeme FROM unnest(to_tsvector('english', :words)))"""
-            ),
-            {"words": " ".join(words)},
-        )
-        return {str(row[0]): float(row[1]) for row in rows}
-
-    def _bm25(
-        self,
-        connection: Connection,
-        terms: dict[str, float],
-        visibility: Visibility,
-        *,
-        limit: int | None = None,
-        ids: Iterable[str] | None = None,
-    ) -> dict[str, float]:
-        """BM25 of the visible facts matching any term: the best `limit`, or those of `ids`."""
-        if not terms:
-            return {}
-        where, params = visible(visibility)
-        tsquery = " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
-        params.update(
-            tsq=tsquery, terms=list(terms), idfs=list(terms.values()), k1=_K1, b=_B, limit=limit
-        )
-        restrict = ""
-        if ids is not None:
-            restrict, params["ids"] = "AND s.record_id = ANY(:ids)", list(ids)
-        rows = connection.execute(
-            text(
-                f"""WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]),
-                        CAST(:idfs AS float8[])) AS q(term, idf)),
-                st AS (SELECT greatest(total_len::float8 / greatest(docs, 1), 1e-9) AS avg
-                    FROM fact_search_state WHERE name = 'search')
-                SELECT s.record_id, sum(q.idf * cardinality(u.positions) * (:k1 + 1)
-                    / (cardinality(u.positions)
-                       + :k1 * (1 - :b + :b * s.doc_len / st.avg))) AS bm25
-                FROM fact_search s CROSS JOIN st
-                CROSS JOIN LATERAL unnest(s.tsv) AS u
-                JOIN q ON q.term = u.lexeme
-                WHERE s.tsv @@ CAST(:tsq AS tsquery) AND {where} {restrict}
-                GROUP BY s.record_id, s.created_at
-                ORDER BY bm25 DESC, s.created_at, s.record_id
-                LIMIT :limit"""
-            ),
-            params,
-        )
-        return {str(row[0]): float(row[1]) for row in rows}
-
     def _nearest(
         self,
         connection: Connection,
@@ -337,19 +287,24 @@ class PostgresIndex:
         rows_wanted = limit if whole else limit * ROWS_PER_FACT
         params.update(q=pg_derived.vector_literal(vector), rows=rows_wanted)
         only_whole = "AND v.row_no = 0" if whole else ""
-        # HNSW returns at most ef_search rows; ask for as many as wanted (1000 at most).
-        connection.execute(text(f"SET LOCAL hnsw.ef_search = {min(max(rows_wanted, 40), 1000)}"))
-        found: dict[str, float] = {}
         # A small store is scanned exactly at once: HNSW would return fewer rows than asked
         # (there are not that many, or the filter drops them) and the scan would follow anyway.
-        small = self._docs * ROWS_PER_FACT <= SMALL_STORE_ROWS * rows_wanted
-        for exact in (True,) if small else (False, True):
+        if self._docs * ROWS_PER_FACT <= SMALL_STORE_ROWS * rows_wanted:
+            attempts: list[int | None] = [None]
+        else:
+            # HNSW returns at most ef_search rows, and pgvector 0.6 filters them after: ask
+            # for as many as wanted, then for the most it gives when the filter left too few.
+            first = min(max(rows_wanted, 40), MAX_EF_SEARCH)
+            attempts = [first] if first == MAX_EF_SEARCH else [first, MAX_EF_SEARCH]
+            attempts.append(None)
+        found: dict[str, float] = {}
+        for ef_search in attempts:
+            if ef_search is None and not self._few_visible(connection, where, params):
+                break  # many visible facts, yet few near: keep HNSW's, not a scan of them all
+            if ef_search is not None:
+                connection.execute(text(f"SET LOCAL hnsw.ef_search = {ef_search}"))
             # `+ 0` keeps the planner off the index: the exact scan of the visible rows.
-            order = (
-                "(v.embedding <=> CAST(:q AS vector)) + 0"
-                if exact
-                else ("v.embedding <=> CAST(:q AS vector)")
-            )
+            order = "(v.embedding <=> CAST(:q AS vector))" + (" + 0" if ef_search is None else "")
             rows = connection.execute(
                 text(
                     f"""SELECT v.record_id, 1 - (v.embedding <=> CAST(:q AS vector)) AS cosine
@@ -366,6 +321,18 @@ class PostgresIndex:
                 break
         ranked = sorted(found.items(), key=lambda item: (-item[1], item[0]))[:limit]
         return {record_id: float(np.clip(cosine, 0.0, 1.0)) for record_id, cosine in ranked}
+
+    @staticmethod
+    def _few_visible(connection: Connection, where: str, params: dict[str, Any]) -> bool:
+        """Whether fewer than EXACT_SCAN_FACTS facts are visible (counted up to that many)."""
+        counted = connection.scalar(
+            text(
+                f"""SELECT count(*) FROM (SELECT 1 FROM fact_search s WHERE {where}
+                LIMIT {EXACT_SCAN_FACTS}) AS seen"""
+            ),
+            params,
+        )
+        return int(counted or 0) < EXACT_SCAN_FACTS
 
     def _cosines(
         self,

@@ -22,6 +22,7 @@ from engine.curation.review import retire
 from engine.retrieval import backend
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
 from engine.retrieval.in_memory import InMemoryIndex
+from engine.retrieval.pg_lexical import best_bm25, query_terms
 from engine.retrieval.postgres import PostgresIndex
 from engine.retrieval.seam import (
     BATCH_CANDIDATES,
@@ -174,9 +175,9 @@ def test_visibility_is_in_the_query_even_for_one_result(store: MemoryEngine) -> 
     in_s = everywhere(store, scopes=["s"])
     server.rank("zebra", in_s)  # brings the derived tables up to date
     with store.db.connect() as connection:
-        terms = server._terms(connection, "zebra stripes savanna")
+        terms = query_terms(connection, "zebra stripes savanna")
         assert terms, "the lexemes are known to the store"
-        assert server._bm25(connection, terms, in_s, limit=1) == {}
+        assert best_bm25(connection, terms, in_s, 1) == {}
         embedder = store.embedder_status.embedder
         if embedder is not None:
             vector = embedder.embed(["zebra stripes savanna"])[0]
