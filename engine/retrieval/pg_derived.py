@@ -7,13 +7,16 @@ from `facts` that only it writes:
   at query time): the visibility columns (scopes as text[], collection, expiry), a tsvector of
   the text (english stemming, GIN index), its length in lexemes, and its content words for
   word alignment;
-- `fact_terms` / `fact_words`: how many current facts hold each lexeme / content word (BM25's
-  and word alignment's document frequencies, kept so no query has to count them);
+- `fact_terms` / `fact_words` / `fact_scope_counts`: how many current facts hold each lexeme /
+  content word / scope (BM25's and word alignment's document frequencies, and how much of the
+  store a query's scopes let it see; kept so no query has to count them);
 - `fact_vectors`: the embedding block of each current fact (row 0 the whole text, then one row
   per sentence), as pgvector `vector(dims)` with HNSW indexes (cosine) over all rows and over
   row 0 alone (dedup compares whole texts);
-- `fact_search_state`: per derived part ("search", "vectors"), the last change log seq it
-  reflects, the live document count and total length, and the vectors' model.
+- `fact_postings`: each current fact's lexemes with their BM25 term weights, read best first
+  per lexeme (engine/retrieval/pg_postings.py);
+- `fact_search_state`: per derived part ("search", "postings", "vectors"), the last change log
+  seq it reflects, the live document count and total length, and the vectors' model.
 
 Whoever writes a fact, the triggers on `facts` log it in `fact_changes`
 (engine/storage/database.py). Before a query, `sync` applies the changes after the stored
@@ -33,6 +36,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, Engine, text
 
+from engine.retrieval import pg_postings
 from engine.retrieval.embeddings import Embedder, embed_facts, vector_from_bytes
 from engine.retrieval.lexical import content_words
 
@@ -58,6 +62,7 @@ _SEARCH_DDL = (
     "CREATE INDEX IF NOT EXISTS ix_fact_search_collection ON fact_search (collection)",
     "CREATE TABLE IF NOT EXISTS fact_terms (term text PRIMARY KEY, df integer NOT NULL)",
     "CREATE TABLE IF NOT EXISTS fact_words (word text PRIMARY KEY, df integer NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS fact_scope_counts (scope text PRIMARY KEY, df integer NOT NULL)",
     """CREATE TABLE IF NOT EXISTS fact_search_state (
         name text PRIMARY KEY,
         seq bigint NOT NULL,
@@ -114,9 +119,18 @@ def _pruned_to(connection: Connection) -> int:
     return int(value or 0)
 
 
+# The search part's layout, kept in its state row's model_id: a store whose search rows were
+# written in an older layout (without fact_scope_counts) has them written again at the next sync.
+SEARCH_LAYOUT = "search-2"
+
+
 def _behind(state: dict[str, Any], newest: int, embedder: Embedder | None) -> bool:
-    search = state.get("search")
-    if search is None or search["seq"] != newest:
+    for name in ("search", pg_postings.PART):
+        if state.get(name) is None or state[name]["seq"] != newest:
+            return True
+    if state["search"]["model_id"] != SEARCH_LAYOUT:
+        return True
+    if state[pg_postings.PART]["model_id"] != pg_postings.LAYOUT:
         return True
     if embedder is None:
         return False
@@ -150,6 +164,8 @@ def sync(db: Engine, embedder: Embedder | None) -> int:
         # Read again under the lock: another process may have applied them meanwhile.
         state, newest = _state(connection), _newest(connection)
         _apply_search(connection, state.get("search"), newest)
+        postings = state.get(pg_postings.PART)
+        pg_postings.apply(connection, postings, _changed(connection, postings, newest), newest)
         if embedder is not None:
             _apply_vectors(connection, state.get("vectors"), newest, embedder)
         return int(_state(connection)["search"]["docs"])
@@ -174,10 +190,16 @@ def _all_current(connection: Connection) -> list[str]:
 
 def _apply_search(connection: Connection, part: dict[str, Any] | None, newest: int) -> None:
     changed = _changed(connection, part, newest)
-    if changed is None:
-        connection.execute(text("TRUNCATE fact_search, fact_terms, fact_words"))
+    if changed is None or part is None or part["model_id"] != SEARCH_LAYOUT:
+        connection.execute(text("TRUNCATE fact_search, fact_terms, fact_words, fact_scope_counts"))
         connection.execute(text("DELETE FROM fact_search_state WHERE name = 'search'"))
-        connection.execute(text("INSERT INTO fact_search_state (name, seq) VALUES ('search', 0)"))
+        connection.execute(
+            text(
+                """INSERT INTO fact_search_state (name, seq, model_id)
+                VALUES ('search', 0, :layout)"""
+            ),
+            {"layout": SEARCH_LAYOUT},
+        )
         changed = _all_current(connection)
     for start in range(0, len(changed), CHUNK):
         _replace_search_rows(connection, changed[start : start + CHUNK])
@@ -192,6 +214,7 @@ def _counts(connection: Connection, ids: Sequence[str], step: int) -> None:
     for table, column, values in (
         ("fact_terms", "term", "tsvector_to_array(s.tsv)"),
         ("fact_words", "word", "s.words"),
+        ("fact_scope_counts", "scope", "s.scopes"),
     ):
         connection.execute(
             text(

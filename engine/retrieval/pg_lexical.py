@@ -5,17 +5,20 @@ engine/retrieval/pg_derived.py; here a query's content words become lexemes with
 and facts are scored by BM25 in SQL with the in-memory index's constants (k1, b), visibility
 in the WHERE clause.
 
-The best `limit` facts are found without scoring every fact that holds a common lexeme
-(MaxScore, Turtle and Flood 1995). A lexeme adds at most idf x (k1 + 1) to a fact's score,
-since tf / (tf + k1 x (1 - b + b x length / average)) < 1. So once the `limit`-th best score
-among the facts holding one of the rarer lexemes is above the sum of the other lexemes' bounds,
-a fact holding only the others cannot enter the result: the rarer lexemes' facts, scored with
-every lexeme, are the exact answer. At a million facts a query's commonest lexeme ("like",
-"love") is in a tenth of the store, and scoring all of its facts was most of a recall's time."""
+The best `limit` facts are not looked for among every fact holding a query lexeme: at a
+million facts "like" or "love" is held by a tenth of the store, and scoring every holder took
+a recall 0.4 s at the median and 2.2 s at p95. When the lexemes' holders are few (at most
+FULL_SCORING_HOLDERS by their document frequencies) they are all scored, exactly as before.
+Otherwise the candidates are, per lexeme, the visible facts where it weighs most, read best
+first from the impact-ordered postings (engine/retrieval/pg_postings.py), at most
+max(limit, LIST_FLOOR) of them; those are scored with every lexeme, exactly. A fact outside
+every lexeme's list is left out: a fact that holds two common lexemes of the query, neither
+of them with much weight, can be missed. benchmarks/server_lexical_ab.py measures how often at
+a million facts (against scoring every holder, in the same run)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,9 +29,15 @@ from engine.retrieval.pg_support import visible
 from engine.retrieval.seam import Visibility
 
 _K1, _B = Bm25Index.K1, Bm25Index.B
-# The rarer lexemes first asked for are enough to hold this many times `limit` facts by their
-# document frequencies (a visibility filter keeps only some of them).
-FIRST_HOLDERS = 4
+# Holders (by document frequency, summed over the query's lexemes) up to which every holder is
+# scored: about 15 us a fact at a million facts.
+FULL_SCORING_HOLDERS = 2_000
+# A lexeme's list of candidates holds at least this many facts (max(limit, LIST_FLOOR)).
+LIST_FLOOR = 128
+# The rarest lexeme's list is read this many times further for facts holding another lexeme
+# too: a fact holding several of the query's lexemes, none with much weight (a tie among
+# thousands of short facts), is found there.
+SHARED_LIST_FACTOR = 8
 
 
 @dataclass(frozen=True)
@@ -45,9 +54,6 @@ class QueryTerms:
     def ceiling(self) -> float:
         """The highest BM25 a fact could reach: every lexeme's bound."""
         return sum(self.idf.values()) * (_K1 + 1)
-
-    def rarest_first(self) -> list[str]:
-        return sorted(self.idf, key=lambda term: (self.df[term], term))
 
 
 def query_terms(connection: Connection, query: str) -> QueryTerms:
@@ -71,37 +77,70 @@ def query_terms(connection: Connection, query: str) -> QueryTerms:
 
 
 def best_bm25(
-    connection: Connection, terms: QueryTerms, visibility: Visibility, limit: int
+    connection: Connection,
+    terms: QueryTerms,
+    visibility: Visibility,
+    limit: int,
+    *,
+    share: float = 1.0,
 ) -> dict[str, float]:
-    """The visible facts with the `limit` best BM25 scores (ties to the older fact), exactly
-    as scoring every fact holding a lexeme would find them; fewer only when fewer facts hold
-    one. Two or three queries, each over the facts holding the rarer lexemes only."""
-    order = terms.rarest_first()
-    bound = {term: terms.idf[term] * (_K1 + 1) for term in order}
-    essential, holders = 0, 0
-    while essential < len(order) and (essential == 0 or holders < FIRST_HOLDERS * limit):
-        holders += terms.df[order[essential]]
-        essential += 1
-    while True:
-        found = _scored(connection, terms, visibility, matching=order[:essential], limit=limit)
-        if essential == len(order):
-            return found
-        if len(found) < limit:
-            essential += 1  # too few facts hold the rarer lexemes (or are visible): widen
-            continue
-        threshold = min(found.values())
-        if sum(bound[term] for term in order[essential:]) < threshold:
-            return found
-        # The threshold only rises as lexemes move in, so the next query is the last.
-        while essential < len(order) and sum(bound[t] for t in order[essential:]) >= threshold:
-            essential += 1
+    """The visible facts with the best BM25 scores, at most `limit`, best first (ties to the
+    older fact): every holder scored when the visible ones are few, else each lexeme's best
+    holders. `share`: the part of the store `visibility` sees (pg_support.visible_share)."""
+    if not terms:
+        return {}
+    if sum(terms.df.values()) * share <= FULL_SCORING_HOLDERS:
+        return _scored(connection, terms, visibility, share=share, limit=limit)
+    candidates = _best_holders(connection, terms, visibility, max(limit, LIST_FLOOR))
+    return _scored(connection, terms, visibility, share=1.0, limit=limit, ids=candidates)
+
+
+def _best_holders(
+    connection: Connection, terms: QueryTerms, visibility: Visibility, per_lexeme: int
+) -> list[str]:
+    """For each lexeme, the `per_lexeme` visible facts where it weighs most; and among the
+    SHARED_LIST_FACTOR x `per_lexeme` where the rarest lexeme weighs most, those holding
+    another lexeme too. Postings are read best first from the lexeme index, whose rows carry
+    each fact's visibility: a fact's scopes are checked as it comes, never through the
+    scopes' index (which would read every visible fact's entry first)."""
+    where, params = visible(visibility, "p", share=1.0)
+    lexemes = list(terms.idf)
+    rarest = min(lexemes, key=lambda term: (terms.df[term], term))
+    rows = connection.execute(
+        text(
+            f"""SELECT best.record_id
+            FROM unnest(CAST(:lexemes AS text[])) AS q(term)
+            CROSS JOIN LATERAL (
+                SELECT p.record_id FROM fact_postings p
+                WHERE p.term = q.term AND {where}
+                ORDER BY p.impact DESC, p.record_id
+                LIMIT :per_lexeme) AS best
+            UNION
+            SELECT rare.record_id FROM (
+                SELECT p.record_id FROM fact_postings p
+                WHERE p.term = :rarest AND {where}
+                ORDER BY p.impact DESC, p.record_id
+                LIMIT :wider) AS rare
+            WHERE EXISTS (SELECT 1 FROM fact_postings o WHERE o.record_id = rare.record_id
+                AND o.term = ANY(CAST(:others AS text[])))"""
+        ),
+        {
+            **params,
+            "lexemes": lexemes,
+            "per_lexeme": per_lexeme,
+            "rarest": rarest,
+            "wider": SHARED_LIST_FACTOR * per_lexeme,
+            "others": [term for term in lexemes if term != rarest],
+        },
+    )
+    return [str(row[0]) for row in rows]
 
 
 def bm25_of(
     connection: Connection, terms: QueryTerms, visibility: Visibility, ids: Iterable[str]
 ) -> dict[str, float]:
     """BM25 of the visible facts among `ids` that hold a lexeme."""
-    return _scored(connection, terms, visibility, matching=list(terms.idf), ids=list(ids))
+    return _scored(connection, terms, visibility, share=1.0, ids=list(ids))
 
 
 def _scored(
@@ -109,18 +148,18 @@ def _scored(
     terms: QueryTerms,
     visibility: Visibility,
     *,
-    matching: Sequence[str],
+    share: float,
     limit: int | None = None,
     ids: list[str] | None = None,
 ) -> dict[str, float]:
-    """BM25 over every lexeme of the visible facts holding one of `matching`: the best
-    `limit`, or those among `ids`. Scores equal to nine decimals tie, and ties go to the older
+    """BM25 of the visible facts holding a lexeme: the best `limit`, of every holder or of
+    those among `ids`. Scores equal to nine decimals tie, and ties go to the older
     fact: the sum's order of terms follows the plan, so a score's last bits can differ between
     two queries, and a tie at the cut must not depend on them."""
-    if not terms or not matching:
+    if not terms:
         return {}
-    where, params = visible(visibility)
-    tsquery = " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in matching)
+    where, params = visible(visibility, share=share)
+    tsquery = " | ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms.idf)
     extra: dict[str, Any] = {
         "tsq": tsquery,
         "terms": list(terms.idf),
@@ -129,9 +168,11 @@ def _scored(
         "b": _B,
         "limit": limit,
     }
-    restrict = ""
+    # Facts given by id are found by id, not through the GIN index (a common lexeme's bitmap
+    # is much of the store); one holding no lexeme has no row to join and drops out.
+    found_by = "s.tsv @@ CAST(:tsq AS tsquery)"
     if ids is not None:
-        restrict, extra["ids"] = "AND s.record_id = ANY(:ids)", ids
+        found_by, extra["ids"] = "s.record_id = ANY(:ids)", ids
     rows = connection.execute(
         text(
             f"""WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]),
@@ -145,7 +186,7 @@ def _scored(
                 FROM fact_search s CROSS JOIN st
                 CROSS JOIN LATERAL unnest(s.tsv) AS u
                 JOIN q ON q.term = u.lexeme
-                WHERE s.tsv @@ CAST(:tsq AS tsquery) AND {where} {restrict}
+                WHERE {found_by} AND {where}
                 GROUP BY s.record_id, s.created_at) AS scored
             ORDER BY round(CAST(bm25 AS numeric), 9) DESC, created_at, record_id
             LIMIT :limit"""

@@ -1,9 +1,9 @@
 """The server backend of the retrieval seam: ranking inside PostgreSQL.
 
 The lexical leg is full-text search (a tsvector per fact, english stemming, GIN; the query's
-content words ORed) scored by BM25 in SQL from the stored document frequencies, its best facts
-found without scoring every holder of a common lexeme (engine/retrieval/pg_lexical.py); the semantic
-leg is pgvector (HNSW, cosine) over every fact's whole-text and sentence vectors. Visibility
+content words ORed) scored by BM25 in SQL from the stored document frequencies, in a big store
+over each lexeme's best holders (engine/retrieval/pg_lexical.py); the semantic leg is
+pgvector (HNSW, cosine) over every fact's whole-text and sentence vectors. Visibility
 (scopes any-intersection, collection, expiry, exclusions; only current facts are in the
 derived tables at all) is in the WHERE clause of every query, before any LIMIT. The two
 shortlists are fused in the process with engine/retrieval/ranking.py's formula and constants
@@ -16,14 +16,15 @@ Differences from the in-memory index, by design: PostgreSQL's english stemmer an
 instead of engine/retrieval/lexical.py's; no fuzzy widening of misspelt query words (pg_trgm
 is not everywhere); the semantic leg sees the MATCH_WINDOW best facts by cosine rather than
 every fact above the floor, and the word coverage that admits a fact sharing no word is
-computed over the shortlists only (the whole store when it is small). pgvector 0.6 filters
-HNSW results after its candidate list, so a query whose filter keeps fewer rows than asked for
-is run again as an exact scan."""
+computed over the shortlists only (the whole store when it is small); in a big store the
+lexical leg can miss a fact outside every lexeme's list of best holders. pgvector 0.6 filters
+HNSW results after its candidate list, so a filtered query asks HNSW for more candidates in
+proportion, and a visibility of few facts is scanned exactly."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from math import ceil
 
 import numpy as np
 from sqlalchemy import Connection, Engine, text
@@ -51,6 +52,7 @@ from engine.retrieval.pg_support import (
     semantic_pairs,
     shortlisted,
     visible,
+    visible_share,
 )
 from engine.retrieval.ranking import MATCH_WINDOW, ScoreParts
 from engine.retrieval.seam import (
@@ -71,11 +73,9 @@ ROWS_PER_FACT = 2
 SMALL_STORE_ROWS = 4
 # hnsw.ef_search's largest value: the most rows one HNSW query returns.
 MAX_EF_SEARCH = 1000
-# When HNSW at MAX_EF_SEARCH leaves fewer rows than wanted after the visibility filter, the
-# visible rows are scanned exactly if fewer than this many facts are visible (a scope of a few
-# thousand facts in a big store); with more, HNSW's rows are taken as they are: an exact scan
-# of a scope of 125k facts cost a propose about 10x its HNSW queries.
-EXACT_SCAN_FACTS = 20_000
+# Up to this many visible facts (by the per-scope counts) the semantic leg scans their rows
+# exactly instead of asking HNSW: a scope of a few thousand facts in a big store.
+EXACT_SCAN_FACTS = 10_000
 
 
 class PostgresIndex:
@@ -99,7 +99,8 @@ class PostgresIndex:
     def candidates(self, text_: str, visibility: Visibility) -> list[ScoredCandidate]:
         self._docs = pg_derived.sync(self._db, self._embedder)
         with self._db.connect() as connection:
-            return self._candidates(connection, text_, visibility, None)
+            share = visible_share(connection, visibility)
+            return self._candidates(connection, text_, visibility, share, None)
 
     def candidates_many(
         self, texts: Sequence[str], visibilities: Sequence[Visibility], vectors: np.ndarray | None
@@ -109,30 +110,38 @@ class PostgresIndex:
         the caller has them. A connection per text cost a pool check-out, a ping and a
         rollback each: four fifths of a server import's time went to its dedup."""
         self._docs = pg_derived.sync(self._db, self._embedder)
+        results = []
         with self._db.connect() as connection:
-            return [
-                self._candidates(
-                    connection, text_, visibility, vectors[i] if vectors is not None else None
+            shares: dict[tuple[str, ...] | None, float] = {}  # an import has few scope sets
+            for i, (text_, visibility) in enumerate(zip(texts, visibilities, strict=True)):
+                scopes = tuple(visibility.scopes) if visibility.scopes is not None else None
+                if scopes not in shares:
+                    shares[scopes] = visible_share(connection, visibility)
+                vector = vectors[i] if vectors is not None else None
+                results.append(
+                    self._candidates(connection, text_, visibility, shares[scopes], vector)
                 )
-                for i, (text_, visibility) in enumerate(zip(texts, visibilities, strict=True))
-            ]
+        return results
 
     def _candidates(
         self,
         connection: Connection,
         text_: str,
         visibility: Visibility,
+        share: float,
         vector: np.ndarray | None,
     ) -> list[ScoredCandidate]:
         if self._embedder is not None:
             if vector is None:
                 vector = self._embedder.embed([text_])[0]
-            rows = self._nearest(connection, vector, visibility, MAX_CANDIDATES * 4, whole=True)
+            rows = self._nearest(
+                connection, vector, visibility, share, MAX_CANDIDATES * 4, whole=True
+            )
             scored = {rid: score for rid, score in rows.items() if score >= SEMANTIC_TIERS.weak}
             tiers = SEMANTIC_TIERS
         else:
             terms = query_terms(connection, text_)
-            lexical = best_bm25(connection, terms, visibility, LEXICAL_SHORTLIST)
+            lexical = best_bm25(connection, terms, visibility, LEXICAL_SHORTLIST, share=share)
             texts = fetch_facts(connection, lexical)
             scored = {rid: lexical_similarity(text_, texts[rid].text) for rid in lexical}
             tiers = LEXICAL_TIERS
@@ -146,8 +155,8 @@ class PostgresIndex:
 
     def exact_duplicate(self, content_hash: str, visibility: Visibility) -> IndexedFact | None:
         self._docs = pg_derived.sync(self._db, self._embedder)
-        where, params = visible(visibility)
         with self._db.connect() as connection:
+            where, params = visible(visibility, share=visible_share(connection, visibility))
             found = connection.scalar(
                 text(
                     f"""SELECT s.record_id FROM fact_search s
@@ -189,7 +198,8 @@ class PostgresIndex:
 
     def _rank(self, connection: Connection, query: str, visibility: Visibility) -> Ranking:
         terms = query_terms(connection, query)
-        lexical = best_bm25(connection, terms, visibility, MATCH_WINDOW)
+        share = visible_share(connection, visibility)
+        lexical = best_bm25(connection, terms, visibility, MATCH_WINDOW, share=share)
         if self._embedder is None:
             facts = fetch_facts(connection, lexical)
             order = best_first_ids(lexical, facts, MATCH_WINDOW)
@@ -217,7 +227,7 @@ class PostgresIndex:
             if not every_lexical_hit:
                 bm25.update(bm25_of(connection, terms, visibility, more - bm25.keys()))
 
-        nearest = self._nearest(connection, query_vector, visibility)
+        nearest = self._nearest(connection, query_vector, visibility, share)
         shortlist(set(lexical) | set(nearest))
         cosine = self._cosines(connection, query_vector, keys.keys() - nearest.keys(), nearest)
         fused = self._fuse(keys, bm25, ceiling, (aligned, coverage), cosine)
@@ -227,7 +237,7 @@ class PostgresIndex:
             first = best_first_keys(fused, keys, ranking.FEEDBACK_FACTS)
             query_vector = query_vector + ranking.FEEDBACK_WEIGHT * self._whole(connection, first)
             query_vector /= max(float(np.linalg.norm(query_vector)), 1e-12)
-            nearest = self._nearest(connection, query_vector, visibility)
+            nearest = self._nearest(connection, query_vector, visibility, share)
             shortlist(set(nearest))
             cosine = self._cosines(connection, query_vector, keys.keys() - nearest.keys(), nearest)
             fused = self._fuse(keys, bm25, ceiling, (aligned, coverage), cosine)
@@ -277,39 +287,45 @@ class PostgresIndex:
         connection: Connection,
         vector: np.ndarray,
         visibility: Visibility,
+        share: float,
         limit: int = MATCH_WINDOW,
         *,
         whole: bool = False,
     ) -> dict[str, float]:
         """The visible facts closest to `vector` (best row, or the whole text's row only),
-        at most `limit`, with their cosines clipped to [0, 1]."""
-        where, params = visible(visibility)
+        at most `limit`, with their cosines clipped to [0, 1]. `share`: the part of the
+        store the visibility sees (pg_support.visible_share)."""
         rows_wanted = limit if whole else limit * ROWS_PER_FACT
-        params.update(q=pg_derived.vector_literal(vector), rows=rows_wanted)
-        only_whole = "AND v.row_no = 0" if whole else ""
-        # A small store is scanned exactly at once: HNSW would return fewer rows than asked
-        # (there are not that many, or the filter drops them) and the scan would follow anyway.
-        if self._docs * ROWS_PER_FACT <= SMALL_STORE_ROWS * rows_wanted:
+        visible_facts = share * self._docs
+        # A small store, or few visible facts, are scanned exactly at once: HNSW would return
+        # fewer rows than asked (there are not that many, or the filter drops them).
+        if (
+            self._docs * ROWS_PER_FACT <= SMALL_STORE_ROWS * rows_wanted
+            or visible_facts <= EXACT_SCAN_FACTS
+        ):
             attempts: list[int | None] = [None]
         else:
-            # HNSW returns at most ef_search rows, and pgvector 0.6 filters them after: ask
-            # for as many as wanted, then for the most it gives when the filter left too few.
-            first = min(max(rows_wanted, 40), MAX_EF_SEARCH)
+            # pgvector 0.6 filters HNSW's candidates after taking at most ef_search of them:
+            # ask for enough that the visible share of them is what is wanted, then for the
+            # most it gives. Past that, HNSW's rows are taken as they are.
+            first = min(max(ceil(rows_wanted / max(share, 1e-9) * 1.25), 40), MAX_EF_SEARCH)
             attempts = [first] if first == MAX_EF_SEARCH else [first, MAX_EF_SEARCH]
-            attempts.append(None)
         found: dict[str, float] = {}
         for ef_search in attempts:
-            if ef_search is None and not self._few_visible(connection, where, params):
-                break  # many visible facts, yet few near: keep HNSW's, not a scan of them all
-            if ef_search is not None:
+            exact = ef_search is None
+            # The exact scan of a narrow visibility reads its scopes' index; an HNSW query
+            # checks each candidate's scopes as it comes.
+            where, params = visible(visibility, share=share if exact else 1.0)
+            params.update(q=pg_derived.vector_literal(vector), rows=rows_wanted)
+            if not exact:
                 connection.execute(text(f"SET LOCAL hnsw.ef_search = {ef_search}"))
-            # `+ 0` keeps the planner off the index: the exact scan of the visible rows.
-            order = "(v.embedding <=> CAST(:q AS vector))" + (" + 0" if ef_search is None else "")
+            # `+ 0` keeps the planner off the HNSW index: the exact scan of the visible rows.
+            order = "(v.embedding <=> CAST(:q AS vector))" + (" + 0" if exact else "")
             rows = connection.execute(
                 text(
                     f"""SELECT v.record_id, 1 - (v.embedding <=> CAST(:q AS vector)) AS cosine
                     FROM fact_vectors v JOIN fact_search s ON s.record_id = v.record_id
-                    WHERE {where} {only_whole}
+                    WHERE {where} {"AND v.row_no = 0" if whole else ""}
                     ORDER BY {order} LIMIT :rows"""
                 ),
                 params,
@@ -321,18 +337,6 @@ class PostgresIndex:
                 break
         ranked = sorted(found.items(), key=lambda item: (-item[1], item[0]))[:limit]
         return {record_id: float(np.clip(cosine, 0.0, 1.0)) for record_id, cosine in ranked}
-
-    @staticmethod
-    def _few_visible(connection: Connection, where: str, params: dict[str, Any]) -> bool:
-        """Whether fewer than EXACT_SCAN_FACTS facts are visible (counted up to that many)."""
-        counted = connection.scalar(
-            text(
-                f"""SELECT count(*) FROM (SELECT 1 FROM fact_search s WHERE {where}
-                LIMIT {EXACT_SCAN_FACTS}) AS seen"""
-            ),
-            params,
-        )
-        return int(counted or 0) < EXACT_SCAN_FACTS
 
     def _cosines(
         self,

@@ -19,10 +19,11 @@ from sqlalchemy import text
 
 from engine.contract.errors import MemoryFailure
 from engine.curation.review import retire
-from engine.retrieval import backend
+from engine.retrieval import backend, pg_lexical
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
 from engine.retrieval.in_memory import InMemoryIndex
 from engine.retrieval.pg_lexical import best_bm25, query_terms
+from engine.retrieval.pg_support import visible_share
 from engine.retrieval.postgres import PostgresIndex
 from engine.retrieval.seam import (
     BATCH_CANDIDATES,
@@ -59,6 +60,15 @@ QUERIES = [
     "quiet note",
 ]
 NO_MODEL = EmbedderStatus(None, "no model in this test (lexical mode)")
+
+
+@pytest.fixture(autouse=True)
+def lexical_leg_from_postings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lexical leg reads its candidates from the impact-ordered postings here, as it does
+    in a big store (this one's holders are few enough to be scored directly otherwise): the
+    postings must follow every change as the in-memory index does. tests/pg/test_pg_lexical.py
+    compares the two paths with each other."""
+    monkeypatch.setattr(pg_lexical, "FULL_SCORING_HOLDERS", 0)
 
 
 @pytest.fixture(params=["lexical", "hybrid"])
@@ -182,7 +192,8 @@ def test_visibility_is_in_the_query_even_for_one_result(store: MemoryEngine) -> 
         if embedder is not None:
             vector = embedder.embed(["zebra stripes savanna"])[0]
             for whole in (False, True):
-                nearest = server._nearest(connection, vector, in_s, 1, whole=whole)
+                share = visible_share(connection, in_s)
+                nearest = server._nearest(connection, vector, in_s, share, 1, whole=whole)
                 assert len(nearest) == 1
                 scopes = connection.scalar(
                     text("SELECT scopes FROM fact_search WHERE record_id = :r"),

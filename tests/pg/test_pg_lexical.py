@@ -1,14 +1,19 @@
-"""The server's lexical leg finds its best facts without scoring every holder of a common
-lexeme (engine/retrieval/pg_lexical.py, MaxScore): its answer must be the one scoring every
-holder gives, for any query, limit and visibility: same facts, same order, same scores."""
+"""The server's lexical leg (engine/retrieval/pg_lexical.py) scores every holder of the query's
+lexemes when they are few, else the best holders of each lexeme from the impact-ordered
+postings (engine/retrieval/pg_postings.py). With lists that hold every holder the answer must
+be scoring every holder's, for any query, limit and visibility; with short lists, its facts
+are scored exactly and the best of them are still found; the postings follow every change."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
+from sqlalchemy import text
 
+from engine.curation.review import retire
+from engine.retrieval import pg_lexical
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.retrieval.pg_lexical import _scored, best_bm25, query_terms
 from engine.retrieval.postgres import PostgresIndex
@@ -83,14 +88,18 @@ def visibilities(engine: MemoryEngine) -> dict[str, Visibility]:
 @pytest.mark.parametrize("query", QUERIES)
 @pytest.mark.parametrize("limit", [1, 7, 64, 256])
 @pytest.mark.parametrize("seen_by", ["all", "few", "many"])
-def test_best_facts_are_those_scoring_every_holder_finds(
-    store: MemoryEngine, query: str, limit: int, seen_by: str
+def test_with_whole_lists_the_best_facts_are_those_scoring_every_holder_finds(
+    store: MemoryEngine, query: str, limit: int, seen_by: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The postings path (forced here) with lists long enough to hold every holder: the same
+    facts, in the same order, with the same scores as scoring every holder."""
+    monkeypatch.setattr(pg_lexical, "FULL_SCORING_HOLDERS", 0)
+    monkeypatch.setattr(pg_lexical, "LIST_FLOOR", 10_000)
     visibility = visibilities(store)[seen_by]
     with store.db.connect() as connection:
         terms = query_terms(connection, query)
         assert terms
-        every = _scored(connection, terms, visibility, matching=list(terms.idf), limit=limit)
+        every = _scored(connection, terms, visibility, share=0.0, limit=limit)
         best = best_bm25(connection, terms, visibility, limit)
     assert len(best) == len(every)
     assert list(best.values()) == pytest.approx(list(every.values()), rel=1e-12)
@@ -99,24 +108,66 @@ def test_best_facts_are_those_scoring_every_holder_finds(
     assert list(best) == list(every)
 
 
-def test_a_common_lexeme_alone_still_finds_every_holder_when_few_are_visible(
-    store: MemoryEngine,
+@pytest.mark.parametrize("query", QUERIES)
+@pytest.mark.parametrize("seen_by", ["all", "few"])
+def test_short_lists_still_find_the_best_facts(
+    store: MemoryEngine, query: str, seen_by: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Scope `few` holds about 300 facts, about 130 of them with "like": asked for 256 facts
-    of "kayak like" in it, the leg widens past the rare lexeme and returns every holder of
-    either, as scoring everything does."""
-    visibility = visibilities(store)["few"]
+    """Lists of 16 facts per lexeme (most hold several hundred here), 7 wanted: every fact
+    returned is visible and scored exactly, and the 3 best are those of scoring every holder."""
+    monkeypatch.setattr(pg_lexical, "FULL_SCORING_HOLDERS", 0)
+    monkeypatch.setattr(pg_lexical, "LIST_FLOOR", 16)
+    visibility = visibilities(store)[seen_by]
     with store.db.connect() as connection:
-        terms = query_terms(connection, "kayak like")
-        every = _scored(connection, terms, visibility, matching=list(terms.idf), limit=256)
-        best = best_bm25(connection, terms, visibility, 256)
-    assert 100 < len(every) < 256
-    assert list(best) == list(every)
+        terms = query_terms(connection, query)
+        every = _scored(connection, terms, visibility, share=0.0, limit=None)
+        best = best_bm25(connection, terms, visibility, 7)
+    assert len(best) == min(7, len(every))
+    assert all(best[r] == pytest.approx(every[r], rel=1e-12) for r in best)
+    assert list(best)[:3] == list(every)[:3]
 
 
-def test_facts_with_none_of_the_lexemes_are_not_scored(store: MemoryEngine) -> None:
+def test_few_holders_are_all_scored(store: MemoryEngine) -> None:
+    """Below FULL_SCORING_HOLDERS the answer is scoring every holder's, whatever the lists."""
     with store.db.connect() as connection:
-        terms = query_terms(connection, "zebra")
+        terms = query_terms(connection, "zebra kayak")
+        assert sum(terms.df.values()) <= pg_lexical.FULL_SCORING_HOLDERS
         found = best_bm25(connection, terms, visibilities(store)["all"], 1000)
-    holders = [t for t, _ in fact_texts(1500) if "zebra" in t.split()]
+        every = _scored(connection, terms, visibilities(store)["all"], share=0.0, limit=1000)
+    holders = [t for t, _ in fact_texts(1500) if {"zebra", "kayak"} & set(t.split())]
+    assert list(found) == list(every)
     assert len(found) == len(holders) > 0
+
+
+def test_postings_follow_changes_and_are_built_for_an_older_store(
+    pg_url: str, open_pg: Callable[..., MemoryEngine], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Added, superseded and retired facts enter and leave the lists; a store whose derived
+    tables predate the postings (dropped here) gets them at its next recall."""
+    monkeypatch.setattr(pg_lexical, "FULL_SCORING_HOLDERS", 0)
+    engine = open_pg(pg_url, EmbedderStatus(None, "lexical mode in this test"))
+    index = engine.retrieval()
+    everyone = Visibility(None, None, engine.now())
+    add_many(
+        engine,
+        [BulkFact(text=t, scopes=["s"], caller="t", session="s") for t, _ in fact_texts(300)],
+    )
+
+    def found(query: str) -> set[str]:
+        return {match.fact.text for match in index.rank(query, everyone).matches}
+
+    assert found("the violin on the kayak") == {
+        t for t, _ in fact_texts(300) if {"violin", "kayak"} & set(t.split())
+    }
+    added = add_many(
+        engine, [BulkFact(text="a violin kayak", scopes=["s"], caller="t", session="s")]
+    )
+    assert "a violin kayak" in found("violin kayak")
+    retire(engine, ref=added.rows[0].uri, actor="person", reason="test")
+    assert "a violin kayak" not in found("violin kayak")
+    with engine.db.begin() as connection:
+        connection.execute(text("DROP TABLE fact_postings"))
+        connection.execute(text("DELETE FROM fact_search_state WHERE name = 'postings'"))
+    assert found("the violin on the kayak") == {
+        t for t, _ in fact_texts(300) if {"violin", "kayak"} & set(t.split())
+    }

@@ -1,7 +1,8 @@
 """The server's semantic leg under a visibility filter (engine/retrieval/postgres.py
 `_nearest`). pgvector 0.6 filters HNSW's candidates after taking them, so a scope of a few
-facts in a big store gets few or none of them from HNSW: the leg then scans that scope's rows
-exactly, unless the scope itself is large (it keeps HNSW's rows rather than scan them all)."""
+facts in a big store would get few or none of them from HNSW: the leg scans a scope that small
+exactly, and asks HNSW for as many candidates as the scope's share calls for otherwise (never
+a scan of a large scope)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,28 @@ from sqlalchemy import event
 
 from engine.retrieval import postgres
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
+from engine.retrieval.pg_support import visible_share
 from engine.retrieval.postgres import PostgresIndex
 from engine.retrieval.seam import Visibility
 from engine.storage.bulk import BulkFact, add_many
 from engine.storage.store import MemoryEngine
-from tests.conftest import TINY_VOCAB
 
-WORDS = [word for word in TINY_VOCAB if not word.startswith("[")]
+# Words the tiny model (tests/conftest.py) knows.
+WORDS = [
+    "alice",
+    "bob",
+    "carol",
+    "drinks",
+    "likes",
+    "prefers",
+    "green",
+    "black",
+    "tea",
+    "coffee",
+    "water",
+    "lives",
+    "paris",
+]
 FEW = ["alice drinks green tea", "bob moved to berlin on monday", "carol prefers water"]
 
 
@@ -66,9 +82,9 @@ def nearest_in_few(store: MemoryEngine, statements: list[str]) -> dict[str, floa
     event.listen(store.db, "before_cursor_execute", seen)
     try:
         with store.db.connect() as connection:
-            return index._nearest(
-                connection, vector, Visibility(("few",), None, store.now()), 8, whole=True
-            )
+            few = Visibility(("few",), None, store.now())
+            share = visible_share(connection, few)
+            return index._nearest(connection, vector, few, share, 8, whole=True)
     finally:
         event.remove(store.db, "before_cursor_execute", seen)
 
@@ -93,6 +109,7 @@ def test_a_large_scope_keeps_hnsw_rows_instead_of_scanning_them_all(
     store: MemoryEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(postgres, "EXACT_SCAN_FACTS", 2)  # scope `few` counts as large now
+    # (a thousandth of the store: HNSW is asked for its most candidates, 1000)
     statements: list[str] = []
     found = nearest_in_few(store, statements)
     assert texts(store, found) <= set(FEW)
