@@ -306,9 +306,11 @@ class PostgresIndex:
             attempts: list[int | None] = [None]
         else:
             # pgvector 0.6 filters HNSW's candidates after taking at most ef_search of them:
-            # ask for enough that the visible share of them is what is wanted, then for the
-            # most it gives. Past that, HNSW's rows are taken as they are.
-            first = min(max(ceil(rows_wanted / max(share, 1e-9) * 1.25), 40), MAX_EF_SEARCH)
+            # ask for enough that the visible share of them is what is wanted (with a quarter
+            # more: the share is an estimate), then for the most it gives. Past that, HNSW's
+            # rows are taken as they are.
+            wanted = rows_wanted if share >= 1 else ceil(rows_wanted / max(share, 1e-9) * 1.25)
+            first = min(max(wanted, 40), MAX_EF_SEARCH)
             attempts = [first] if first == MAX_EF_SEARCH else [first, MAX_EF_SEARCH]
         found: dict[str, float] = {}
         for ef_search in attempts:
