@@ -4,19 +4,19 @@ near-duplicate pairs."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
-from sqlalchemy import Connection, select, text
+from sqlalchemy import Connection, Engine, select, text
 from sqlmodel import col
 
 from engine.retrieval import pg_derived
 from engine.retrieval.lexical import content_words
 from engine.retrieval.lexical import similarity as lexical_similarity
 from engine.retrieval.matching import LEXICAL_TIERS, SEMANTIC_TIERS, tier_of
-from engine.retrieval.seam import Visibility
+from engine.retrieval.seam import Match, Visibility
 from engine.retrieval.snapshot import SNAPSHOT_COLUMNS, IndexedFact, record_id_key
 from engine.retrieval.word_alignment import (
     COVERAGE_MIN_SIMILARITY,
@@ -81,6 +81,61 @@ def fetch_facts(connection: Connection, ids: Iterable[str]) -> dict[str, Indexed
         select(*SNAPSHOT_COLUMNS).where(col(tables.FactRow.record_id).in_(wanted))
     )
     return {row.record_id: IndexedFact.from_row(row) for row in rows}
+
+
+class MatchesReadAsReached(Sequence[Match]):
+    """Matches best first whose facts are read a page at a time as they are reached. A recall
+    usually takes the first few of the MATCH_WINDOW ranked (8 by default), and reading all 256
+    facts' rows cost about 10 ms of a 120 ms recall at a million facts. The first page is read
+    at once, on the ranking's connection; later ones on a connection of their own. A fact
+    deleted in between (a superseded or retired one keeps its row) is left out, and the
+    length still counts it."""
+
+    PAGE = 32
+
+    def __init__(
+        self,
+        db: Engine,
+        connection: Connection,
+        order: Sequence[str],
+        make: Callable[[IndexedFact], Match],
+    ) -> None:
+        self._db, self._order, self._make = db, list(order), make
+        self._matches: list[Match] = []
+        self._read = 0
+        self._read_page(connection)
+
+    def _read_page(self, connection: Connection) -> None:
+        ids = self._order[self._read : self._read + self.PAGE]
+        self._read += len(ids)
+        facts = fetch_facts(connection, ids)
+        self._matches.extend(self._make(facts[r]) for r in ids if r in facts)
+
+    def _reach(self, count: int) -> None:
+        """Read pages until `count` matches are read or every one is."""
+        while len(self._matches) < count and self._read < len(self._order):
+            with self._db.connect() as connection:
+                self._read_page(connection)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __iter__(self) -> Iterator[Match]:
+        position = 0
+        while True:
+            self._reach(position + 1)
+            if position >= len(self._matches):
+                return
+            yield self._matches[position]
+            position += 1
+
+    @overload
+    def __getitem__(self, index: int) -> Match: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Match]: ...
+    def __getitem__(self, index: int | slice) -> Match | Sequence[Match]:
+        self._reach(len(self._order))
+        return self._matches[index]
 
 
 def age(fact: IndexedFact) -> tuple[datetime, int]:

@@ -50,7 +50,7 @@ class Ranking:
     """Visible matches of a query, best first (at most MATCH_WINDOW), and the mode that ranked
     them: `hybrid` (both legs) or `lexical`."""
 
-    matches: list[Match]
+    matches: Sequence[Match]
     mode: str
 
 

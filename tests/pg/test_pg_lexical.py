@@ -10,7 +10,7 @@ import random
 from collections.abc import Callable, Iterator
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from engine.curation.review import retire
 from engine.retrieval import pg_lexical
@@ -171,3 +171,31 @@ def test_postings_follow_changes_and_are_built_for_an_older_store(
     assert found("the violin on the kayak") == {
         t for t, _ in fact_texts(300) if {"violin", "kayak"} & set(t.split())
     }
+
+
+def test_a_ranking_reads_its_facts_a_page_at_a_time(store: MemoryEngine) -> None:
+    """A recall takes the first few of 256 matches: their facts are read 32 at a time, as
+    iteration reaches them, and iterating them all gives every match once, best first."""
+    index = store.retrieval()
+    assert isinstance(index, PostgresIndex)
+    reads: list[str] = []
+
+    def seen(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        if statement.lstrip().startswith("SELECT facts.record_id"):
+            reads.append(statement)
+
+    event.listen(store.db, "before_cursor_execute", seen)
+    try:
+        ranking = index.rank("really like tea", visibilities(store)["all"])
+        assert len(ranking.matches) == 256
+        assert len(reads) == 1, "only the first page is read with the ranking"
+        first = next(iter(ranking.matches))
+        assert len(reads) == 1
+        matches = list(ranking.matches)
+    finally:
+        event.remove(store.db, "before_cursor_execute", seen)
+    assert len(reads) == 256 // 32
+    assert matches[0] == first
+    assert len({match.fact.record_id for match in matches}) == 256
+    scores = [round(match.score, 6) for match in matches]  # equal to six decimals: a tie
+    assert scores == sorted(scores, reverse=True)
