@@ -6,15 +6,16 @@ and facts are scored by BM25 in SQL with the in-memory index's constants (k1, b)
 in the WHERE clause.
 
 The best `limit` facts are not looked for among every fact holding a query lexeme: at a
-million facts "like" or "love" is held by a tenth of the store, and scoring every holder took
-a recall 0.4 s at the median and 2.2 s at p95. When the lexemes' holders are few (at most
-FULL_SCORING_HOLDERS by their document frequencies) they are all scored, exactly as before.
-Otherwise the candidates are, per lexeme, the visible facts where it weighs most, read best
-first from the impact-ordered postings (engine/retrieval/pg_postings.py), at most
-max(limit, LIST_FLOOR) of them; those are scored with every lexeme, exactly. A fact outside
-every lexeme's list is left out: a fact that holds two common lexemes of the query, neither
-of them with much weight, can be missed. benchmarks/server_lexical_ab.py measures how often at
-a million facts (against scoring every holder, in the same run)."""
+million facts "like" is held by a third of the store, and scoring every holder took the leg
+474 ms at the median and 2.5 s at p95. When the visible holders are few (at most
+FULL_SCORING_HOLDERS by the document frequencies and the scopes' share of the store) they are
+all scored, exactly. Otherwise the candidates are, per lexeme, the max(limit, LIST_FLOOR)
+visible facts where it weighs most, read best first from the impact-ordered postings
+(engine/retrieval/pg_postings.py), and those among the rarest lexeme's next ones that hold
+another lexeme too; the candidates are scored with every lexeme, exactly. A fact outside all
+of them is missed. benchmarks/server_lexical_ab.py measures how often at a million facts,
+against scoring every holder in the same run: the best 10 were the same in 99.5% of places,
+and the leg took 24 ms at the median."""
 
 from __future__ import annotations
 
