@@ -201,8 +201,13 @@ def _apply_search(connection: Connection, part: dict[str, Any] | None, newest: i
             {"layout": SEARCH_LAYOUT},
         )
         changed = _all_current(connection)
+        rebuilt = True
+    else:
+        rebuilt = False
     for start in range(0, len(changed), CHUNK):
         _replace_search_rows(connection, changed[start : start + CHUNK])
+    if rebuilt:  # statistics now, for the queries that follow (docs/decisions.md)
+        connection.execute(text("ANALYZE fact_search, fact_terms, fact_words, fact_scope_counts"))
     connection.execute(
         text("UPDATE fact_search_state SET seq = :seq WHERE name = 'search'"), {"seq": newest}
     )
@@ -302,6 +307,8 @@ def _apply_vectors(
         _room_for_graphs(connection, embedder.dims)
     for statement in indexes:
         connection.execute(text(statement))
+    if rebuilt:
+        connection.execute(text("ANALYZE fact_vectors"))
     connection.execute(
         text("UPDATE fact_search_state SET seq = :seq WHERE name = 'vectors'"), {"seq": newest}
     )

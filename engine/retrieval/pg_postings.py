@@ -57,6 +57,9 @@ def apply(
             {"layout": LAYOUT},
         )
         _insert(connection, None)
+        # Statistics now, not when autovacuum gets to it: without them the planner read a
+        # lexeme's postings through plans made for an empty table.
+        connection.execute(text("ANALYZE fact_postings"))
     else:
         connection.execute(
             text("DELETE FROM fact_postings WHERE record_id = ANY(:ids)"), {"ids": list(changed)}

@@ -108,7 +108,8 @@ def test_a_small_scope_in_a_big_store_gets_all_its_facts(store: MemoryEngine) ->
 def test_a_large_scope_keeps_hnsw_rows_instead_of_scanning_them_all(
     store: MemoryEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(postgres, "EXACT_SCAN_FACTS", 2)  # scope `few` counts as large now
+    monkeypatch.setattr(postgres, "FEW_VISIBLE_FACTS", 2)  # scope `few` counts as large now
+    monkeypatch.setattr(postgres, "EXACT_SCAN_FACTS", 2)
     # (a thousandth of the store: HNSW is asked for its most candidates, 1000)
     statements: list[str] = []
     found = nearest_in_few(store, statements)
