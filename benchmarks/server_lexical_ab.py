@@ -23,17 +23,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import DATA, machine, write_report
+from benchmarks.scale import ms
 from benchmarks.speed import SCOPES, persona_facts
 from engine.facade import open_service
 from engine.retrieval.pg_lexical import _scored, best_bm25, query_terms
 from engine.retrieval.pg_support import visible_share
 from engine.retrieval.ranking import MATCH_WINDOW
 from engine.retrieval.seam import Visibility
-
-
-def ms(values: list[float], share: float) -> str:
-    ordered = sorted(values)
-    return f"{ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000:.1f}"
 
 
 def main() -> None:

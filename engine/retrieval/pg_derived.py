@@ -125,13 +125,10 @@ SEARCH_LAYOUT = "search-2"
 
 
 def _behind(state: dict[str, Any], newest: int, embedder: Embedder | None) -> bool:
-    for name in ("search", pg_postings.PART):
-        if state.get(name) is None or state[name]["seq"] != newest:
+    for name, layout in (("search", SEARCH_LAYOUT), (pg_postings.PART, pg_postings.LAYOUT)):
+        part = state.get(name)
+        if part is None or part["seq"] != newest or part["model_id"] != layout:
             return True
-    if state["search"]["model_id"] != SEARCH_LAYOUT:
-        return True
-    if state[pg_postings.PART]["model_id"] != pg_postings.LAYOUT:
-        return True
     if embedder is None:
         return False
     vectors = state.get("vectors")
@@ -190,7 +187,10 @@ def _all_current(connection: Connection) -> list[str]:
 
 def _apply_search(connection: Connection, part: dict[str, Any] | None, newest: int) -> None:
     changed = _changed(connection, part, newest)
-    if changed is None or part is None or part["model_id"] != SEARCH_LAYOUT:
+    if part is not None and part["model_id"] != SEARCH_LAYOUT:
+        changed = None  # rows of an older layout: written again
+    rebuilt = changed is None
+    if changed is None:
         connection.execute(text("TRUNCATE fact_search, fact_terms, fact_words, fact_scope_counts"))
         connection.execute(text("DELETE FROM fact_search_state WHERE name = 'search'"))
         connection.execute(
@@ -201,9 +201,6 @@ def _apply_search(connection: Connection, part: dict[str, Any] | None, newest: i
             {"layout": SEARCH_LAYOUT},
         )
         changed = _all_current(connection)
-        rebuilt = True
-    else:
-        rebuilt = False
     for start in range(0, len(changed), CHUNK):
         _replace_search_rows(connection, changed[start : start + CHUNK])
     if rebuilt:  # statistics now, for the queries that follow (docs/decisions.md)

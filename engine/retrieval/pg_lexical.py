@@ -26,6 +26,7 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from engine.retrieval.lexical import Bm25Index, content_words
+from engine.retrieval.pg_postings import AVERAGE_LENGTH, TERM_WEIGHT
 from engine.retrieval.pg_support import visible
 from engine.retrieval.seam import Visibility
 
@@ -165,8 +166,6 @@ def _scored(
         "tsq": tsquery,
         "terms": list(terms.idf),
         "idfs": list(terms.idf.values()),
-        "k1": _K1,
-        "b": _B,
         "limit": limit,
     }
     # Facts given by id are found by id, not through the GIN index (a common lexeme's bitmap
@@ -178,12 +177,9 @@ def _scored(
         text(
             f"""WITH q AS (SELECT * FROM unnest(CAST(:terms AS text[]),
                     CAST(:idfs AS float8[])) AS q(term, idf)),
-            st AS (SELECT greatest(total_len::float8 / greatest(docs, 1), 1e-9) AS avg
-                FROM fact_search_state WHERE name = 'search')
+            {AVERAGE_LENGTH}
             SELECT record_id, bm25 FROM (
-                SELECT s.record_id, s.created_at, sum(q.idf * cardinality(u.positions) * (:k1 + 1)
-                    / (cardinality(u.positions)
-                       + :k1 * (1 - :b + :b * s.doc_len / st.avg))) AS bm25
+                SELECT s.record_id, s.created_at, sum(q.idf * {TERM_WEIGHT}) AS bm25
                 FROM fact_search s CROSS JOIN st
                 CROSS JOIN LATERAL unnest(s.tsv) AS u
                 JOIN q ON q.term = u.lexeme

@@ -20,7 +20,19 @@ from sqlalchemy import Connection, text
 
 from engine.retrieval.lexical import Bm25Index
 
-_K1, _B = Bm25Index.K1, Bm25Index.B
+# BM25's term-frequency part of lexeme `u` (a tsvector entry) in fact_search row `s`, and the
+# CTE `st` it reads the average length from; pg_lexical scores with the same SQL.
+AVERAGE_LENGTH = """st AS (SELECT greatest(total_len::float8 / greatest(docs, 1), 1e-9) AS avg
+    FROM fact_search_state WHERE name = 'search')"""
+
+
+def _term_weight() -> str:
+    k1, b = (f"CAST({value!r} AS float8)" for value in (Bm25Index.K1, Bm25Index.B))
+    return f"""cardinality(u.positions) * ({k1} + 1)
+    / (cardinality(u.positions) + {k1} * (1 - {b} + {b} * s.doc_len / st.avg))"""
+
+
+TERM_WEIGHT = _term_weight()
 PART = "postings"
 # The table's layout, kept in the part's state row (model_id): rows of an older layout are
 # written again at the next sync.
@@ -57,16 +69,15 @@ def apply(
             {"layout": LAYOUT},
         )
         _insert(connection, None)
+        connection.execute(text(_BY_IMPACT))
         # Statistics now, not when autovacuum gets to it: without them the planner read a
         # lexeme's postings through plans made for an empty table.
         connection.execute(text("ANALYZE fact_postings"))
-    else:
+    elif changed:
         connection.execute(
             text("DELETE FROM fact_postings WHERE record_id = ANY(:ids)"), {"ids": list(changed)}
         )
-        if changed:
-            _insert(connection, list(changed))
-    connection.execute(text(_BY_IMPACT))
+        _insert(connection, list(changed))
     connection.execute(
         text(f"UPDATE fact_search_state SET seq = :seq WHERE name = '{PART}'"), {"seq": seq}
     )
@@ -77,14 +88,11 @@ def _insert(connection: Connection, ids: list[str] | None) -> None:
     restrict = "WHERE s.record_id = ANY(:ids)" if ids is not None else ""
     connection.execute(
         text(
-            f"""WITH st AS (SELECT greatest(total_len::float8 / greatest(docs, 1), 1e-9) AS avg
-                FROM fact_search_state WHERE name = 'search')
+            f"""WITH {AVERAGE_LENGTH}
             INSERT INTO fact_postings (record_id, term, impact, collection, scopes, expires_at)
-            SELECT s.record_id, u.lexeme, cardinality(u.positions) * (:k1 + 1)
-                / (cardinality(u.positions) + :k1 * (1 - :b + :b * s.doc_len / st.avg)),
-                s.collection, s.scopes, s.expires_at
+            SELECT s.record_id, u.lexeme, {TERM_WEIGHT}, s.collection, s.scopes, s.expires_at
             FROM fact_search s CROSS JOIN st CROSS JOIN LATERAL unnest(s.tsv) AS u
             {restrict}"""
         ),
-        {"k1": _K1, "b": _B, **({"ids": ids} if ids is not None else {})},
+        {"ids": ids} if ids is not None else {},
     )
