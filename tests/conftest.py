@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pg_homes
 import pytest
 
 # The session's throwaway PostgreSQL (`pg_server`) and a fresh database on it (`pg_url`), for
@@ -32,6 +33,7 @@ from engine.memory.remember import RememberRequest
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
 from engine.storage.store import MemoryEngine
 
+TESTS = Path(__file__).parent
 NO_MODEL_REASON = "no model in this test (lexical mode)"
 CALLER = "test:agent"
 SESSION = "test-session"
@@ -107,56 +109,45 @@ def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
 
 
-# -- PostgreSQL: the same engine tests on a server database -----------------------------------
+# -- PostgreSQL: the same contract tests on a server database ---------------------------------
 #
-# With $GNO_TUI_TEST_PG set to a server URL (CI sets it twice: Debian's PostgreSQL 15 by
-# `pg_virtualenv`, which has no pgvector, so recall ranks in process; and pgserver's 16 with
-# pgvector by scripts/with_pgserver.py, so recall ranks inside the database), every home an
-# engine test opens gets a database of its own on that server instead of index.sqlite.
-PG_SERVER = os.environ.get("GNO_TUI_TEST_PG")
-_PG_HOMES: dict[Path, str] = {}
+# With $GNO_TUI_TEST_PG set, every home an engine, CLI or MCP test uses gets a database of its
+# own on that server (tests/pg_homes.py): here by the factory's default URL, in the processes a
+# test starts by $GNO_TUI_DB.
+
+
+@pytest.fixture(scope="module", autouse=True)
+def postgres_per_home(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Module-wide, so that a module's shared store (a module-scoped fixture, set up before
+    any of its tests) is on the server too; its databases are dropped after the module."""
+    suite = Path(str(request.path)).relative_to(TESTS).parts[0]
+    if not pg_homes.PG_SERVER or suite not in pg_homes.CONTRACT_SUITES:
+        yield
+        return
+    databases = pg_homes.HomeDatabases(pg_homes.PG_SERVER)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            "engine.facade.factory.sqlite_url", lambda index: databases.url_for(index.parent)
+        )
+        patch.setattr(pg_homes, "active", databases)
+        yield
+    databases.drop_all()
 
 
 @pytest.fixture(autouse=True)
-def postgres_per_home(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[None]:
-    if not PG_SERVER or "engine" not in Path(str(request.node.path)).parts:
-        yield
+def server_mode_skips(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the server, the tests of the embedded mode's own machinery are skipped."""
+    if pg_homes.active is None:
         return
     if request.node.get_closest_marker("sqlite_only"):
         pytest.skip("reads or replaces the SQLite index file itself")
     if request.node.get_closest_marker("embedded_mode"):
         pytest.skip("the embedded mode's own machinery (files canonical, journal, home lock)")
+    if "pg_url" in request.fixturenames:
+        pytest.skip("a server-mode test on a server of its own: it ran in the default run")
     if request.node.get_closest_marker("in_memory_index"):
         # It tests the in-process index itself: keep it, where the server could rank.
         monkeypatch.setenv("GNO_TUI_RETRIEVAL", "memory")
-    import uuid
-
-    from sqlalchemy import create_engine, make_url, text
-
-    server = make_url(PG_SERVER).set(drivername="postgresql+psycopg")
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
-    created: list[str] = []
-
-    def database_for(path: Path) -> str:
-        home = path.parent.resolve()
-        if home not in _PG_HOMES:
-            name = "gno_test_" + uuid.uuid4().hex[:12]
-            with admin.connect() as connection:
-                connection.execute(text(f'CREATE DATABASE "{name}"'))
-            created.append(name)
-            _PG_HOMES[home] = server.set(database=name).render_as_string(hide_password=False)
-        return _PG_HOMES[home]
-
-    monkeypatch.setattr("engine.facade.factory.sqlite_url", database_for)
-    yield
-    with admin.connect() as connection:
-        for name in created:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    for home in [h for h, url in _PG_HOMES.items() if any(n in url for n in created)]:
-        del _PG_HOMES[home]
-    admin.dispose()
 
 
 def _open(home: Path, status: EmbedderStatus) -> MemoryEngine:
@@ -279,12 +270,10 @@ class StoreProbe:
 
     @property
     def server_mode(self) -> bool:
-        return self.home.resolve() in _PG_HOMES
+        return pg_homes.server_mode()
 
     def files(self) -> list[Path]:
-        if not self.server_mode:
-            return sorted(self.home.glob("collections/*/facts/*/mem-*.md"))
-        return self.mirror()
+        return pg_homes.fact_files(self.home)
 
     def abs_path(self, record: dict[str, Any], collection: str = "memory") -> str:
         """A remember result's absPath for `record`: its fact file in the home (embedded), or
@@ -295,30 +284,12 @@ class StoreProbe:
         path = self.home / "collections" / collection / "facts" / day / f"{record['recordId']}.md"
         return str(path.resolve())
 
-    def mirror(self) -> list[Path]:
-        """`export --format gno` of the store into `<home>-mirror/`, its fact files sorted."""
-        from engine.interop.transfer import export_gno
-
-        folder = self.home.parent / f"{self.home.name}-mirror"
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        store = open_engine(
-            home=self.home,
-            db_url=_PG_HOMES[self.home.resolve()],
-            embedder_status=EmbedderStatus(None, NO_MODEL_REASON),
-        )
-        try:
-            export_gno(store, folder)
-        finally:
-            store.db.dispose()
-        return sorted(folder.glob("facts/*/mem-*.md"))
-
     def file_texts(self) -> str:
         return "\n".join(path.read_text(encoding="utf-8") for path in self.files())
 
     def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         """`?` placeholders, as sqlite3 takes them; under PostgreSQL they become psycopg's."""
-        url = _PG_HOMES.get(self.home.resolve())
+        url = pg_homes.database_of(self.home)
         if url is not None:
             import psycopg
 
@@ -376,11 +347,17 @@ class CliResult:
         return None
 
 
-def cli_env(model: str | Path | None = None, **extra: str) -> dict[str, str]:
+def cli_env(
+    model: str | Path | None = None, *, home: Path | None = None, **extra: str
+) -> dict[str, str]:
+    """A console script's environment: none of this shell's GNO_TUI_* settings, no model (or
+    `model`), the test's caller and session; with `home`, the server database that home uses
+    when the test runs on PostgreSQL (tests/pg_homes.py)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GNO_TUI_")}
     env["GNO_TUI_MODEL"] = str(model) if model else "/nonexistent/gno-tui-test-model"
     env["GNO_TUI_CALLER"] = CALLER
     env["GNO_TUI_SESSION"] = SESSION
+    env.update(pg_homes.database_env(home))
     env.update(extra)
     return env
 
@@ -425,6 +402,16 @@ class Cli:
     def argv(self, args: Sequence[str], home: Path | None) -> list[str]:
         return [self.script, "--home", str(home or self.home), *args]
 
+    def env_for(
+        self, args: Sequence[str], home: Path | None, env: dict[str, str] | None
+    ) -> dict[str, str]:
+        """`env` (else cli_env()), plus the home's server database when the test runs on
+        PostgreSQL, unless the call names a database itself."""
+        env = dict(env or cli_env())
+        if "--db" not in args and "GNO_TUI_DB" not in env:
+            env.update(pg_homes.database_env(home or self.home))
+        return env
+
     def __call__(
         self,
         *args: str,
@@ -439,7 +426,7 @@ class Cli:
             input=stdin,
             capture_output=True,
             text=True,
-            env=env or cli_env(),
+            env=self.env_for(args, home, env),
             timeout=timeout,
             check=False,
         )
@@ -453,7 +440,7 @@ class Cli:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=env or cli_env(),
+            env=self.env_for(args, home, env),
         )
 
     @staticmethod
@@ -476,7 +463,7 @@ class Cli:
         saved = dict(os.environ)
         out, err = io.StringIO(), io.StringIO()
         os.environ.clear()
-        os.environ.update(env or cli_env())
+        os.environ.update(self.env_for(args, home, env))
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 code = main(self.argv(args, home)[1:])

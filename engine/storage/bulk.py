@@ -188,7 +188,7 @@ def _add_many(
         planned: list[PlannedFact] = []
         # The rows' inserts start with the first batch planned (engine/storage/bulk_rows.py),
         # the files' staging with the first fact (engine/storage/bulk_staging.py).
-        inserts = _Feed(engine)
+        inserts = _Feed(engine, crash)
         files = StagedFiles(engine, len(checked), crash) if engine.files_canonical else None
         try:
             _plan(engine, checked, seen, taken, known, roots, planned, report, inserts, files,
@@ -215,8 +215,9 @@ class _Feed:
     """The rows' inserts of a bulk write, fed a batch at a time as the write plans its facts;
     started only once there is a fact to write."""
 
-    def __init__(self, engine: MemoryEngine) -> None:
+    def __init__(self, engine: MemoryEngine, crash: CrashPoint) -> None:
         self._engine = engine
+        self._crash = crash
         self._batch: list[PlannedFact] = []
         self.inserts: RowInserts | None = None
 
@@ -228,7 +229,7 @@ class _Feed:
     def _flush(self) -> None:
         if self._batch:
             if self.inserts is None:
-                self.inserts = RowInserts(self._engine)
+                self.inserts = RowInserts(self._engine, crash=self._crash)
             self.inserts.feed(self._batch)
             self._batch = []
 
@@ -368,6 +369,7 @@ def _write_all(
 ) -> None:
     if files is None:  # server mode: the one transaction is the whole write
         inserts.commit(also)
+        crash_at(crash, "committed")
         return
     committed = False
     try:

@@ -20,6 +20,7 @@ from sqlmodel import col
 from engine.contract.errors import MemoryFailure
 from engine.retrieval.embeddings import embed_facts, vector_to_bytes
 from engine.storage import tables
+from engine.storage.crash_hook import CrashPoint, crash_at, crash_within
 from engine.storage.database import bump_generation
 from engine.storage.reads import chunks
 from engine.storage.records import (
@@ -100,7 +101,16 @@ class RowInserts:
     `commit`, once the files are durable, with what `also` prepares; or rolls back in
     `abandon`."""
 
-    def __init__(self, engine: MemoryEngine, planned: list[PlannedFact] | None = None) -> None:
+    def __init__(
+        self,
+        engine: MemoryEngine,
+        planned: list[PlannedFact] | None = None,
+        *,
+        crash: CrashPoint = None,
+    ) -> None:
+        # The test hook's row points (engine/storage/crash_hook.py), in the server mode only:
+        # there the rows are the facts, and `staged:N` is the N-th row in the open transaction.
+        self._crash = None if engine.files_canonical else crash
         self._connection = engine.db.connect()
         self._cache_before = _widen_page_cache(self._connection)
         # The file to checkpoint after the commit (None: not SQLite, or not a plain file).
@@ -133,6 +143,7 @@ class RowInserts:
         embedder = engine.embedder_status.embedder
         one_statement = self._connection.dialect.name == "sqlite"
         suspended: InsertLogSuspended | None = None
+        crash_at(self._crash, "staged", 0)
         while (batch := self._batches.get()) is not None:
             if self._stop.is_set():
                 return
@@ -182,6 +193,7 @@ class RowInserts:
             session.execute(INSERT_FACT, [stored_fact(row) for row in chunk])
             scopes = [scope for row in chunk for scope in stored_scopes(row)]
             session.execute(INSERT_FACT_SCOPES, scopes)
+            crash_within(self._crash, "staged", len(rows), len(rows) + len(chunk))
             rows.extend(chunk)
         if self._stop.is_set():  # abandoned: the write stops (the rollback restores all)
             return

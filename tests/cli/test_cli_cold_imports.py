@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pg_homes
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,6 +47,7 @@ def loaded_after(home: Path, *args: str) -> set[str]:
         text=True,
         timeout=120,
         cwd=ROOT,
+        env={**os.environ, **pg_homes.database_env(home)},
         check=False,
     )
     report = json.loads(done.stderr.strip().splitlines()[-1])
@@ -115,6 +117,7 @@ def imported_by_console_script(home: Path, *args: str) -> tuple[set[str], str]:
     ],
     ids=["recall", "remember-propose"],
 )
+@pytest.mark.sqlite_only  # the sqlite3 read path is the embedded SQLite index's
 def test_a_cold_recall_or_propose_loads_no_orm(home: Path, command: list[str]) -> None:
     modules, stdout = imported_by_console_script(home, *command)
     assert offending(modules, NEVER_ON_THE_READ_PATH) == []
@@ -127,6 +130,7 @@ def test_a_cold_recall_or_propose_loads_no_orm(home: Path, command: list[str]) -
         assert "Alice prefers green tea" in [c["text"] for c in result["candidates"]]
 
 
+@pytest.mark.sqlite_only  # the probe of the test above
 def test_the_console_script_probe_sees_the_orm_where_it_loads(home: Path) -> None:
     """An add goes through the full engine: the same probe sees SQLAlchemy there."""
     modules, _ = imported_by_console_script(

@@ -24,7 +24,7 @@ def start(cli: Any, *args: str, stdin: str | None = None) -> Any:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=cli.env(),
+        env=cli.env(home=cli.home),
     )
     return process, stdin
 

@@ -76,6 +76,7 @@ def check_use_line(line: str, out: str, folder: Path, home: Path, script: str, v
         raise AssertionError(f"the test does not know what {line!r} should print")
 
 
+@pytest.mark.embedded_mode  # the README's first minutes: a home of files, no server
 def test_the_readme_use_block_runs_as_written(tmp_path: Path, cli: Any, valid: Any) -> None:
     lines = readme_block("## Use")
     assert lines[0].startswith(ACTIVATE), "the block starts by activating the virtualenv"
@@ -172,6 +173,7 @@ def test_keyed_help_describes_the_request_inline(helps: dict[Any, str]) -> None:
 # -- piped output -----------------------------------------------------------------------------
 
 
+@pytest.mark.embedded_mode  # long fact-file paths and collection roots: a home's files
 def test_piped_output_does_not_wrap(tmp_path: Path, make_cli: Any) -> None:
     """stdout to a pipe (as subprocess captures it), no COLUMNS: a path is one line however
     long, and `collection list` shows every root whole."""

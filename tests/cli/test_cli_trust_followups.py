@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from engine.contract.normalize import content_hash
 
 
@@ -30,6 +32,7 @@ def _copy_as(original: Path, folder: Path, old: str, new: str, *, record_id: str
     return folder / name
 
 
+@pytest.mark.embedded_mode  # fact files copied by hand
 def test_plain_reindex_names_a_record_id_held_by_two_files(cli, home):
     fact = _remember(cli, "Gus likes chess", "--add")
     original = Path(fact["absPath"])
@@ -59,6 +62,7 @@ def test_plain_reindex_names_a_record_id_held_by_two_files(cli, home):
     assert [f["text"] for f in recalled.doc["facts"]] == ["Gus likes chess"]
 
 
+@pytest.mark.embedded_mode  # a fork made by editing fact files
 def test_plain_reindex_names_a_fork_and_the_notes(cli, home):
     old = _remember(cli, "Ivy lives in Paris", "--add")
     new = _remember(

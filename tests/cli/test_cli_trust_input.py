@@ -10,19 +10,20 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pg_homes
 import pytest
 
 WIDE = {"COLUMNS": "250"}
 
 
 def _env(cli, **extra: str) -> dict[str, str]:
-    return cli.env(**WIDE, **extra)
+    return cli.env(home=cli.home, **WIDE, **extra)
 
 
 def _run_bytes(cli, *args: str | bytes, stdin: bytes | None = None) -> tuple[int, Any, str]:
     """The console script with raw bytes in argv or on stdin; (exit code, JSON doc, stderr)."""
     argv: list[str | bytes] = [cli.script, "--home", str(cli.home), *args]
-    done = subprocess.run(argv, input=stdin, capture_output=True, env=cli.env(), timeout=60)
+    done = subprocess.run(argv, input=stdin, capture_output=True, env=_env(cli), timeout=60)
     out = done.stdout.decode("utf-8")
     return done.returncode, json.loads(out) if out.strip() else None, done.stderr.decode()
 
@@ -69,12 +70,13 @@ def test_terminal_escapes_in_a_fact_are_shown_not_obeyed(cli):
 
 def test_callers_and_paths_are_printed_literally(cli, tmp_path):
     env = _env(cli)
-    root = tmp_path / "[red]root[/red]"
-    made = cli("collection", "add", "work", "--path", str(root), env=env)
-    assert made.returncode == 0, made.stderr
-    assert "[red]root[/red]" in made.stdout
-    listed = cli("collection", "list", env=env)
-    assert "[red]root[/red]" in listed.stdout
+    if not pg_homes.server_mode():  # a server's collections have no folder
+        root = tmp_path / "[red]root[/red]"
+        made = cli("collection", "add", "work", "--path", str(root), env=env)
+        assert made.returncode == 0, made.stderr
+        assert "[red]root[/red]" in made.stdout
+        listed = cli("collection", "list", env=env)
+        assert "[red]root[/red]" in listed.stdout
     # A write an MCP client made on a propose-only server waits for review under its caller.
     from engine.facade import RememberRequest, open_service
 
@@ -176,6 +178,7 @@ def test_a_receipt_that_is_not_utf8_is_receipt_invalid(cli, tmp_path):
 # -- 12: collection roots and export targets ------------------------------------------------------
 
 
+@pytest.mark.embedded_mode  # a collection's folder
 def test_an_unwritable_collection_root_leaves_no_collection(cli, tmp_path, home):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder", encoding="utf-8")
@@ -190,6 +193,7 @@ def test_an_unwritable_collection_root_leaves_no_collection(cli, tmp_path, home)
     assert cli.here("collection", "add", "work", "--json").returncode == 0
 
 
+@pytest.mark.embedded_mode  # the home's own files as targets
 def test_export_refuses_bad_or_canonical_targets(cli, tmp_path, home):
     cli.here("remember", "Exported fact", "--scope", "s", "--add")
     config = home / "collections.yaml"

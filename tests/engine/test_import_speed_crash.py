@@ -31,6 +31,8 @@ def proposal_texts(probe) -> list[str]:
 
 @pytest.mark.parametrize("point", ["staged:0", f"staged:{FACTS}", "committed", "published:3"])
 def test_a_killed_import_leaves_its_facts_and_their_proposals_together(cli, probe, tmp_path, point):
+    if probe.server_mode and point.startswith("published"):
+        pytest.skip("the server mode writes no files to publish: its rows are the facts")
     assert cli("collection", "list", "--json").returncode == 0
     path = write_items(tmp_path / "items.jsonl")
     killed = cli("import", str(path), "--json", env=cli.env(**{CRASH_HOOK_ENV: point}))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import mcp_types as types
+import pg_homes
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.session import MessageHandlerFnT
 
@@ -26,12 +27,14 @@ CLIENT_NAME = "pytest-agent"
 CONSOLE_SCRIPT = Path(sys.executable).parent / "gno-tui"
 
 
-def server_env() -> dict[str, str]:
+def server_env(home: Path | None = None) -> dict[str, str]:
     """The normal environment, with a model path that does not exist: the server runs in
-    lexical mode and never loads a model."""
+    lexical mode and never loads a model. With `home`: that home's server database when the
+    test runs on PostgreSQL (tests/pg_homes.py)."""
     env = {**os.environ, "GNO_TUI_MODEL": "/nonexistent/gno-tui-test-model"}
     for name in ("GNO_TUI_HOME", "GNO_TUI_DB", "GNO_TUI_CALLER", "GNO_TUI_SESSION"):
         env.pop(name, None)
+    env.update(pg_homes.database_env(home))
     return env
 
 
@@ -59,7 +62,8 @@ async def mcp_session(
         *(["--enable-write"] if enable_write else []),
         *(arg for scope in allow_scopes for arg in ("--allow-scope", scope)),
     ]
-    params = StdioServerParameters(command=str(CONSOLE_SCRIPT), args=args, env=server_env())
+    env = server_env(None if db_url else home)
+    params = StdioServerParameters(command=str(CONSOLE_SCRIPT), args=args, env=env)
     info = types.Implementation(name=client_name, version="1.0")
     async with stdio_client(params, errlog=errlog) as (read, write):
         async with ClientSession(
@@ -111,7 +115,7 @@ def run_cli(home: Path, *args: str) -> dict[str, Any]:
         [str(CONSOLE_SCRIPT), "--home", str(home), *args],
         capture_output=True,
         text=True,
-        env=server_env(),
+        env=server_env(None if "--db" in args else home),
         timeout=60,
         check=False,
     )
@@ -120,4 +124,5 @@ def run_cli(home: Path, *args: str) -> dict[str, Any]:
 
 
 def fact_files(home: Path) -> list[Path]:
-    return sorted(home.glob("collections/*/facts/*/mem-*.md"))
+    """The home's fact files (on a server: the `export --format gno` mirror)."""
+    return pg_homes.fact_files(home)

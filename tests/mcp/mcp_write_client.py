@@ -9,6 +9,7 @@ Run as: python mcp_write_client.py HOME NAME COUNT IN_FLIGHT OUT.jsonl"""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,11 @@ from mcp_harness import mcp_session
 async def main(home: str, name: str, count: int, in_flight: int, out: str) -> None:
     lines: list[dict[str, Any]] = []
     with Path(f"{out}.server-stderr").open("w", encoding="utf-8") as errlog:
-        async with mcp_session(Path(home), enable_write=True, client_name=name, errlog=errlog) as s:
+        # The test's server database, when it runs on PostgreSQL (tests/pg_homes.py).
+        database = os.environ.get("GNO_TUI_DB")
+        async with mcp_session(
+            Path(home), enable_write=True, client_name=name, errlog=errlog, db_url=database
+        ) as s:
             await s.list_tools()  # the client validates results against the output schema
             print("ready", flush=True)
             await anyio.to_thread.run_sync(sys.stdin.readline)

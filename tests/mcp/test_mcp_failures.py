@@ -74,6 +74,7 @@ async def test_identity_comes_from_the_connection(store: MemoryService) -> None:
     assert added["record"]["session"] == "mcp-0123456789ab"
 
 
+@pytest.mark.embedded_mode  # a fact file whose row is missing
 async def test_a_fact_missing_from_the_index_is_served_from_its_file(
     store: MemoryService,
 ) -> None:

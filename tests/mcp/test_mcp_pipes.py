@@ -14,10 +14,16 @@ import mcp_types as types
 import numpy as np
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp_harness import CONSOLE_SCRIPT, mcp_session, server_env, structured_error, structured_ok
-from sqlalchemy import create_engine, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from engine.retrieval.embeddings import embed_facts, load_embedder, vector_from_bytes
+from engine.facade.factory import open_engine
+from engine.retrieval.embeddings import (
+    EmbedderStatus,
+    embed_facts,
+    load_embedder,
+    vector_from_bytes,
+)
 from engine.storage import tables
 
 _HANDSHAKE = {
@@ -47,7 +53,7 @@ def test_a_server_reading_a_file_is_served_by_the_sdk_transport(tmp_path: Path) 
             [str(CONSOLE_SCRIPT), "--home", str(tmp_path / "home"), "mcp"],
             stdin=stdin,
             capture_output=True,
-            env=server_env(),
+            env=server_env(tmp_path / "home"),
             timeout=120,
             check=False,
         )
@@ -94,7 +100,7 @@ async def test_writes_through_the_server_store_the_vectors_a_fresh_embedding_giv
     """The server embeds a write's text before its lock (gno_tui/mcp_writes.py): what it
     stores must be exactly what embedding the stored text gives."""
     texts = ["  Alice prefers green tea. She drinks it at nine.  ", "Bob's deploy is at 06:00"]
-    env = {**server_env()}
+    env = {**server_env(mcp_home)}
     env.pop("GNO_TUI_MODEL")  # the bundled model
     params = StdioServerParameters(
         command=str(CONSOLE_SCRIPT),
@@ -114,7 +120,8 @@ async def test_writes_through_the_server_store_the_vectors_a_fresh_embedding_giv
                 ids[record["recordId"]] = record["text"]
     embedder = load_embedder().embedder
     assert embedder is not None
-    database = create_engine(f"sqlite:///{mcp_home / 'index.sqlite'}")
+    # The home's database, whichever it is (its SQLite index, or a server's in that mode).
+    database = open_engine(home=mcp_home, embedder_status=EmbedderStatus(None, "reader")).db
     try:
         with Session(database) as session:
             rows = {row.record_id: row for row in session.scalars(select(tables.EmbeddingRow))}

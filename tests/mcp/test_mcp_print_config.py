@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types as types
+import pg_homes
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp_harness import CONSOLE_SCRIPT, fact_files, server_env, structured_error, structured_ok
@@ -76,8 +77,10 @@ async def test_the_printed_configuration_starts_the_server(tmp_path: Path, clien
     home = tmp_path / "agent memory"  # a space: quoting must hold in every format
     index = tmp_path / "elsewhere" / "index.sqlite"
     index.parent.mkdir()
+    # A database named apart from the home: a SQLite file elsewhere, or the test's server.
+    database = pg_homes.database_env(home).get("GNO_TUI_DB", f"sqlite:///{index}")
     printed = print_config(
-        "--db", f"sqlite:///{index}", "mcp", "--print-config", client,
+        "--db", database, "mcp", "--print-config", client,
         "--allow-scope", " User:Alice ", "--enable-write", home=home,
     )  # fmt: skip
     assert printed.returncode == 0, printed.stderr
@@ -88,7 +91,7 @@ async def test_the_printed_configuration_starts_the_server(tmp_path: Path, clien
     assert launch.args == [
         "--home", str(home.resolve()), "mcp", "--allow-scope", "user:alice", "--enable-write",
     ]  # fmt: skip
-    assert launch.env == {"GNO_TUI_DB": f"sqlite:///{index}"}  # the URL stays out of args
+    assert launch.env == {"GNO_TUI_DB": database}  # the URL stays out of args
 
     params = StdioServerParameters(command=launch.command, args=launch.args, env=launch.env)
     info = types.Implementation(name=f"{client}-like-host", version="1.0")
@@ -114,10 +117,11 @@ async def test_the_printed_configuration_starts_the_server(tmp_path: Path, clien
         assert added["record"]["caller"] == f"mcp:{client}-like-host"
         refused = await call(session, "gno_recall", query="tea", scopes=["user:bob"])
         structured_error(refused, "MEMORY_SCOPE_FORBIDDEN")  # --allow-scope reached it
-    # The fact file is in the printed home, the index in the printed database.
+    # The fact file is in the printed home (on a server: its row, in the export mirror), the
+    # index in the printed database.
     (written,) = fact_files(home)
     assert "Alice prefers green tea" in written.read_text(encoding="utf-8")
-    assert index.is_file() and not (home / "index.sqlite").exists()
+    assert index.is_file() != pg_homes.server_mode() and not (home / "index.sqlite").exists()
 
 
 async def test_a_plain_configuration_is_propose_only_and_serves_every_scope(

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pg_homes
 import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_harness import (
@@ -188,7 +189,10 @@ async def test_enable_write_applies_writes(mcp_home: Path) -> None:
         assert added["outcome"] == "added" and added["sync"] == {"status": "completed"}
         record = added["record"]
         assert record["caller"] == "mcp:claude-code" and record["session"].startswith("mcp-")
-        assert Path(added["absPath"]).is_file()
+        if pg_homes.server_mode():  # no file is written: its path is its uri
+            assert added["absPath"] == record["uri"]
+        else:
+            assert Path(added["absPath"]).is_file()
 
         again = structured_ok(
             await session.call_tool(

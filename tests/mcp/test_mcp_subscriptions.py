@@ -78,7 +78,7 @@ def supersede(home: Path, record: dict[str, Any], text: str, *db: str) -> None:
         ],
         capture_output=True,
         text=True,
-        env=server_env(),
+        env=server_env(None if db else home),
         timeout=60,
         check=False,
     )

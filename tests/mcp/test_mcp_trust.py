@@ -73,7 +73,7 @@ async def serve(
     """A `gno-tui --home HOME mcp ARGS...` process and an initialized official client on it;
     its stderr goes to a file the test can read."""
     params = StdioServerParameters(
-        command=str(CONSOLE_SCRIPT), args=["--home", str(home), "mcp", *args], env=server_env()
+        command=str(CONSOLE_SCRIPT), args=["--home", str(home), "mcp", *args], env=server_env(home)
     )
     stderr = home.parent / f"stderr-{os.getpid()}-{id(params)}.log"
     info = types.Implementation(name=client_name, version="1.0")
@@ -174,7 +174,7 @@ class Raw:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._err,
-            env=server_env(),
+            env=server_env(home),
         )
 
     def send(self, line: str) -> None:
@@ -366,6 +366,7 @@ async def test_an_unbound_server_says_it_serves_every_scope(mcp_home: Path) -> N
     assert "user:bob" in server.log()
 
 
+@pytest.mark.embedded_mode  # fact files replaced by symlinks
 async def test_a_fact_path_outside_the_collection_root_is_refused(
     mcp_home: Path, tmp_path: Path
 ) -> None:
@@ -401,7 +402,7 @@ def test_a_bad_allow_scope_stops_the_server_with_a_clear_error(mcp_home: Path) -
         [str(CONSOLE_SCRIPT), "--home", str(mcp_home), "mcp", "--allow-scope", "!bad scope"],
         capture_output=True,
         text=True,
-        env=server_env(),
+        env=server_env(mcp_home),
         timeout=60,
         stdin=subprocess.DEVNULL,
         check=False,

@@ -87,7 +87,7 @@ async def test_four_processes_write_one_store(mcp_home: Path, tmp_path: Path) ->
                 str(tmp_path / f"{name}.jsonl"),
                 str(go),
             ],
-            env=server_env(),
+            env=server_env(mcp_home),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -7,11 +7,13 @@ and its index row; no call failed; the files and the index agree (reindex change
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pg_homes
 from mcp_harness import assert_valid, fact_files, server_env
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -32,7 +34,9 @@ def test_four_mcp_client_processes_lose_no_acknowledged_write(
     mcp_home: Path, tmp_path: Path
 ) -> None:
     outs = [tmp_path / f"client-{n}.jsonl" for n in range(CLIENTS)]
-    env = {**server_env(), "PYTHONPATH": str(CLIENT.parent)}
+    # The client imports tests/mcp's harness, which imports tests/pg_homes.py.
+    path = os.pathsep.join([str(CLIENT.parent), str(CLIENT.parent.parent)])
+    env = {**server_env(mcp_home), "PYTHONPATH": path}
     processes = [
         subprocess.Popen(
             [sys.executable, str(CLIENT), str(mcp_home), f"client-{n}"]
@@ -74,13 +78,16 @@ def test_four_mcp_client_processes_lose_no_acknowledged_write(
         result = assert_valid("remember", call["result"])
         assert result["outcome"] == "added" and result["sync"] == {"status": "completed"}
 
-    # Every acknowledged write is its file, holding its text, and its row.
+    # Every acknowledged write is its file, holding its text (on a server: in the export
+    # mirror), and its row.
     acknowledged = {c["result"]["record"]["recordId"]: c for c in calls}
     assert len(acknowledged) == len(calls)
-    for call in calls:
-        path = Path(call["result"]["absPath"])
-        assert path.is_file() and call["text"] in path.read_text(encoding="utf-8")
-    assert len(fact_files(mcp_home)) == len(calls)
+    files = {path.stem: path for path in fact_files(mcp_home)}
+    assert len(files) == len(calls)
+    for record_id, call in acknowledged.items():
+        if not pg_homes.server_mode():
+            assert Path(call["result"]["absPath"]) == files[record_id].resolve()
+        assert call["text"] in files[record_id].read_text(encoding="utf-8")
     store = open_engine(home=mcp_home, embedder_status=EmbedderStatus(None, "test"))
     try:
         with Session(store.db) as session:

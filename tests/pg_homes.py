@@ -1,0 +1,110 @@
+"""The contract suites on a PostgreSQL server: a database of its own for every home a test uses.
+
+With $GNO_TUI_TEST_PG set to a server URL (.ci/run sets it for Debian's PostgreSQL 15 by
+`pg_virtualenv`, which has no pgvector, so recall ranks in process; and for pgserver's 16 with
+pgvector by scripts/with_pgserver.py, so recall ranks inside the database), the engine, CLI and
+MCP tests run again in the server mode: every home a test opens is given a fresh database on
+that server instead of its index.sqlite, in this process (tests/conftest.py patches the
+factory's default URL) and in every console script or MCP server the test starts (the
+launchers put the home's database in the child's $GNO_TUI_DB, which is how a user points a
+process at a server). Two homes of one test get two databases, as two machines with their own
+stores would; a test that means to share one passes `--db` or $GNO_TUI_DB itself.
+
+A module of its own, not conftest.py, so that tests/mcp's harness can import it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+PG_SERVER = os.environ.get("GNO_TUI_TEST_PG")
+
+# The folders whose tests run on the server too: the contract suites.
+CONTRACT_SUITES = ("engine", "cli", "mcp")
+
+
+class HomeDatabases:
+    """One test's databases, created on first use of a home and dropped at the test's end."""
+
+    def __init__(self, server: str) -> None:
+        from sqlalchemy import create_engine, make_url
+
+        self.server = make_url(server).set(drivername="postgresql+psycopg")
+        self.admin: Engine = create_engine(self.server, isolation_level="AUTOCOMMIT")
+        self.urls: dict[Path, str] = {}
+
+    def url_for(self, home: Path) -> str:
+        key = home.resolve()
+        if key not in self.urls:
+            from sqlalchemy import text
+
+            name = "gno_test_" + uuid.uuid4().hex[:12]
+            with self.admin.connect() as connection:
+                connection.execute(text(f'CREATE DATABASE "{name}"'))
+            self.urls[key] = self.server.set(database=name).render_as_string(hide_password=False)
+        return self.urls[key]
+
+    def drop_all(self) -> None:
+        from sqlalchemy import make_url, text
+
+        with self.admin.connect() as connection:
+            for url in self.urls.values():
+                name = make_url(url).database
+                connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        self.urls.clear()
+        self.admin.dispose()
+
+
+# The running test's databases, when it runs on the server (set by tests/conftest.py).
+active: HomeDatabases | None = None
+
+
+def server_mode() -> bool:
+    """Whether the running test's homes are on the server."""
+    return active is not None
+
+
+def database_of(home: Path) -> str | None:
+    """The server database `home` uses in this test, if it has been given one."""
+    return active.urls.get(home.resolve()) if active else None
+
+
+def database_env(home: Path | None) -> dict[str, str]:
+    """What a child process needs in its environment to use `home`'s server database:
+    {"GNO_TUI_DB": url} when the test runs on the server, else nothing (the home's SQLite)."""
+    if active is None or home is None:
+        return {}
+    return {"GNO_TUI_DB": active.url_for(home)}
+
+
+def mirror_files(home: Path) -> list[Path]:
+    """The fact files a user of a server-mode `home` would look at: `export --format gno` of its
+    database, written afresh into `<home>-mirror/` at each call, sorted."""
+    from engine.facade.factory import open_engine
+    from engine.interop.transfer import export_gno
+    from engine.retrieval.embeddings import EmbedderStatus
+
+    assert active is not None, "the test does not run on a server"
+    url = active.url_for(home)
+    folder = home.parent / f"{home.name}-mirror"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    store = open_engine(home=home, db_url=url, embedder_status=EmbedderStatus(None, "no model"))
+    try:
+        export_gno(store, folder)
+    finally:
+        store.db.dispose()
+    return sorted(folder.glob("facts/*/mem-*.md"))
+
+
+def fact_files(home: Path) -> list[Path]:
+    """A home's fact files: canonical ones in the embedded mode, the export mirror on a server."""
+    if server_mode():
+        return mirror_files(home)
+    return sorted(home.glob("collections/*/facts/*/mem-*.md"))
