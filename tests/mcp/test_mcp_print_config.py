@@ -124,6 +124,7 @@ async def test_the_printed_configuration_starts_the_server(tmp_path: Path, clien
     assert index.is_file() != pg_homes.server_mode() and not (home / "index.sqlite").exists()
 
 
+@pytest.mark.embedded_mode  # no --db: the printed server opens the home's own SQLite index
 async def test_a_plain_configuration_is_propose_only_and_serves_every_scope(
     tmp_path: Path,
 ) -> None:
