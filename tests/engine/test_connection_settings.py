@@ -8,6 +8,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from engine.storage import database, sqlite_reader
 from engine.storage.sqlite_settings import WAL_AUTOCHECKPOINT_PAGES
 
@@ -19,6 +21,7 @@ def _settings(connection: sqlite3.Connection) -> dict[str, object]:
     }
 
 
+@pytest.mark.sqlite_only  # the SQLite connection's settings
 def test_the_cold_reader_opens_the_index_as_the_engine_does(tmp_path: Path) -> None:
     path = tmp_path / "index.sqlite"
     engine_connection = database.make_db_engine(database.sqlite_url(path)).raw_connection()

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pg_homes
 
 UI_ROOTS = ("textual", "rich", "screens", "gno_tui")
 
@@ -39,6 +42,7 @@ def test_engine_loads_no_ui_module(tmp_path, valid):
         text=True,
         check=False,
         timeout=60,
+        env={**os.environ, **pg_homes.database_env(tmp_path / "home")},
         cwd=Path(__file__).resolve().parents[2],
     )
     assert done.returncode == 0, done.stderr
