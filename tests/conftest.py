@@ -31,6 +31,7 @@ from engine.facade.service import MemoryService
 from engine.memory.recall import RecallRequest
 from engine.memory.remember import RememberRequest
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
+from engine.storage.sqlite_reader import INDEX_FILE
 from engine.storage.store import MemoryEngine
 
 TESTS = Path(__file__).parent
@@ -135,9 +136,15 @@ def postgres_per_home(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def server_mode_skips(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """On the server, the tests of the embedded mode's own machinery are skipped."""
+def server_mode_skips(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """On the server, the tests of the embedded mode's own machinery are skipped; every other
+    test must have run on the server: a SQLite index left in its folder means that some
+    process it started opened a home without the home's database, so it would have tested
+    the embedded mode twice."""
     if pg_homes.active is None:
+        yield
         return
     if request.node.get_closest_marker("sqlite_only"):
         pytest.skip("reads or replaces the SQLite index file itself")
@@ -148,6 +155,14 @@ def server_mode_skips(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
     if request.node.get_closest_marker("in_memory_index"):
         # It tests the in-process index itself: keep it, where the server could rank.
         monkeypatch.setenv("GNO_TUI_RETRIEVAL", "memory")
+    # Asked for here, not after the test: then it would be torn down already.
+    folder: Path | None = (
+        request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
+    )
+    yield
+    if folder is not None:
+        left = sorted(str(p.relative_to(folder)) for p in folder.rglob(INDEX_FILE))
+        assert left == [], f"a process of this test used SQLite on the server run: {left}"
 
 
 def _open(home: Path, status: EmbedderStatus) -> MemoryEngine:
