@@ -11,6 +11,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,6 @@ from engine.facade.service import MemoryService
 from engine.memory.recall import RecallRequest
 from engine.memory.remember import RememberRequest
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
-from engine.storage.sqlite_reader import INDEX_FILE
 from engine.storage.store import MemoryEngine
 
 TESTS = Path(__file__).parent
@@ -118,13 +118,23 @@ def home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def postgres_per_home(request: pytest.FixtureRequest) -> Iterator[None]:
+def postgres_per_home(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
     """Module-wide, so that a module's shared store (a module-scoped fixture, set up before
-    any of its tests) is on the server too; its databases are dropped after the module."""
-    suite = Path(str(request.path)).relative_to(TESTS).parts[0]
-    if not pg_homes.PG_SERVER or suite not in pg_homes.CONTRACT_SUITES:
+    any of its tests) is on the server too; its databases are dropped after the module.
+
+    Every test that is not skipped must have run on the server: a SQLite file written in the
+    test folders while the module ran means that some process opened a home without the
+    home's database, and tested the embedded mode a second time."""
+    path = Path(str(request.path))
+    if not pg_homes.PG_SERVER or not path.is_relative_to(TESTS):
         yield
         return
+    if path.relative_to(TESTS).parts[0] not in pg_homes.CONTRACT_SUITES:
+        yield
+        return
+    started = time.time()
     databases = pg_homes.HomeDatabases(pg_homes.PG_SERVER)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(
@@ -133,18 +143,17 @@ def postgres_per_home(request: pytest.FixtureRequest) -> Iterator[None]:
         patch.setattr(pg_homes, "active", databases)
         yield
     databases.drop_all()
+    folder = tmp_path_factory.getbasetemp()
+    written = sorted(
+        str(p.relative_to(folder)) for p in folder.rglob("*.sqlite") if p.stat().st_mtime >= started
+    )
+    assert written == [], f"SQLite used on the server run by {path.name}: {written}"
 
 
 @pytest.fixture(autouse=True)
-def server_mode_skips(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[None]:
-    """On the server, the tests of the embedded mode's own machinery are skipped; every other
-    test must have run on the server: a SQLite index left in its folder means that some
-    process it started opened a home without the home's database, so it would have tested
-    the embedded mode twice."""
+def server_mode_skips(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the server, the tests of the embedded mode's own machinery are skipped."""
     if pg_homes.active is None:
-        yield
         return
     if request.node.get_closest_marker("sqlite_only"):
         pytest.skip("reads or replaces the SQLite index file itself")
@@ -155,14 +164,6 @@ def server_mode_skips(
     if request.node.get_closest_marker("in_memory_index"):
         # It tests the in-process index itself: keep it, where the server could rank.
         monkeypatch.setenv("GNO_TUI_RETRIEVAL", "memory")
-    # Asked for here, not after the test: then it would be torn down already.
-    folder: Path | None = (
-        request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
-    )
-    yield
-    if folder is not None:
-        left = sorted(str(p.relative_to(folder)) for p in folder.rglob(INDEX_FILE))
-        assert left == [], f"a process of this test used SQLite on the server run: {left}"
 
 
 def _open(home: Path, status: EmbedderStatus) -> MemoryEngine:

@@ -30,7 +30,8 @@ CONTRACT_SUITES = ("engine", "cli", "mcp")
 
 
 class HomeDatabases:
-    """One test's databases, created on first use of a home and dropped at the test's end."""
+    """One test module's databases, each created on first use of a home (every test has homes
+    of its own, in its own tmp_path) and all dropped when the module ends."""
 
     def __init__(self, server: str) -> None:
         from sqlalchemy import create_engine, make_url
@@ -61,12 +62,12 @@ class HomeDatabases:
         self.admin.dispose()
 
 
-# The running test's databases, when it runs on the server (set by tests/conftest.py).
+# The running module's databases, when it runs on the server (set by tests/conftest.py).
 active: HomeDatabases | None = None
 
 
 def server_mode() -> bool:
-    """Whether the running test's homes are on the server."""
+    """Whether the running test's homes are on the server (all of them are, on such a run)."""
     return active is not None
 
 

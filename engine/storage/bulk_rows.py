@@ -109,7 +109,8 @@ class RowInserts:
         crash: CrashPoint = None,
     ) -> None:
         # The test hook's row points (engine/storage/crash_hook.py), in the server mode only:
-        # there the rows are the facts, and `staged:N` is the N-th row in the open transaction.
+        # there the rows are the facts, and `staged:N` fires once the batch holding the N-th
+        # row is inserted in the open transaction.
         self._crash = None if engine.files_canonical else crash
         self._connection = engine.db.connect()
         self._cache_before = _widen_page_cache(self._connection)

@@ -1,7 +1,8 @@
 """The bulk write's test-only crash hook: `GNO_TUI_TEST_CRASH_BULK_WRITE=stage:count` makes the
 writing process SIGKILL itself at that point of the write phase (staged:N after N files are
 staged, committed after the commit, published:N once N files are in place; in the server
-mode, which has no files, staged:N once N rows are in the open transaction), so the tests can
+mode, which has no files, staged:N once the batch of rows holding the N-th is inserted in the
+open transaction, and committed after its commit), so the tests can
 kill an import at an exact instant. Unset, it does nothing; only tests set it."""
 
 from __future__ import annotations

@@ -102,13 +102,18 @@ def test_an_import_killed_while_it_moves_files_into_a_folder_in_use_is_all_or_no
     assert "The office plant is a ficus" in probe.file_texts()
 
 
-@pytest.mark.embedded_mode  # fact files written by a child process
-@pytest.mark.parametrize("point", ["staged:1250", f"staged:{CHILD_MIN_FILES}", "published:1250"])
+# staged:1000: on a server, between the transaction's first batch of rows and its second.
+@pytest.mark.parametrize(
+    "point", ["staged:1000", "staged:1250", f"staged:{CHILD_MIN_FILES}", "published:1250"]
+)
 def test_a_large_import_killed_while_a_child_writes_its_files_is_all_or_nothing(
     cli, probe, tmp_path, point
 ):
     # As many items as make the import stage its files in a child process
     # (engine/storage/file_stager.py): killed, the parent leaves the child's files staged only.
+    # On a server (no files): killed with more than one batch of rows in its transaction.
+    if probe.server_mode and point.startswith("published"):
+        pytest.skip("the server mode writes no files to publish: its rows are the facts")
     count = CHILD_MIN_FILES
     assert cli("collection", "list", "--json").returncode == 0
     path = write_items(tmp_path / "items.jsonl", count)

@@ -193,34 +193,45 @@ def test_an_unwritable_collection_root_leaves_no_collection(cli, tmp_path, home)
     assert cli.here("collection", "add", "work", "--json").returncode == 0
 
 
-@pytest.mark.embedded_mode  # the home's own files as targets
-def test_export_refuses_bad_or_canonical_targets(cli, tmp_path, home):
-    cli.here("remember", "Exported fact", "--scope", "s", "--add")
-    config = home / "collections.yaml"
-    config_before = config.read_bytes()
-    root = home / "collections" / "memory"
-    files_before = sorted(p for p in root.rglob("*") if p.is_file())
-    targets = {
-        "missing folder": tmp_path / "no" / "such" / "out.jsonl",
-        "a folder": tmp_path,
-        "collections.yaml": config,
-        "in a collection root": root / "facts" / "export.jsonl",
-        "the index": home / "index.sqlite",
-    }
+def _export_refused(cli, targets: dict[str, Path]) -> None:
     for what, target in targets.items():
         for fmt in ("jsonl", "ob1"):
             done = cli.here("export", "--format", fmt, "--output", str(target), "--json")
             assert done.returncode == 1, (what, done.stdout, done.stderr)
             assert _code(done.doc) == "MEMORY_USAGE_INVALID", (what, done.doc)
             assert "--output" in done.error["message"]
+
+
+def test_export_refuses_a_missing_folder_or_a_folder(cli, tmp_path):
+    cli.here("remember", "Exported fact", "--scope", "s", "--add")
+    _export_refused(
+        cli, {"missing folder": tmp_path / "no" / "such" / "out.jsonl", "a folder": tmp_path}
+    )
+    # An ordinary target still works.
+    done = cli.here("export", "--output", str(tmp_path / "out.jsonl"), "--json")
+    assert done.returncode == 0 and "Exported fact" in (tmp_path / "out.jsonl").read_text("utf-8")
+
+
+@pytest.mark.embedded_mode  # the home's own files as targets
+def test_export_refuses_the_homes_own_files(cli, tmp_path, home):
+    cli.here("remember", "Exported fact", "--scope", "s", "--add")
+    config = home / "collections.yaml"
+    config_before = config.read_bytes()
+    root = home / "collections" / "memory"
+    files_before = sorted(p for p in root.rglob("*") if p.is_file())
+    _export_refused(
+        cli,
+        {
+            "collections.yaml": config,
+            "in a collection root": root / "facts" / "export.jsonl",
+            "the index": home / "index.sqlite",
+        },
+    )
     for target in (root, root / "facts", config):
         done = cli.here("export", "--format", "gno", "--output", str(target), "--json")
         assert _code(done.doc) == "MEMORY_USAGE_INVALID", (target, done.doc)
     assert config.read_bytes() == config_before
     assert sorted(p for p in root.rglob("*") if p.is_file()) == files_before
-    # An ordinary target still works.
-    done = cli.here("export", "--output", str(tmp_path / "out.jsonl"), "--json")
-    assert done.returncode == 0 and (tmp_path / "out.jsonl").read_text(encoding="utf-8")
 
 
 # -- 12: the database -----------------------------------------------------------------------------

@@ -76,6 +76,8 @@ def test_a_writer_killed_between_file_and_row_does_not_fork_the_chain(cli, prepa
             },
         },
     )
+    # Killed: embedded, its file is written and its row is not; on a server, nothing is.
+    assert probe.state() == ((1, 1) if probe.server_mode else (2, 1))
     second = cli(
         "remember",
         "Alice lives in Berlin",
@@ -206,8 +208,11 @@ WRITER = textwrap.dedent(
 )
 
 
-def test_two_homes_on_one_index_never_give_a_key_two_heads(tmp_path, make_client):
-    url = f"sqlite:///{tmp_path / 'shared.sqlite'}"
+def test_two_homes_on_one_index_never_give_a_key_two_heads(tmp_path, make_probe):
+    # One database both homes name: a SQLite file, or on a server run a database there.
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    url = pg_homes.database_env(shared).get("GNO_TUI_DB", f"sqlite:///{shared / 'index.sqlite'}")
     homes = [tmp_path / "one", tmp_path / "two"]
     for home in homes:  # create the schema first, one home at a time
         from engine.facade.factory import open_engine
@@ -230,13 +235,10 @@ def test_two_homes_on_one_index_never_give_a_key_two_heads(tmp_path, make_client
         out, err = writer.communicate(timeout=120)
         assert writer.returncode == 0, err
         outcomes.append(json.loads(out))
-    import sqlite3
-
-    with sqlite3.connect(tmp_path / "shared.sqlite") as db:
-        heads = db.execute(
-            "SELECT kv_key, count(*) FROM facts WHERE kv_key IS NOT NULL "
-            "AND superseded_by IS NULL GROUP BY kv_key"
-        ).fetchall()
+    heads = make_probe(shared).query(
+        "SELECT kv_key, count(*) FROM facts WHERE kv_key IS NOT NULL "
+        "AND superseded_by IS NULL GROUP BY kv_key"
+    )
     assert sorted(heads) == sorted((f"k{i}", 1) for i in range(40))
     for first, second in zip(*outcomes, strict=True):
         assert "ok" in (first, second)

@@ -33,8 +33,9 @@ class Launch:
 
 
 def print_config(*args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """`gno-tui [--home H] <args>` with the normal environment, no GNO_TUI_* variable set."""
-    env = server_env()
+    """`gno-tui [--home H] <args>` with the normal environment, no GNO_TUI_* variable set but,
+    on a server run, the home's $GNO_TUI_DB (as a user of a server would have it)."""
+    env = server_env(home)
     env.pop("GNO_TUI_MODEL")  # the printed config is the documented one: the bundled model
     argv = [str(CONSOLE_SCRIPT), *(["--home", str(home)] if home else []), *args]
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, check=False)
@@ -124,7 +125,6 @@ async def test_the_printed_configuration_starts_the_server(tmp_path: Path, clien
     assert index.is_file() != pg_homes.server_mode() and not (home / "index.sqlite").exists()
 
 
-@pytest.mark.embedded_mode  # no --db: the printed server opens the home's own SQLite index
 async def test_a_plain_configuration_is_propose_only_and_serves_every_scope(
     tmp_path: Path,
 ) -> None:
@@ -133,8 +133,10 @@ async def test_a_plain_configuration_is_propose_only_and_serves_every_scope(
     assert printed.returncode == 0, printed.stderr
     assert "propose-only" in printed.stderr and "EVERY scope" in printed.stderr
     launch = parse("json", printed.stdout)
-    assert launch.args == ["--home", str(home.resolve()), "mcp"] and launch.env == {}
-    params = StdioServerParameters(command=launch.command, args=launch.args)
+    # No database named: none printed (on a server run, the shell's $GNO_TUI_DB is carried).
+    assert launch.args == ["--home", str(home.resolve()), "mcp"]
+    assert launch.env == pg_homes.database_env(home)
+    params = StdioServerParameters(command=launch.command, args=launch.args, env=launch.env)
     async with (
         stdio_client(params) as (read, write),
         ClientSession(read, write, read_timeout_seconds=60) as session,
