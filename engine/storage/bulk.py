@@ -188,8 +188,9 @@ def _add_many(
         planned: list[PlannedFact] = []
         # The rows' inserts start with the first batch planned (engine/storage/bulk_rows.py),
         # the files' staging with the first fact (engine/storage/bulk_staging.py).
-        inserts = _Feed(engine, crash)
+        # The crash hook's `staged` points count files where there are files, else rows.
         files = StagedFiles(engine, len(checked), crash) if engine.files_canonical else None
+        inserts = _Feed(engine, crash if files is None else None)
         try:
             _plan(engine, checked, seen, taken, known, roots, planned, report, inserts, files,
                   progress)  # fmt: skip

@@ -108,10 +108,10 @@ class RowInserts:
         *,
         crash: CrashPoint = None,
     ) -> None:
-        # The test hook's row points (engine/storage/crash_hook.py), in the server mode only:
-        # there the rows are the facts, and `staged:N` fires once the batch holding the N-th
-        # row is inserted in the open transaction.
-        self._crash = None if engine.files_canonical else crash
+        # The test hook's row points (engine/storage/crash_hook.py): `staged:N` fires once the
+        # batch holding the N-th row is inserted in the open transaction. Given in the server
+        # mode only (engine/storage/bulk.py), where the rows are the facts.
+        self._crash = crash
         self._connection = engine.db.connect()
         self._cache_before = _widen_page_cache(self._connection)
         # The file to checkpoint after the commit (None: not SQLite, or not a plain file).

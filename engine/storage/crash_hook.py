@@ -2,8 +2,8 @@
 writing process SIGKILL itself at that point of the write phase (staged:N after N files are
 staged, committed after the commit, published:N once N files are in place; in the server
 mode, which has no files, staged:N once the batch of rows holding the N-th is inserted in the
-open transaction, and committed after its commit), so the tests can
-kill an import at an exact instant. Unset, it does nothing; only tests set it."""
+open transaction, and committed after its commit), so the tests can kill an import at an
+exact instant. Unset, it does nothing; only tests set it."""
 
 from __future__ import annotations
 
