@@ -13,6 +13,7 @@ from typing import NoReturn
 from gno_tui import __version__
 from gno_tui.cli_io import emit_json
 from gno_tui.cli_memory import add_memory
+from gno_tui.cli_server import add_server_commands
 
 POLICIES = ("local_only", "lan", "remote")
 
@@ -97,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the last recall's --json output or its receipt (fences replays)",
     )
     remember.add_argument("--derived-from", metavar="URI", help="the text was derived from this")
+    remember.add_argument(
+        "--request-id",
+        metavar="ID",
+        help="your id for this write: sent again, it answers the first result and writes "
+        "nothing more (`gno-tui request show ID`)",
+    )
     _common(remember, collection=True, identity=True)
 
     recall = commands.add_parser(
@@ -290,6 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
         "JSON), with this machine's paths and the flags given here; starts nothing",
     )
     add_memory(commands, formatter=_formatter, common=_common)
+    add_server_commands(commands, formatter=_formatter, common=_common)
     return parser
 
 

@@ -41,6 +41,24 @@ def cmd_export(args: argparse.Namespace) -> int:
     return run_export(args)
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from gno_tui.cli_server import cmd_serve as serve
+
+    return serve(args)
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    from gno_tui.cli_server import cmd_token as token
+
+    return token(args)
+
+
+def cmd_request(args: argparse.Namespace) -> int:
+    from gno_tui.cli_server import cmd_request as request
+
+    return request(args)
+
+
 def run(args: argparse.Namespace) -> int:
     check_text_arguments(args)
     if args.command is None:
@@ -58,6 +76,9 @@ def run(args: argparse.Namespace) -> int:
         "import": cmd_import,
         "export": cmd_export,
         "memory": cmd_memory,
+        "serve": cmd_serve,
+        "token": cmd_token,
+        "request": cmd_request,
     }[args.command]
     return handler(args)
 
@@ -82,6 +103,12 @@ def _decision(args: argparse.Namespace) -> tuple[str | None, str | None]:
             "--supersede and --predecessor name different facts; pass one.",
         )
     return implied or args.decision, args.supersede or args.predecessor
+
+
+# Arguments that do not make a remember a different write (a retry may change them).
+_NOT_THE_WRITE = frozenset(
+    {"json", "request_id", "home", "db", "model", "demo", "command", "session", "caller"}
+)
 
 
 def cmd_remember(args: argparse.Namespace) -> int:
@@ -111,11 +138,21 @@ def cmd_remember(args: argparse.Namespace) -> int:
         derived_from=args.derived_from,
     )
     # A propose writes nothing: the read path (no ORM on a sound SQLite home) serves it.
-    result = (
-        open_recall(args).propose(request)
-        if decision in (None, "propose")
-        else open_store(args).remember(request)
-    )
+    if args.request_id is not None and decision not in (None, "propose"):
+        store = open_store(args)
+        body = {key: value for key, value in vars(args).items() if key not in _NOT_THE_WRITE}
+        body["text"], body["receipt"] = text, request.receipt
+        result, _ = store.access.once(
+            caller=default_caller(args.caller),
+            request_id=args.request_id,
+            verb="remember",
+            body=body,
+            run=lambda: store.remember(request),
+        )
+    elif decision in (None, "propose"):
+        result = open_recall(args).propose(request)
+    else:
+        result = open_store(args).remember(request)
     if args.json:
         emit_json(result)
     else:

@@ -41,6 +41,7 @@ class ToolCall:
     # The scopes the server is bound to (--allow-scope), normalised; None: every scope. The
     # server has already refused a call naming another scope (Tool.named_scopes).
     allowed_scopes: frozenset[str] | None = None
+    origin: str = "mcp"  # the surface, as a held proposal records it ("mcp", "http")
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,11 @@ class Tool:
         """Whether this tool's writes wait for a person's review."""
         return self.gated and not enable_write
 
+    def groups_with(self, arguments: dict[str, Any]) -> bool:
+        """Whether this call may share a group commit: a write with a requestId runs alone,
+        for its record is written under the lock, beside the group's transaction."""
+        return self.groups and "requestId" not in arguments
+
     def writes_now(self, arguments: dict[str, Any], *, enable_write: bool) -> bool:
         """Whether this call changes the store: then it runs on the server's one writer
         thread (a held proposal or a propose does not)."""
@@ -122,10 +128,21 @@ class Tool:
 
 
 def _gno_remember(call: ToolCall) -> dict[str, Any]:
-    request = remember_request(call.arguments, caller=call.caller, session=call.session)
+    arguments = dict(call.arguments)
+    request_id = arguments.pop("requestId", None)
+    request = remember_request(arguments, caller=call.caller, session=call.session)
     if call.allowed_scopes is not None and request.predecessor:
         _require_visible_predecessor(call.service, request.predecessor, call.allowed_scopes)
-    return call.service.remember(request, hold_writes=call.hold_writes, origin="mcp")
+
+    def run() -> dict[str, Any]:
+        return call.service.remember(request, hold_writes=call.hold_writes, origin=call.origin)
+
+    if request_id is None:
+        return run()
+    result, _ = call.service.access.once(
+        caller=call.caller, request_id=request_id, verb="remember", body=arguments, run=run
+    )
+    return result
 
 
 def _gno_remember_ahead(call: ToolCall) -> None:
@@ -156,7 +173,7 @@ def _gno_recall(call: ToolCall) -> dict[str, Any]:
 def _memory_remember(call: ToolCall) -> dict[str, Any]:
     if call.hold_writes:  # a propose-only server: queued for a person, nothing written
         return call.service.keyed.propose(
-            call.arguments, caller=call.caller, session=call.session, origin="mcp"
+            call.arguments, caller=call.caller, session=call.session, origin=call.origin
         )
     return call.service.keyed.remember(call.arguments, caller=call.caller, session=call.session)
 

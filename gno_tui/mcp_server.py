@@ -39,6 +39,7 @@ import unicodedata
 import uuid
 import weakref
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
@@ -149,6 +150,16 @@ def bind_scopes(scopes: Iterable[str] | None) -> frozenset[str] | None:
     return frozenset(bound)
 
 
+@dataclass(frozen=True)
+class McpAccess:
+    """Who a request is and what it may reach: fixed per stdio server, per token over HTTP."""
+
+    caller: str
+    allowed_scopes: frozenset[str] | None  # None: every scope
+    enable_write: bool
+    origin: str = "mcp"  # as a held proposal records the surface
+
+
 def error_result(failure: MemoryFailure) -> types.CallToolResult:
     document = failure.to_json()
     return types.CallToolResult(
@@ -176,12 +187,14 @@ class GnoMcp:
         enable_write: bool = False,
         session_id: str | None = None,
         allowed_scopes: Iterable[str] | None = None,
+        instructions: str | None = None,
+        subscriptions: bool = True,
     ) -> None:
         self.service = service
         self.enable_write = enable_write
         self.session_id = session_id or new_session_id()
         self.allowed_scopes = bind_scopes(allowed_scopes)
-        self._writes = WriteLane(service)
+        self.writes = WriteLane(service)
         # resources/subscribe (and 2026's subscriptions/listen): re-read in the bound scopes.
         self.subscriptions = ResourceSubscriptions(service, self.read_uri)
         # The caller of each handshake connection, fixed at its initialize. On the 2026
@@ -199,7 +212,8 @@ class GnoMcp:
             "gno-tui",
             version=__version__,
             title="gno-tui memory",
-            instructions=INSTRUCTIONS.format(
+            instructions=instructions
+            or INSTRUCTIONS.format(
                 mode=mode,
                 scopes=self.scope_sentence(),
                 template=FACT_TEMPLATE,
@@ -210,9 +224,11 @@ class GnoMcp:
             on_list_resources=self.list_resources,
             on_list_resource_templates=self.list_resource_templates,
             on_read_resource=self.read_resource,
-            on_subscribe_resource=self.subscriptions.subscribe,
-            on_unsubscribe_resource=self.subscriptions.unsubscribe,
-            on_subscriptions_listen=self.subscriptions.listen,
+            # Subscriptions re-read a resource in the server's scopes, so only a server
+            # whose scopes are fixed (stdio) offers them.
+            on_subscribe_resource=self.subscriptions.subscribe if subscriptions else None,
+            on_unsubscribe_resource=self.subscriptions.unsubscribe if subscriptions else None,
+            on_subscriptions_listen=self.subscriptions.listen if subscriptions else None,
         )
         self.server.middleware.append(self._fix_identity)
 
@@ -263,31 +279,29 @@ class GnoMcp:
             caller = self._callers[connection] = caller_for_name(_session_client_name(ctx))
         return caller
 
+    def access_for(self, ctx: ServerRequestContext[Any, Any]) -> McpAccess:
+        """The request's caller and reach; a server over HTTP takes them from the token."""
+        return McpAccess(self.caller_for(ctx), self.allowed_scopes, self.enable_write)
+
     # -- scopes -----------------------------------------------------------------------------
 
-    def check_scopes(self, tool: str, named: list[Any]) -> None:
+    def check_scopes(
+        self, tool: str, named: list[Any], allowed: frozenset[str] | None = None
+    ) -> None:
         """Refuse a call naming a scope outside the bound ones (normalised as the engine
         does; a malformed scope gets the engine's own code)."""
-        if self.allowed_scopes is None:
-            return
-        outside = [scope for scope in normalize_scopes(named) if scope not in self.allowed_scopes]
-        if outside:
-            raise MemoryFailure(
-                "MEMORY_SCOPE_FORBIDDEN",
-                f"{tool} names the scope(s) {', '.join(outside)}, outside the scopes this "
-                f"server is bound to ({', '.join(sorted(self.allowed_scopes))}). Name only "
-                "those; the person running gno-tui chooses them with `mcp --allow-scope`.",
-            )
+        check_bound_scopes(tool, named, self.allowed_scopes if allowed is None else allowed)
 
     # -- tools ------------------------------------------------------------------------------
 
-    def tools(self) -> list[types.Tool]:
-        return [tool.listing(enable_write=self.enable_write) for tool in TOOLS]
+    def tools(self, enable_write: bool | None = None) -> list[types.Tool]:
+        write = self.enable_write if enable_write is None else enable_write
+        return [tool.listing(enable_write=write) for tool in TOOLS]
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self.tools())
+        return types.ListToolsResult(tools=self.tools(self.access_for(ctx).enable_write))
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -298,7 +312,7 @@ class GnoMcp:
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool {params.name!r}; this server has {tool_names()}.",
             )
-        caller = self.caller_for(ctx)
+        access = self.access_for(ctx)
         try:
             arguments = params.arguments or {}
             if (where := first_invalid_text(arguments)) is not None:
@@ -311,19 +325,24 @@ class GnoMcp:
                 raise text_invalid(where)
             if tool.checked:
                 arguments = check_arguments(tool.name, tool.input_schema, arguments)
-            self.check_scopes(tool.name, tool.named_scopes(self.service, arguments))
+            check_bound_scopes(
+                tool.name, tool.named_scopes(self.service, arguments), access.allowed_scopes
+            )
             call = ToolCall(
                 service=self.service,
                 arguments=arguments,
-                caller=caller,
+                caller=access.caller,
                 session=self.session_id,
-                hold_writes=tool.holds_writes(enable_write=self.enable_write),
-                allowed_scopes=self.allowed_scopes,
+                hold_writes=tool.holds_writes(enable_write=access.enable_write),
+                allowed_scopes=access.allowed_scopes,
+                origin=access.origin,
             )
-            if tool.writes_now(arguments, enable_write=self.enable_write):
+            if tool.writes_now(arguments, enable_write=access.enable_write):
                 ahead = None if tool.ahead is None else functools.partial(tool.ahead, call)
-                result = await self._writes.run(
-                    functools.partial(tool.handler, call), groups=tool.groups, ahead=ahead
+                result = await self.writes.run(
+                    functools.partial(tool.handler, call),
+                    groups=tool.groups_with(arguments),
+                    ahead=ahead,
                 )
             else:
                 result = await self._blocking(tool.handler, call)
@@ -395,7 +414,8 @@ class GnoMcp:
             )
         shown = uri if len(uri) <= 300 else uri[:300] + "..."
         try:
-            text, mime = await self._blocking(self.read_uri, uri)
+            scopes = self.access_for(ctx).allowed_scopes
+            text, mime = await self._blocking(self.read_uri, uri, scopes)
         except MemoryFailure as failure:
             raise MCPError(
                 code=types.INVALID_PARAMS,
@@ -413,10 +433,11 @@ class GnoMcp:
             contents=[types.TextResourceContents(uri=uri, text=text, mime_type=mime)]
         )
 
-    def read_uri(self, uri: str) -> tuple[str, str]:
+    def read_uri(self, uri: str, scopes: frozenset[str] | None = None) -> tuple[str, str]:
         """The text and MIME type of a resource as a recall in the bound scopes would see it
         (blocking: runs in a worker thread)."""
-        return self.service.facts.read_resource(uri, scopes=self.allowed_scopes)
+        bound = self.allowed_scopes if scopes is None else scopes
+        return self.service.facts.read_resource(uri, scopes=bound)
 
     # -- running ----------------------------------------------------------------------------
 
@@ -430,6 +451,20 @@ class GnoMcp:
                     receive, write_stream, self.server.create_initialization_options()
                 )
                 group.cancel_scope.cancel()
+
+
+def check_bound_scopes(tool: str, named: list[Any], allowed: frozenset[str] | None) -> None:
+    """Refuse a call naming a scope outside `allowed` (None: every scope is served)."""
+    if allowed is None:
+        return
+    outside = [scope for scope in normalize_scopes(named) if scope not in allowed]
+    if outside:
+        raise MemoryFailure(
+            "MEMORY_SCOPE_FORBIDDEN",
+            f"{tool} names the scope(s) {', '.join(outside)}, outside the scopes this "
+            f"caller is bound to ({', '.join(sorted(allowed))}). Name only those; the person "
+            "running gno-tui chooses them (`mcp --allow-scope`, or the token's --scope).",
+        )
 
 
 def serve(

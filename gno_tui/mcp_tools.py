@@ -115,6 +115,14 @@ REMEMBER_INPUT: dict[str, Any] = {
             "that fact instead.",
         },
         "collection": _COLLECTION,
+        "requestId": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128,
+            "description": "Optional: your id for this write (a UUID), to retry it safely. "
+            "The same id again answers the first result without writing twice; the same id "
+            "with a different request is MEMORY_REQUEST_CONFLICT.",
+        },
     },
 }
 
@@ -222,12 +230,14 @@ _ARGUMENT_CODES = {
     "scopes": "MEMORY_SCOPES_INVALID",
     "decision": "MEMORY_DECISION_INVALID",
     "predecessor": "MEMORY_DECISION_INVALID",
+    "predecessorUri": "MEMORY_DECISION_INVALID",
     "predecessorHash": "MEMORY_DECISION_INVALID",
     "receipt": "MEMORY_RECEIPT_INVALID",
     "maxFacts": "MEMORY_BUDGET_INVALID",
     "maxTokens": "MEMORY_BUDGET_INVALID",
     "egress": "MEMORY_POLICY_INVALID",
     "collection": "MEMORY_COLLECTION_NOT_FOUND",
+    "requestId": "MEMORY_REQUEST_INVALID",
 }
 _JSON_TYPES = {
     bool: "boolean",

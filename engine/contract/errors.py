@@ -9,6 +9,7 @@ CONFLICT_CODES = frozenset(
         "MEMORY_WRITE_LEASE_BUSY",
         "MEMORY_KEY_EXISTS",
         "MEMORY_REVISION_CONFLICT",
+        "MEMORY_REQUEST_CONFLICT",
     }
 )
 # Codes that mean the store, not the caller's input, is at fault.
@@ -68,6 +69,16 @@ ERROR_CODES = frozenset(
         "MEMORY_TEXT_INVALID",
         # A call naming a scope outside those an MCP server was bound to (`--allow-scope`).
         "MEMORY_SCOPE_FORBIDDEN",
+        # Writes sent with a requestId (engine/access/write_requests.py).
+        "MEMORY_REQUEST_CONFLICT",
+        "MEMORY_REQUEST_NOT_FOUND",
+        # The network server (gno_tui/http): no or unknown token, a grant the token lacks, a
+        # Host or Origin a loopback server does not serve, a body too large or too slow.
+        "MEMORY_AUTH_REQUIRED",
+        "MEMORY_GRANT_MISSING",
+        "MEMORY_ORIGIN_FORBIDDEN",
+        "MEMORY_REQUEST_TOO_LARGE",
+        "MEMORY_REQUEST_TIMEOUT",
     }
 )
 

@@ -35,6 +35,7 @@ SCHEMA_FILES = {
     "keyed_recall": "keyed-memory-recall-response.schema.json",
     "keyed_search": "keyed-memory-search-response.schema.json",
     "keyed_history": "keyed-memory-history-response.schema.json",
+    "request_status": "http-request-status.schema.json",
 }
 COMPILED_DIR = Path(__file__).parent / "compiled"
 # The schemas whose validators are kept compiled: the results of the contract's verbs, which a

@@ -29,6 +29,8 @@ from engine.contract.normalize import (
 )
 
 if TYPE_CHECKING:
+    from engine.access.tokens import Grant, TokenInfo
+    from engine.access.write_requests import RequestRecord
     from engine.contract.validation import load_schema, schema_errors
     from engine.curation.calibration import ThresholdCheck
     from engine.curation.chain_edits import ChainEdit
@@ -94,6 +96,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "FactPage": ("engine.memory.browse", "FactPage"),
     "FactQuery": ("engine.facade.facts", "FactQuery"),
     "FactRecord": ("engine.storage.tables", "FactRow"),
+    "Grant": ("engine.access.tokens", "Grant"),
+    "RequestRecord": ("engine.access.write_requests", "RequestRecord"),
+    "TokenInfo": ("engine.access.tokens", "TokenInfo"),
     "FenceExposure": ("engine.memory.receipts", "FenceExposure"),
     "FenceNearMiss": ("engine.memory.receipts", "FenceNearMiss"),
     "ImportReport": ("engine.interop.transfer", "ImportReport"),
@@ -168,6 +173,7 @@ __all__ = [
     "FactRecord",
     "FenceExposure",
     "FenceNearMiss",
+    "Grant",
     "ImportReport",
     "ImportRequest",
     "LabelSummary",
@@ -182,9 +188,11 @@ __all__ = [
     "ReceiptCheck",
     "Redone",
     "RememberRequest",
+    "RequestRecord",
     "ReviewQueue",
     "ScoreParts",
     "ThresholdCheck",
+    "TokenInfo",
     "Undone",
     "WhyNot",
     "check_json_depth",

@@ -2,8 +2,9 @@
 
 It owns a home's MemoryEngine (storage) and offers the contract's verbs (remember, recall,
 reindex, collections) directly, and the rest by domain: `facts` (browsing), `curation`,
-`receipts`, `keyed`, `interop`. Surfaces import engine.facade and nothing else of the engine
-(a test scans their imports), so a verb added for one surface is added here, once."""
+`receipts`, `keyed`, `interop`, `access` (tokens, writes done once). Surfaces import
+engine.facade and nothing else of the engine (a test scans their imports), so a verb added for
+one surface is added here, once."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from engine.contract.normalize import check_utf8
 from engine.facade.factory import EngineOptions, open_engine, open_recall_store
 
 if TYPE_CHECKING:
+    from engine.facade.access import AccessApi
     from engine.facade.curation import CurationApi
     from engine.facade.facts import FactsApi
     from engine.facade.interop import InteropApi
@@ -76,6 +78,12 @@ class MemoryService:
         from engine.facade.keyed import KeyedApi
 
         return KeyedApi(self.engine)
+
+    @cached_property
+    def access(self) -> AccessApi:
+        from engine.facade.access import AccessApi
+
+        return AccessApi(self.engine)
 
     @cached_property
     def interop(self) -> InteropApi:

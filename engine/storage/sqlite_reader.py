@@ -46,7 +46,7 @@ from engine.storage.sqlite_settings import SQLITE_BUSY_TIMEOUT_MS, WAL_AUTOCHECK
 
 # Names the full engine defines in modules that load SQLAlchemy (engine/storage/schema.py,
 # journal.py, bulk.py); tests/engine/test_read_path_open.py holds them equal.
-SCHEMA_HEAD = "0002_generation_notify"
+SCHEMA_HEAD = "0003_tokens_requests"
 JOURNAL_FOLDER = ".inflight"
 STAGING_PREFIX = ".import-"
 INDEX_FILE = "index.sqlite"

@@ -217,3 +217,36 @@ class FactChangeRow(SQLModel, table=True):
         ),
     )
     record_id: str = Field(sa_column=Column(String(64), nullable=False))
+
+
+class ApiTokenRow(SQLModel, table=True):
+    """A bearer token of `gno-tui serve`: its principal and grants. Only the token's SHA-256
+    digest is stored; the token itself is shown once, when it is made (engine/access)."""
+
+    __tablename__ = "api_tokens"
+
+    id: str = Field(primary_key=True)
+    name: str = Field(index=True)
+    digest: str = Field(sa_column=Column(String(64), unique=True, nullable=False))
+    scopes: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    namespaces: list[str] = Field(sa_column=Column(JSON, nullable=False))
+    can_write: bool = False
+    can_curate: bool = False
+    created_at: datetime | None = _utc_column(nullable=False)
+    created_by: str
+    revoked_at: datetime | None = _utc_column()
+    revoked_by: str | None = None
+
+
+class WriteRequestRow(SQLModel, table=True):
+    """A write sent with a `requestId`: done at most once per caller. The digest is of the
+    request as received; the result is what the first attempt answered (engine/access)."""
+
+    __tablename__ = "write_requests"
+
+    caller: str = Field(primary_key=True)
+    request_id: str = Field(primary_key=True)
+    verb: str
+    body_digest: str = Field(sa_column=Column(String(64), nullable=False))
+    result: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    created_at: datetime | None = _utc_column(nullable=False, index=True)

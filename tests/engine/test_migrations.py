@@ -36,7 +36,7 @@ def test_head_is_the_newest_shipped_revision() -> None:
 
     script = ScriptDirectory.from_config(schema._config())
     assert script.get_heads() == [schema.HEAD]
-    assert schema.known_revisions() == {"0001_baseline", schema.HEAD}
+    assert schema.known_revisions() == {"0001_baseline", "0002_generation_notify", schema.HEAD}
 
 
 def test_a_new_store_is_at_head(open_store: scenarios.Open) -> None:

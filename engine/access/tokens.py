@@ -1,0 +1,207 @@
+"""Bearer tokens: made once, stored as digests, checked on every request, revoked at once.
+
+A token is 256 random bits (`gno_` + URL-safe base64); only its SHA-256 is stored, so the
+database, a backup or a log of it never holds a usable secret. A slow hash buys nothing for a
+random 256-bit secret. Every check reads the row again (no cache): a revocation made by any
+process is refused by every server at its next request."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import check_utf8, normalize_scopes
+from engine.keyed.requests import namespace_scope
+from engine.storage import tables
+from engine.storage.store import MemoryEngine
+
+TOKEN_PREFIX = "gno_"
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+PRINCIPAL_PREFIX = "http:"
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What one token may do. `scopes` bound every read and write of the gno and OB1 routes
+    (as `mcp --allow-scope` binds an MCP server); `namespaces` are the keyed API's."""
+
+    token_id: str
+    name: str
+    scopes: tuple[str, ...]
+    namespaces: tuple[str, ...]
+    can_write: bool
+    can_curate: bool
+
+    @property
+    def caller(self) -> str:
+        """Who the store records as the writer of this token's facts."""
+        return PRINCIPAL_PREFIX + self.name
+
+    @property
+    def keyed_scopes(self) -> tuple[str, ...]:
+        return tuple(namespace_scope(namespace)[1] for namespace in self.namespaces)
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """A token as `token list` shows it: never the token, never its digest."""
+
+    id: str
+    name: str
+    scopes: list[str]
+    namespaces: list[str]
+    can_write: bool
+    can_curate: bool
+    created_at: str
+    created_by: str
+    revoked_at: str | None
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def check_name(name: str) -> str:
+    check_utf8(name, "The token name")
+    if not _NAME.match(name):
+        raise MemoryFailure(
+            "MEMORY_REQUEST_INVALID",
+            f"The token name {name[:80]!r} is not a name: use 1 to 64 lowercase letters, "
+            "digits, '.', '_' or '-', starting with a letter or digit (e.g. ci-bot).",
+        )
+    return name
+
+
+def _namespaces(given: Iterable[str]) -> list[str]:
+    found: list[str] = []
+    for namespace in given:
+        name = namespace_scope(check_utf8(namespace, "The namespace"))[0]
+        if name not in found:
+            found.append(name)
+    return sorted(found)
+
+
+def create(
+    engine: MemoryEngine,
+    name: str,
+    *,
+    scopes: Iterable[str],
+    namespaces: Iterable[str] = (),
+    can_write: bool = False,
+    can_curate: bool = False,
+    actor: str,
+) -> tuple[str, TokenInfo]:
+    """A new token for `name` (the token, shown once, and what was stored). A name may hold
+    one live token at a time: revoke the old one to replace it."""
+    check_name(name)
+    given = list(scopes)
+    bound = normalize_scopes(given) if given else []
+    keyed = _namespaces(namespaces)
+    if not bound and not keyed:
+        raise MemoryFailure(
+            "MEMORY_SCOPES_REQUIRED",
+            "A token needs at least one --scope (facts it may read and write) or --namespace "
+            "(keyed memories), e.g. `gno-tui token create ci-bot --scope project:gno`.",
+        )
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
+        live = session.scalars(
+            select(tables.ApiTokenRow)
+            .where(tables.ApiTokenRow.name == name)  # type: ignore[arg-type]
+            .where(tables.ApiTokenRow.revoked_at.is_(None))  # type: ignore[union-attr]
+        ).first()
+        if live is not None:
+            raise MemoryFailure(
+                "MEMORY_KEY_EXISTS",
+                f"The token name {name!r} already has a live token (id {live.id}). Revoke it "
+                f"first (`gno-tui token revoke {name}`) or choose another name.",
+            )
+        row = tables.ApiTokenRow(
+            id=secrets.token_hex(6),
+            name=name,
+            digest=digest(token),
+            scopes=bound,
+            namespaces=keyed,
+            can_write=can_write,
+            can_curate=can_curate,
+            created_at=engine.now(),
+            created_by=actor,
+        )
+        session.add(row)
+        session.commit()
+        return token, _info(row)
+
+
+def verify(engine: MemoryEngine, token: str) -> Grant | None:
+    """The grant of a live token; None for an unknown or revoked one."""
+    if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
+        return None
+    with Session(engine.db) as session:
+        row = session.scalars(
+            select(tables.ApiTokenRow).where(tables.ApiTokenRow.digest == digest(token))  # type: ignore[arg-type]
+        ).first()
+        if row is None or row.revoked_at is not None:
+            return None
+        return Grant(
+            token_id=row.id,
+            name=row.name,
+            scopes=tuple(row.scopes),
+            namespaces=tuple(row.namespaces),
+            can_write=row.can_write,
+            can_curate=row.can_curate,
+        )
+
+
+def listing(engine: MemoryEngine, *, include_revoked: bool = False) -> list[TokenInfo]:
+    with Session(engine.db) as session:
+        query = select(tables.ApiTokenRow).order_by(tables.ApiTokenRow.name)
+        if not include_revoked:
+            query = query.where(tables.ApiTokenRow.revoked_at.is_(None))  # type: ignore[union-attr]
+        return [_info(row) for row in session.scalars(query)]
+
+
+def revoke(engine: MemoryEngine, ref: str, *, actor: str) -> TokenInfo:
+    """Revoke the live token named `ref` (or with id `ref`): refused at once by every server."""
+    check_utf8(ref, "The token name or id")
+    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
+        rows = session.scalars(
+            select(tables.ApiTokenRow).where(tables.ApiTokenRow.revoked_at.is_(None))  # type: ignore[union-attr]
+        ).all()
+        row = next((r for r in rows if r.name == ref), None) or next(
+            (r for r in rows if r.id == ref), None
+        )
+        if row is None:
+            raise MemoryFailure(
+                "MEMORY_NOT_FOUND",
+                f"No live token is named {ref[:80]!r} or has that id. `gno-tui token list` "
+                "shows the live ones.",
+            )
+        row.revoked_at = engine.now()
+        row.revoked_by = actor
+        session.add(row)
+        session.commit()
+        return _info(row)
+
+
+def _info(row: tables.ApiTokenRow) -> TokenInfo:
+    from engine.contract.normalize import iso_utc
+
+    assert row.created_at is not None
+    return TokenInfo(
+        id=row.id,
+        name=row.name,
+        scopes=list(row.scopes),
+        namespaces=list(row.namespaces),
+        can_write=row.can_write,
+        can_curate=row.can_curate,
+        created_at=iso_utc(row.created_at),
+        created_by=row.created_by,
+        revoked_at=iso_utc(row.revoked_at) if row.revoked_at else None,
+    )

@@ -1,0 +1,133 @@
+"""Writes done at most once: a write sent with a `requestId` (REST, MCP, CLI) is recorded
+with its result, per caller, and the same id again answers that result without writing.
+
+The lookup, the write and the record run under the store's write lock, which every process on
+the store shares (the home's lock file, or the database's advisory lock), so two clients
+sending one id at once write once: the second finds the first's record. A refused write
+records nothing, so a write refused for a busy lease or a conflict can be retried with its id.
+
+A crash after the write's commit and before its record's (the two are a few statements apart)
+leaves the write without a record: its retry runs again, and the exact-duplicate check answers
+`existing` for an add (nothing is written twice); docs/server.md says so. Records are kept
+`KEEP_DAYS` days, then pruned as new ones are written."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import delete
+from sqlalchemy.orm import Session
+
+from engine.contract.errors import MemoryFailure
+from engine.contract.normalize import check_utf8, iso_utc
+from engine.storage import tables
+from engine.storage.store import MemoryEngine
+
+KEEP_DAYS = 30
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}$")
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """What became of a write sent with a request id."""
+
+    request_id: str
+    verb: str
+    result: dict[str, Any]
+    created_at: str
+
+
+def check_request_id(request_id: Any) -> str:
+    if not isinstance(request_id, str):
+        raise MemoryFailure(
+            "MEMORY_REQUEST_INVALID",
+            "requestId must be a string: 1 to 128 letters, digits or . _ : @ / + = -, "
+            "starting with a letter or digit (a UUID is a good one).",
+        )
+    check_utf8(request_id, "The requestId")
+    if not _REQUEST_ID.match(request_id):
+        raise MemoryFailure(
+            "MEMORY_REQUEST_INVALID",
+            f"requestId {request_id[:80]!r} is not an id: use 1 to 128 letters, digits or "
+            ". _ : @ / + = -, starting with a letter or digit (a UUID is a good one).",
+        )
+    return request_id
+
+
+def body_digest(body: Any) -> str:
+    """The request as sent, in canonical JSON: the same id must come with the same body."""
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def once(
+    engine: MemoryEngine,
+    *,
+    caller: str,
+    request_id: str,
+    verb: str,
+    body: Any,
+    run: Callable[[], dict[str, Any]],
+) -> tuple[dict[str, Any], bool]:
+    """`run()`'s result, applied at most once for (caller, request_id); and whether it is a
+    replay of an earlier answer. `body` is what identifies the request (without its id)."""
+    check_request_id(request_id)
+    wanted = body_digest({"verb": verb, "body": body})
+    with engine.write_lock():
+        with Session(engine.db) as session:
+            row = session.get(tables.WriteRequestRow, (caller, request_id))
+            if row is not None:
+                if row.body_digest != wanted:
+                    raise MemoryFailure(
+                        "MEMORY_REQUEST_CONFLICT",
+                        f"requestId {request_id!r} was already used by {caller} for a different "
+                        f"request ({row.verb}). Use a new requestId for a new write; send the "
+                        "same request unchanged to get the first answer again.",
+                    )
+                return dict(row.result), True
+        result = run()
+        now = engine.now()
+        with Session(engine.db) as session:
+            session.execute(
+                delete(tables.WriteRequestRow).where(
+                    tables.WriteRequestRow.created_at < now - timedelta(days=KEEP_DAYS)  # type: ignore[operator,arg-type]
+                )
+            )
+            session.add(
+                tables.WriteRequestRow(
+                    caller=caller,
+                    request_id=request_id,
+                    verb=verb,
+                    body_digest=wanted,
+                    result=result,
+                    created_at=now,
+                )
+            )
+            session.commit()
+    return result, False
+
+
+def lookup(engine: MemoryEngine, *, caller: str, request_id: str) -> RequestRecord:
+    """The record of `request_id` sent by `caller`, or MEMORY_REQUEST_NOT_FOUND."""
+    check_request_id(request_id)
+    with Session(engine.db) as session:
+        row = session.get(tables.WriteRequestRow, (caller, request_id))
+        if row is None or row.created_at is None:
+            raise MemoryFailure(
+                "MEMORY_REQUEST_NOT_FOUND",
+                f"No write with requestId {request_id!r} was recorded for {caller} (in the last "
+                f"{KEEP_DAYS} days). A write refused with an error records nothing: send it "
+                "again with the same requestId.",
+            )
+        return RequestRecord(
+            request_id=row.request_id,
+            verb=row.verb,
+            result=dict(row.result),
+            created_at=iso_utc(row.created_at),
+        )

@@ -1,0 +1,61 @@
+"""The façade's network access: bearer tokens and writes done at most once (engine/access)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from engine.access import tokens, write_requests
+from engine.access.tokens import Grant, TokenInfo
+from engine.access.write_requests import RequestRecord
+from engine.facade.namespace import Namespace
+
+
+class AccessApi(Namespace):
+    def create_token(
+        self,
+        name: str,
+        *,
+        scopes: Iterable[str],
+        namespaces: Iterable[str] = (),
+        can_write: bool = False,
+        can_curate: bool = False,
+        actor: str,
+    ) -> tuple[str, TokenInfo]:
+        """A new token (shown once: only its digest is stored) and what it grants."""
+        return tokens.create(
+            self._engine, name, scopes=scopes, namespaces=namespaces, can_write=can_write,
+            can_curate=can_curate, actor=actor,
+        )  # fmt: skip
+
+    def tokens(self, *, include_revoked: bool = False) -> list[TokenInfo]:
+        return tokens.listing(self._engine, include_revoked=include_revoked)
+
+    def revoke_token(self, ref: str, *, actor: str) -> TokenInfo:
+        return tokens.revoke(self._engine, ref, actor=actor)
+
+    def verify_token(self, token: str) -> Grant | None:
+        """The grant of a live token, read from the store now; None when unknown or revoked."""
+        return tokens.verify(self._engine, token)
+
+    def once(
+        self,
+        *,
+        caller: str,
+        request_id: str,
+        verb: str,
+        body: Any,
+        run: Callable[[], dict[str, Any]],
+    ) -> tuple[dict[str, Any], bool]:
+        """`run()` applied at most once per (caller, request_id): (result, replayed)."""
+        return write_requests.once(
+            self._engine, caller=caller, request_id=request_id, verb=verb, body=body, run=run
+        )
+
+    def request(self, *, caller: str, request_id: str) -> RequestRecord:
+        """What became of a write `caller` sent with `request_id` (MEMORY_REQUEST_NOT_FOUND)."""
+        return write_requests.lookup(self._engine, caller=caller, request_id=request_id)
+
+    @staticmethod
+    def check_request_id(request_id: Any) -> str:
+        return write_requests.check_request_id(request_id)

@@ -1,0 +1,75 @@
+"""What one HTTP request may do: its token's grant, as the routes and the MCP tools read it.
+
+The guard (guard.py) puts an `HttpAccess` in the ASGI scope of every request it lets through;
+nothing in a request's body or query can change it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from engine.facade import Grant, MemoryFailure, normalize_scopes
+from gno_tui.mcp_server import McpAccess, check_bound_scopes
+
+SCOPE_KEY = "gno.access"  # where the guard leaves it in the ASGI scope
+OPEN_CALLER = "http:local"  # the caller on a loopback server started with --no-auth
+
+
+@dataclass(frozen=True)
+class HttpAccess:
+    caller: str
+    scopes: frozenset[str] | None  # the fact scopes it may read and write; None: every one
+    namespaces: frozenset[str] | None  # the keyed namespaces; None: every one
+    can_write: bool  # else every write waits for a person's review
+    can_curate: bool  # may decide reviews
+
+    @classmethod
+    def of_grant(cls, grant: Grant) -> HttpAccess:
+        return cls(
+            caller=grant.caller,
+            scopes=frozenset(grant.scopes),
+            namespaces=frozenset(grant.namespaces),
+            can_write=grant.can_write,
+            can_curate=grant.can_curate,
+        )
+
+    @classmethod
+    def open_loopback(cls, *, can_write: bool) -> HttpAccess:
+        return cls(OPEN_CALLER, None, None, can_write=can_write, can_curate=False)
+
+    def mcp(self) -> McpAccess:
+        """The same reach for the MCP tools: fact scopes plus kv:<namespace> for the keyed
+        tools (which work in kv:default)."""
+        allowed: frozenset[str] | None = None
+        if self.scopes is not None and self.namespaces is not None:
+            keyed = {f"kv:{namespace}" for namespace in self.namespaces}
+            allowed = frozenset(self.scopes | keyed)
+        return McpAccess(self.caller, allowed, self.can_write, origin="http")
+
+    def check_scopes(self, what: str, named: Iterable[Any]) -> None:
+        check_bound_scopes(what, list(named), self.scopes)
+
+    def visible_scopes(self, named: Iterable[Any]) -> list[str]:
+        """The scopes a read may search: those named, all of them granted."""
+        scopes = normalize_scopes(list(named))
+        self.check_scopes("The request", scopes)
+        return scopes
+
+    def require_namespace(self, namespace: str) -> None:
+        if self.namespaces is not None and namespace not in self.namespaces:
+            granted = ", ".join(sorted(self.namespaces)) or "none"
+            raise MemoryFailure(
+                "MEMORY_GRANT_MISSING",
+                f"This token has no grant for the keyed namespace {namespace!r} (granted: "
+                f"{granted}). Ask for a token made with `gno-tui token create NAME "
+                f"--namespace {namespace}`.",
+            )
+
+    def require_curate(self, what: str) -> None:
+        if not self.can_curate:
+            raise MemoryFailure(
+                "MEMORY_GRANT_MISSING",
+                f"{what} decides a review, which needs the curate grant; this token has none. "
+                "Ask for a token made with `gno-tui token create NAME --curate ...`.",
+            )

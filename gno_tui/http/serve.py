@@ -1,0 +1,84 @@
+"""Start `gno-tui serve`: check the settings, open the store once (so a store that cannot be
+opened fails here, with its code, not in every worker), bind the socket, say where it
+listens, and hand it to uvicorn: in this process, or to `workers` processes that each open
+the store themselves (settings travel in the environment, settings.py)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import sys
+
+import uvicorn
+from uvicorn.supervisors import Multiprocess
+
+from engine.facade import open_service
+from gno_tui.http.app import create_app
+from gno_tui.http.settings import ServeSettings
+
+# Connection handling that keeps a slow or idle client from holding the server: idle
+# keep-alive connections close after 5 s, headers are bounded, and past this many open
+# connections uvicorn answers 503 instead of queueing without end.
+KEEP_ALIVE_SECONDS = 5
+MAX_HEADER_BYTES = 16 * 1024
+MAX_CONNECTIONS = 1000
+
+
+def _config(app: object, settings: ServeSettings, *, factory: bool) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,  # type: ignore[arg-type]
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        factory=factory,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        timeout_graceful_shutdown=10,
+        limit_concurrency=MAX_CONNECTIONS,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        server_header=False,
+    )
+
+
+def _announce(sock: socket.socket, settings: ServeSettings, mode: str, tokens: int) -> None:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    if settings.open_loopback:
+        access = "OPEN on loopback: requests without a token act as http:local (--no-auth)"
+    elif tokens == 0:
+        access = "no live token yet: make one with `gno-tui token create NAME --scope S`"
+    else:
+        access = f"{tokens} live token(s)"
+    sys.stderr.write(
+        f"gno-tui serve: listening on http://{shown}:{port} ({mode} store, "
+        f"{settings.workers} worker(s), {access}); MCP at /mcp, routes at /openapi.json\n"
+    )
+    sys.stderr.flush()
+
+
+def run_server(settings: ServeSettings) -> int:
+    settings.check()
+    logging.basicConfig(level=logging.WARNING, format="gno-tui serve: %(levelname)s %(message)s")
+    service = open_service(home=settings.home, db_url=settings.db, model=settings.model)
+    mode = "embedded" if service.files_canonical else "server"
+    tokens = len(service.access.tokens())
+    if settings.workers == 1:
+        config = _config(create_app(service, settings), settings, factory=False)
+        server = uvicorn.Server(config)
+        sock = config.bind_socket()
+        _announce(sock, settings, mode, tokens)
+        try:
+            server.run(sockets=[sock])
+        finally:
+            service.close()
+        return 0 if server.started else 1
+    service.close()  # each worker opens its own
+    os.environ.update(settings.to_env())
+    config = _config("gno_tui.http.app:app_from_env", settings, factory=True)
+    sock = config.bind_socket()
+    _announce(sock, settings, mode, tokens)
+    Multiprocess(config, sockets=[sock]).run()
+    return 0
