@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 PG_SERVER = os.environ.get("GNO_TUI_TEST_PG")
 
 # The folders whose tests run on the server too: the contract suites.
-CONTRACT_SUITES = ("engine", "cli", "mcp")
+CONTRACT_SUITES = ("engine", "cli", "mcp", "http")
 
 
 class HomeDatabases:

@@ -55,7 +55,7 @@ class ServeSettings:
                 "loopback address (127.0.0.1, ::1) may run open. Make tokens with `gno-tui "
                 "token create` and drop --no-auth, or listen on 127.0.0.1.",
             )
-        if not 0 < self.port < 65536:
+        if not 0 <= self.port < 65536:
             raise MemoryFailure("MEMORY_USAGE_INVALID", f"--port {self.port} is not a port.")
         if self.workers < 1:
             raise MemoryFailure("MEMORY_USAGE_INVALID", "--workers must be at least 1.")

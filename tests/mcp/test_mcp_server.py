@@ -62,6 +62,7 @@ async def test_tools_declare_their_schemas(mcp_home: Path) -> None:
         "receipt",
         "derivedFrom",
         "collection",
+        "requestId",  # a safe retry (docs/server.md, Retries)
     }
     assert set(recall.input_schema["properties"]) == {
         "query",
