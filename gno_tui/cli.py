@@ -296,6 +296,17 @@ def build_parser() -> argparse.ArgumentParser:
         "claude-desktop, codex, cursor, or json: any client taking the standard mcpServers "
         "JSON), with this machine's paths and the flags given here; starts nothing",
     )
+    mcp.add_argument(
+        "--http",
+        action="store_true",
+        help="with --print-config: the form that connects CLIENT to `gno-tui serve` over HTTP "
+        "(URL + Authorization header from $GNO_TUI_TOKEN) instead of starting a local server",
+    )
+    mcp.add_argument(
+        "--url",
+        metavar="URL",
+        help="with --print-config: the server's MCP address (default http://127.0.0.1:8765/mcp)",
+    )
     add_memory(commands, formatter=_formatter, common=_common)
     add_server_commands(commands, formatter=_formatter, common=_common)
     return parser

@@ -10,8 +10,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from engine.facade import MemoryFailure
 from gno_tui.cli_io import default_caller, emit_json
+
+# The engine loads when a command runs, never while the parsers are built (`--help` and
+# `--version` load no engine).
 
 
 def add_server_commands(
@@ -83,7 +85,13 @@ def add_server_commands(
         "  gno-tui token list --json\n  gno-tui token revoke ci-bot",
     )
     actions = token.add_subparsers(dest="action", metavar="ACTION")
-    create = actions.add_parser("create", help="make a token (printed once)")
+    create = actions.add_parser(
+        "create",
+        formatter_class=formatter,
+        help="make a token (printed once)",
+        epilog="examples:\n  gno-tui token create ci-bot --scope project:gno\n"
+        "  gno-tui token create alice --scope user:alice --write --namespace notes --json",
+    )
     create.add_argument("name", metavar="NAME", help="who it is for: the caller is http:NAME")
     create.add_argument(
         "--scope", action="append", dest="scopes", default=[], metavar="S", help="a scope"
@@ -99,10 +107,20 @@ def add_server_commands(
     create.add_argument("--write", action="store_true", help="writes apply (else held)")
     create.add_argument("--curate", action="store_true", help="may decide reviews")
     common(create)
-    listing = actions.add_parser("list", help="the live tokens (never the tokens themselves)")
+    listing = actions.add_parser(
+        "list",
+        formatter_class=formatter,
+        help="the live tokens (never the tokens themselves)",
+        epilog="example:\n  gno-tui token list --all --json",
+    )
     listing.add_argument("--all", action="store_true", help="revoked ones too")
     common(listing)
-    revoke = actions.add_parser("revoke", help="revoke a token, at once for every server")
+    revoke = actions.add_parser(
+        "revoke",
+        formatter_class=formatter,
+        help="revoke a token, at once for every server",
+        epilog="example:\n  gno-tui token revoke ci-bot",
+    )
     revoke.add_argument("name", metavar="NAME", help="the token's name or id")
     common(revoke)
 
@@ -113,12 +131,17 @@ def add_server_commands(
         description="A write sent with a requestId (remember --request-id, the REST body's "
         "requestId, gno_remember's) is applied at most once per caller; this prints its "
         "first answer, or MEMORY_REQUEST_NOT_FOUND when none was applied.",
-        epilog="example:\n  gno-tui request show 5f0c... --json\n"
+        epilog="examples:\n  gno-tui request show 5f0c... --json\n"
         "  gno-tui request show 5f0c... --caller http:ci-bot",
     )
     request_actions = request.add_subparsers(dest="action", metavar="ACTION")
-    show = request_actions.add_parser("show", help="the first answer to a requestId")
-    show.add_argument("request_id", metavar="ID")
+    show = request_actions.add_parser(
+        "show",
+        formatter_class=formatter,
+        help="the first answer to a requestId",
+        epilog="example:\n  gno-tui request show 5f0c2b9e --caller http:ci-bot --json",
+    )
+    show.add_argument("request_id", metavar="ID", help="the requestId the write was sent with")
     show.add_argument("--caller", metavar="ID", help="whose request (default: as remember's)")
     common(show)
 
@@ -145,6 +168,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_token(args: argparse.Namespace) -> int:
+    from engine.facade import MemoryFailure
     from gno_tui.cli_store import open_store
 
     if args.action is None:
@@ -198,6 +222,7 @@ def cmd_token(args: argparse.Namespace) -> int:
 
 
 def cmd_request(args: argparse.Namespace) -> int:
+    from engine.facade import MemoryFailure
     from gno_tui.cli_store import open_store
 
     if args.action is None:

@@ -1,5 +1,6 @@
 """`gno-tui mcp --print-config CLIENT`: the snippet that connects an MCP client to this
-machine's gno-tui (docs/agents.md).
+machine's gno-tui (docs/agents.md); with --http (and --url), the snippet that connects it to a
+`gno-tui serve` by URL with a bearer token from the host's environment (docs/server.md).
 
 The snippet names the console script by its absolute path (hosts rarely have a virtualenv on
 their PATH), the resolved home as `--home` (hosts do not pass a shell's $GNO_TUI_HOME), the
@@ -131,6 +132,35 @@ def claude_code_command(launch: Launch) -> str:
     return shlex.join(words)
 
 
+# -- the HTTP form: an agent host connecting to `gno-tui serve` by URL with a bearer token ----
+
+TOKEN_ENV = "GNO_TUI_TOKEN"  # the token stays in the host's environment, never in the snippet
+DEFAULT_URL = "http://127.0.0.1:8765/mcp"
+
+
+def http_snippet(client: str, url: str) -> str:
+    header = f"Bearer ${{{TOKEN_ENV}}}"
+    if client == "claude-code":
+        words = ["claude", "mcp", "add", "--transport", "http", "--scope", "user", SERVER_NAME]
+        return shlex.join([*words, url]) + f' --header "Authorization: Bearer ${TOKEN_ENV}"'
+    if client == "codex":
+        return "\n".join(
+            [
+                f"[mcp_servers.{SERVER_NAME}]",
+                f"url = {toml_string(url)}",
+                f"bearer_token_env_var = {toml_string(TOKEN_ENV)}",
+            ]
+        )
+    if client == "cursor":  # Cursor expands ${env:NAME} in mcp.json
+        entry: dict[str, object] = {
+            "url": url,
+            "headers": {"Authorization": f"Bearer ${{env:{TOKEN_ENV}}}"},
+        }
+    else:
+        entry = {"type": "http", "url": url, "headers": {"Authorization": header}}
+    return json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2, ensure_ascii=False)
+
+
 def snippet(client: str, launch: Launch) -> str:
     if client == "claude-code":
         return claude_code_command(launch)
@@ -147,6 +177,27 @@ def print_config(args: argparse.Namespace) -> int:
             f"--print-config {client!r} is not a client gno-tui knows; use one of "
             f"{', '.join(CLIENTS)} (json: any client taking the standard mcpServers JSON).",
         )
+    if getattr(args, "http", False) or getattr(args, "url", None):
+        url = args.url or DEFAULT_URL
+        if not url.startswith(("http://", "https://")):
+            raise MemoryFailure(
+                "MEMORY_USAGE_INVALID",
+                f"--url {url!r} is not an http(s) URL; give the server's /mcp address, e.g. "
+                f"{DEFAULT_URL}.",
+            )
+        sys.stdout.write(http_snippet(client, url) + "\n")
+        where = (
+            "Claude Desktop adds remote servers in Settings > Connectors; this JSON is for "
+            "hosts that read mcpServers."
+            if client == "claude-desktop"
+            else CLIENTS[client]
+        )
+        sys.stderr.write(
+            f"gno-tui: {where} Set {TOKEN_ENV} in the host's environment to a token from "
+            "`gno-tui token create NAME --scope S` (it decides the scopes and whether writes "
+            "apply or wait for review); the snippet never holds the token itself.\n"
+        )
+        return 0
     launch = launch_for(args)
     sys.stdout.write(snippet(client, launch) + "\n")
     mode = (

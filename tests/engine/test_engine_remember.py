@@ -231,7 +231,9 @@ def test_exit_codes_follow_the_contract():
     assert exit_code_for("MEMORY_SYNC_FAILED") == 2
     assert exit_code_for("MEMORY_QUERY_FAILED") == 2
     assert exit_code_for("MEMORY_KEY_EXISTS") == exit_code_for("MEMORY_REVISION_CONFLICT") == 4
+    assert exit_code_for("MEMORY_REQUEST_CONFLICT") == 4
     ones = ERROR_CODES - {
+        "MEMORY_REQUEST_CONFLICT",
         "MEMORY_SUPERSEDE_CONFLICT",
         "MEMORY_WRITE_LEASE_BUSY",
         "MEMORY_KEY_EXISTS",
