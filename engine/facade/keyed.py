@@ -27,6 +27,42 @@ class KeyedApi(Namespace):
             self._engine, request, namespace=namespace, caller=caller, session=session
         )
 
+    def put(
+        self,
+        request: Any,
+        *,
+        namespace: str | None = None,
+        caller: str = service.DEFAULT_CALLER,
+        session: str = service.DEFAULT_CALLER,
+    ) -> tuple[dict[str, Any], bool]:
+        """`remember`, and whether it wrote a revision (False: a retried create answered with
+        the stored head)."""
+        return service.put(
+            self._engine, request, namespace=namespace, caller=caller, session=session
+        )
+
+    def retire(
+        self,
+        key: str,
+        *,
+        namespace: str | None = None,
+        actor: str,
+        reason: str,
+        if_revision: int | None = None,
+    ) -> None:
+        """Take the key's live head out of get, recall and search (HTTP DELETE): it is retired
+        as a person retires a fact (logged, with `reason`; the file and every revision stay,
+        `history` lists them, a restore brings it back), and the key is free for its next
+        revision. With `if_revision`, only while that is the head's revision
+        (MEMORY_REVISION_CONFLICT); MEMORY_KEY_NOT_FOUND without a live head."""
+        from engine.curation import review  # it imports engine.keyed.service
+
+        self._check_names(key, namespace)
+        engine = self._engine
+        with engine.write_lock():  # the check and the retire under one hold
+            uri = service.head_to_retire(engine, key, namespace=namespace, if_revision=if_revision)
+            review.retire(engine, ref=uri, actor=actor, reason=reason)
+
     def recall(self, request: Any, *, namespace: str | None = None) -> dict[str, Any]:
         return service.recall(self._engine, request, namespace=namespace)
 

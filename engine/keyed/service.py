@@ -97,6 +97,20 @@ def remember(
     return _remember(engine, request, namespace=namespace, caller=caller, session=session).hit
 
 
+def put(
+    engine: MemoryEngine,
+    request: Any,
+    *,
+    namespace: str | None = None,
+    caller: str = DEFAULT_CALLER,
+    session: str = DEFAULT_CALLER,
+) -> tuple[dict[str, Any], bool]:
+    """`remember`, and whether it wrote a revision (False: a retried create, answered with the
+    stored head), for a surface that tells the two apart (HTTP PUT: 201 or 200)."""
+    write = _remember(engine, request, namespace=namespace, caller=caller, session=session)
+    return write.hit, write.result.get("outcome") != "existing"
+
+
 @dataclass(frozen=True)
 class KeyedWrite:
     """What a keyed remember did: the hit it answers, and the GNO remember result of the
@@ -410,8 +424,7 @@ def apply_held(engine: MemoryEngine, proposal: tables.ProposalRow, *, actor: str
     )
 
 
-def get(engine: MemoryEngine, key: str, *, namespace: str | None = None) -> dict[str, Any]:
-    """The live head of `key`, or MEMORY_KEY_NOT_FOUND."""
+def _live_head(engine: MemoryEngine, key: str, namespace: str | None) -> tables.FactRow:
     name, _ = namespace_scope(namespace)
     with Session(engine.db, expire_on_commit=False) as db:
         head = _head(db, name, key)
@@ -421,7 +434,24 @@ def get(engine: MemoryEngine, key: str, *, namespace: str | None = None) -> dict
             f"No live memory has the key {key!r} in namespace {name!r} (never written, "
             "expired or retired). Check the key and namespace, or create it with remember.",
         )
-    return ensure_valid("keyed_hit", hit_from_row(head))
+    return head
+
+
+def get(engine: MemoryEngine, key: str, *, namespace: str | None = None) -> dict[str, Any]:
+    """The live head of `key`, or MEMORY_KEY_NOT_FOUND."""
+    return ensure_valid("keyed_hit", hit_from_row(_live_head(engine, key, namespace)))
+
+
+def head_to_retire(
+    engine: MemoryEngine, key: str, *, namespace: str | None, if_revision: int | None
+) -> str:
+    """The uri of the live head of `key`, for a retire of the key (the façade's
+    `keyed.retire`, which holds the write lock around this and the retire): MEMORY_KEY_NOT_FOUND
+    without one, MEMORY_REVISION_CONFLICT when `if_revision` is not its revision."""
+    head = _live_head(engine, key, namespace)
+    if if_revision is not None and head.kv_revision != if_revision:
+        raise _revision_conflict(key, if_revision, head.kv_revision)
+    return head.uri
 
 
 def history(engine: MemoryEngine, key: str, *, namespace: str | None = None) -> dict[str, Any]:

@@ -10,14 +10,18 @@ from collections.abc import AsyncIterator
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from engine.facade import MemoryService, open_service
+from engine.facade import MemoryFailure, MemoryService, open_service
 from gno_tui.http.dispatch import endpoint
 from gno_tui.http.guard import Guard
 from gno_tui.http.mcp_http import HttpMcp, session_manager
-from gno_tui.http.routes import all_routes
+from gno_tui.http.openapi import OPENAPI_PATH, document
+from gno_tui.http.registry import all_routes
 from gno_tui.http.settings import ServeSettings
 
 log = logging.getLogger("gno_tui.http")
@@ -40,6 +44,12 @@ def create_app(service: MemoryService, settings: ServeSettings) -> ASGIApp:
     ]
 
     starlette_routes.append(Route("/mcp", _McpEndpoint(manager), methods=["GET", "POST", "DELETE"]))
+    openapi = document(routes)
+
+    async def openapi_endpoint(request: Request) -> Response:
+        return JSONResponse(openapi)
+
+    starlette_routes.append(Route(OPENAPI_PATH, openapi_endpoint, methods=["GET"]))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -47,9 +57,34 @@ def create_app(service: MemoryService, settings: ServeSettings) -> ASGIApp:
         async with manager.run():
             yield
 
-    app = Starlette(routes=starlette_routes, lifespan=lifespan)
-    public = frozenset(route.path for route in routes if route.public)
+    app = Starlette(
+        routes=starlette_routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _routing_error},
+    )
+    public = frozenset({OPENAPI_PATH, *(route.path for route in routes if route.public)})
     return Guard(app, service=service, settings=settings, public_paths=public)
+
+
+async def _routing_error(request: Request, exc: Exception) -> Response:
+    """A path no route matches (404) or a method its route does not take (405), answered
+    as every other error is: {"error": {"code", "message"}}, not Starlette's plain text."""
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    headers = exc.headers if isinstance(exc, HTTPException) else None
+    if status == 404:
+        failure = MemoryFailure(
+            "MEMORY_NOT_FOUND",
+            "No route has this path. GET /openapi.json lists the routes; a key or id in a "
+            "path must be percent-encoded and hold no control characters.",
+        )
+    else:
+        failure = MemoryFailure(
+            "MEMORY_USAGE_INVALID",
+            f"This route does not take {request.method[:16]!r}"
+            + (f": it takes {headers['Allow']}." if headers and "Allow" in headers else ".")
+            + " GET /openapi.json lists the routes and their methods.",
+        )
+    return JSONResponse(failure.to_json(), status_code=status, headers=headers)
 
 
 class _McpEndpoint:

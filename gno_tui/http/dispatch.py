@@ -98,6 +98,8 @@ def endpoint(
                     "has the details).",
                 )
             )
+        if reply.status == 204:  # no content: no body at all, not JSON null
+            return Response(status_code=204, headers=dict(reply.headers))
         return JSONResponse(reply.body, status_code=reply.status, headers=dict(reply.headers))
 
     return handle

@@ -40,5 +40,11 @@ def status_for(code: str) -> int:
 
 
 def error_response(failure: MemoryFailure) -> JSONResponse:
-    headers = {"WWW-Authenticate": "Bearer"} if failure.code == "MEMORY_AUTH_REQUIRED" else None
+    headers: dict[str, str] = {}
+    if failure.code == "MEMORY_AUTH_REQUIRED":
+        headers["WWW-Authenticate"] = "Bearer"
+    if failure.code == "MEMORY_REQUEST_TIMEOUT":
+        # The rest of a slow body is not waited for: the connection ends with the answer
+        # (RFC 9110 15.5.9), rather than staying open to a client that holds it.
+        headers["Connection"] = "close"
     return JSONResponse(failure.to_json(), status_code=status_for(failure.code), headers=headers)

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import copy
 import re
-from functools import cache
 from typing import Any
 
 from gno_tui import __version__
-from gno_tui.http.routes import HttpRoute, all_routes
+from gno_tui.http.routes import HttpRoute
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -100,6 +99,9 @@ def _operation(route: HttpRoute, components: _Components) -> dict[str, Any]:
             "content": {"application/json": {"schema": reference}},
         }
     for status, schema in sorted(route.responses.items()):
+        if status == 204:
+            operation["responses"]["204"] = {"description": "Success, no content."}
+            continue
         reference = components.add(f"{route.operation_id}{status}", schema)
         operation["responses"][str(status)] = {
             "description": "Success.",
@@ -120,11 +122,26 @@ def _operation(route: HttpRoute, components: _Components) -> dict[str, Any]:
     return operation
 
 
-@cache
-def document() -> dict[str, Any]:
+OPENAPI_PATH = "/openapi.json"
+_SELF = {
+    "get": {
+        "operationId": "openapi",
+        "summary": "This document: every REST route",
+        "tags": ["server"],
+        "responses": {
+            "200": {
+                "description": "The OpenAPI 3.1 document.",
+                "content": {"application/json": {"schema": {"type": "object"}}},
+            }
+        },
+    }
+}
+
+
+def document(routes: tuple[HttpRoute, ...]) -> dict[str, Any]:
     components = _Components()
-    paths: dict[str, Any] = {}
-    for route in all_routes():
+    paths: dict[str, Any] = {OPENAPI_PATH: _SELF}
+    for route in routes:
         path = _PARAMETER.sub(lambda match: "{" + match.group(1) + "}", route.path)
         paths.setdefault(path, {})[route.method.lower()] = _operation(route, components)
     return {

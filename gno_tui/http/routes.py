@@ -1,6 +1,7 @@
-"""The HTTP routes as one table: `ROUTES`. The routing (app.py), the OpenAPI document
-(openapi.py) and the write lane all read it, so adding a route is one `HttpRoute` entry in the
-module of its domain.
+"""What an HTTP route is: an `HttpRoute` entry, the `RouteCall` its handler gets and the
+`Reply` it returns. The table of every route is registry.all_routes(); the routing (app.py),
+the OpenAPI document (openapi.py) and the write lane all read it, so adding a route is one
+`HttpRoute` entry in the module of its domain.
 
 A handler is a plain function of one `RouteCall` returning a `Reply`; it blocks (the engine
 does), so it runs in a worker thread, or in the write lane when `lane` says the call writes."""
@@ -68,18 +69,3 @@ class HttpRoute:
     description: str = ""
     query_parameters: tuple[tuple[str, dict[str, Any], str], ...] = ()  # (name, schema, text)
     headers_in: tuple[tuple[str, str], ...] = ()  # request headers read: (name, text)
-
-
-def all_routes() -> tuple[HttpRoute, ...]:
-    from gno_tui.http import gno_routes, keyed_routes, ob1_routes, system_routes
-
-    routes = (
-        *system_routes.ROUTES,
-        *gno_routes.ROUTES,
-        *ob1_routes.ROUTES,
-        *keyed_routes.ROUTES,
-    )
-    seen = {(route.method, route.path) for route in routes}
-    if len(seen) != len(routes) or len({r.operation_id for r in routes}) != len(routes):
-        raise ValueError("two HTTP routes share a method and path, or an operation id")
-    return routes

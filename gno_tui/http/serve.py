@@ -43,6 +43,15 @@ def _config(app: object, settings: ServeSettings, *, factory: bool) -> uvicorn.C
     )
 
 
+def _listening_socket(config: uvicorn.Config) -> socket.socket:
+    """The bound socket, listening already: the start line says the server listens, so a
+    client that connects as soon as it reads it is queued, not refused (uvicorn's bind_socket
+    only binds; its own listen comes later, once the app has started)."""
+    sock = config.bind_socket()
+    sock.listen(config.backlog)
+    return sock
+
+
 def _announce(sock: socket.socket, settings: ServeSettings, mode: str, tokens: int) -> None:
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
@@ -68,7 +77,7 @@ def run_server(settings: ServeSettings) -> int:
     if settings.workers == 1:
         config = _config(create_app(service, settings), settings, factory=False)
         server = uvicorn.Server(config)
-        sock = config.bind_socket()
+        sock = _listening_socket(config)
         _announce(sock, settings, mode, tokens)
         try:
             server.run(sockets=[sock])
@@ -78,7 +87,7 @@ def run_server(settings: ServeSettings) -> int:
     service.close()  # each worker opens its own
     os.environ.update(settings.to_env())
     config = _config("gno_tui.http.app:app_from_env", settings, factory=True)
-    sock = config.bind_socket()
+    sock = _listening_socket(config)
     _announce(sock, settings, mode, tokens)
     Multiprocess(config, sockets=[sock]).run()
     return 0

@@ -1,4 +1,5 @@
-"""The server's own routes: health and the OpenAPI document (served without a token)."""
+"""The server's own route: health, served without a token. (/openapi.json is app.py's:
+the document is made from the whole table, openapi.py.)"""
 
 from __future__ import annotations
 
@@ -22,12 +23,6 @@ def health(call: RouteCall) -> Reply:
     return Reply(200, {"status": "ok", "version": __version__, "mode": mode})
 
 
-def openapi(call: RouteCall) -> Reply:
-    from gno_tui.http.openapi import document
-
-    return Reply(200, document())
-
-
 ROUTES: tuple[HttpRoute, ...] = (
     HttpRoute(
         method="GET",
@@ -37,16 +32,6 @@ ROUTES: tuple[HttpRoute, ...] = (
         tag="server",
         handler=health,
         responses={200: HEALTH_SCHEMA},
-        public=True,
-    ),
-    HttpRoute(
-        method="GET",
-        path="/openapi.json",
-        operation_id="openapi",
-        summary="This document: every REST route",
-        tag="server",
-        handler=openapi,
-        responses={200: {"type": "object"}},
         public=True,
     ),
 )
