@@ -227,6 +227,8 @@ def cmd_request(args: argparse.Namespace) -> int:
 
     if args.action is None:
         raise MemoryFailure("MEMORY_USAGE_INVALID", "Name an action: gno-tui request show ID.")
+    from gno_tui.http.gno_routes import first_status
+
     record = open_store(args).access.request(
         caller=default_caller(args.caller), request_id=args.request_id
     )
@@ -234,7 +236,7 @@ def cmd_request(args: argparse.Namespace) -> int:
         "requestId": record.request_id,
         "verb": record.verb,
         "createdAt": record.created_at,
-        "status": 201 if record.result.get("outcome") in ("added", "superseded") else 200,
+        "status": record.status or first_status(record.verb, record.result),
         "result": record.result,
     }
     if args.json:

@@ -41,6 +41,7 @@ class RequestRecord:
     verb: str
     result: dict[str, Any]
     created_at: str
+    status: int | None  # the first answer's HTTP status, when its surface kept one
 
 
 def check_request_id(request_id: Any) -> str:
@@ -74,9 +75,11 @@ def once(
     verb: str,
     body: Any,
     run: Callable[[], dict[str, Any]],
+    status: Callable[[dict[str, Any]], int] | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """`run()`'s result, applied at most once for (caller, request_id); and whether it is a
-    replay of an earlier answer. `body` is what identifies the request (without its id)."""
+    replay of an earlier answer. `body` is what identifies the request (without its id);
+    `status` gives the answer's HTTP status to keep beside it (`lookup` returns it)."""
     check_request_id(request_id)
     wanted = body_digest({"verb": verb, "body": body})
     with engine.write_lock():
@@ -106,6 +109,7 @@ def once(
                     verb=verb,
                     body_digest=wanted,
                     result=result,
+                    status=status(result) if status is not None else None,
                     created_at=now,
                 )
             )
@@ -130,4 +134,5 @@ def lookup(engine: MemoryEngine, *, caller: str, request_id: str) -> RequestReco
             verb=row.verb,
             result=dict(row.result),
             created_at=iso_utc(row.created_at),
+            status=row.status,
         )

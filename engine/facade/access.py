@@ -46,11 +46,14 @@ class AccessApi(Namespace):
         verb: str,
         body: Any,
         run: Callable[[], dict[str, Any]],
+        status: Callable[[dict[str, Any]], int] | None = None,
     ) -> tuple[dict[str, Any], bool]:
-        """`run()` applied at most once per (caller, request_id): (result, replayed)."""
+        """`run()` applied at most once per (caller, request_id): (result, replayed).
+        `status`: the HTTP status of the answer, kept for a replay and `request`."""
         return write_requests.once(
-            self._engine, caller=caller, request_id=request_id, verb=verb, body=body, run=run
-        )
+            self._engine, caller=caller, request_id=request_id, verb=verb, body=body, run=run,
+            status=status,
+        )  # fmt: skip
 
     def request(self, *, caller: str, request_id: str) -> RequestRecord:
         """What became of a write `caller` sent with `request_id` (MEMORY_REQUEST_NOT_FOUND)."""

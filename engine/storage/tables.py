@@ -249,4 +249,7 @@ class WriteRequestRow(SQLModel, table=True):
     verb: str
     body_digest: str = Field(sa_column=Column(String(64), nullable=False))
     result: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
+    # The HTTP status of the first answer, when the surface has one to keep (a keyed PUT's
+    # 201 or 200 is not in its body); NULL for the CLI's and MCP's writes.
+    status: int | None = None
     created_at: datetime | None = _utc_column(nullable=False, index=True)

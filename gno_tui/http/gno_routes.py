@@ -77,11 +77,18 @@ def recall(call: RouteCall) -> Reply:
     return Reply(200, result)
 
 
+def first_status(verb: str, result: dict[str, Any]) -> int:
+    """The HTTP status the first answer to a recorded write had (a record keeps its body)."""
+    if verb == "writeback":  # OB1's: 202 when anything waits for a person
+        return 202 if result.get("status") == "held" else 200
+    return 201 if result.get("outcome") in WRITTEN else 200
+
+
 def request_status(call: RouteCall) -> Reply:
     record = call.service.access.request(
         caller=call.access.caller, request_id=call.path["requestId"]
     )
-    status = 201 if record.result.get("outcome") in WRITTEN else 200
+    status = record.status or first_status(record.verb, record.result)
     return Reply(
         200,
         {

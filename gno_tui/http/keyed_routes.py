@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -142,6 +143,47 @@ def put_record(call: RouteCall) -> Reply:
             "send one of them."
         )
     request = {"key": key, **request}
+    return _at_most_once(
+        call, "keyed-put", {"namespace": namespace, "request": request},
+        lambda: _save(call, namespace, key, request),
+    )  # fmt: skip
+
+
+def _at_most_once(
+    call: RouteCall, verb: str, identity: dict[str, Any], apply: Callable[[], Reply]
+) -> Reply:
+    """`apply()`, or with an Idempotency-Key header applied at most once per caller and key:
+    a retry answers the first status and body (the seed-003 bodies take no requestId)."""
+    request_id = call.headers.get("idempotency-key")
+    if request_id is None:
+        return apply()
+    done: list[Reply] = []
+
+    def run() -> dict[str, Any]:
+        done.append(apply())
+        return dict(done[0].body or {})
+
+    body, replayed = call.service.access.once(
+        caller=call.access.caller,
+        request_id=request_id,
+        verb=verb,
+        body=identity,
+        run=run,
+        status=lambda _: done[0].status,
+    )
+    if not replayed:
+        return done[0]
+    status = call.service.access.request(caller=call.access.caller, request_id=request_id).status
+    status = status or 200
+    if status == 204:
+        return Reply(204, None)
+    headers = _etag(body) if status in (200, 201) else {}
+    if status == 201:
+        headers["Location"] = _record_url(identity["namespace"], str(body.get("key", "")))
+    return Reply(status, body, headers)
+
+
+def _save(call: RouteCall, namespace: str, key: str, request: dict[str, Any]) -> Reply:
     access = call.access
     if not access.can_write:  # held for a person's review: nothing is written now
         result = call.service.keyed.propose(
@@ -175,15 +217,20 @@ def delete_record(call: RouteCall) -> Reply:
             "person's review, and a DELETE is not held. Ask a person to retire it in the "
             "workbench, or for a token made with `gno-tui token create NAME --write ...`.",
         )
-    call.service.keyed.retire(
-        key,
-        namespace=namespace,
-        actor=call.access.caller,
-        if_revision=revision,
-        reason=f"DELETE over HTTP of key {key[:120]!r} in namespace {namespace!r}; every "
-        "revision stays in the key's history.",
-    )
-    return Reply(204, None)
+
+    def retire() -> Reply:
+        call.service.keyed.retire(
+            key,
+            namespace=namespace,
+            actor=call.access.caller,
+            if_revision=revision,
+            reason=f"DELETE over HTTP of key {key[:120]!r} in namespace {namespace!r}; every "
+            "revision stays in the key's history.",
+        )
+        return Reply(204, None)
+
+    identity = {"namespace": namespace, "key": key, "if_revision": revision}
+    return _at_most_once(call, "keyed-delete", identity, retire)
 
 
 def list_records(call: RouteCall) -> Reply:
@@ -236,6 +283,12 @@ _IF_MATCH = (
     "if-match",
     'The revision you read (its ETag), "3" or 3: the write applies only while it is the '
     "head's revision (409 MEMORY_REVISION_CONFLICT otherwise).",
+)
+_IDEMPOTENCY_KEY = (
+    "idempotency-key",
+    "Your id for this write (a UUID), to retry it safely: the same key again answers the "
+    "first status and body without writing twice; with another request it is 409 "
+    "MEMORY_REQUEST_CONFLICT. GET /api/requests/{key} tells what became of it.",
 )
 _LIST_PARAMETERS: tuple[tuple[str, dict[str, Any], str], ...] = (
     ("cursor", {"type": "string"}, "next_cursor of the previous page (same filters)."),
@@ -291,6 +344,7 @@ ROUTES: tuple[HttpRoute, ...] = (
         headers_in=(
             _IF_MATCH,
             ("if-none-match", "* : create only (the default without If-Match)."),
+            _IDEMPOTENCY_KEY,
         ),
         description="Without If-Match (or if_revision) the save is create-only: 201 for a new "
         "key, 200 with the stored head for a retry of the same create, 409 MEMORY_KEY_EXISTS "
@@ -308,7 +362,7 @@ ROUTES: tuple[HttpRoute, ...] = (
         handler=delete_record,
         responses={204: {}},
         lane=_write_lane,
-        headers_in=(_IF_MATCH,),
+        headers_in=(_IF_MATCH, _IDEMPOTENCY_KEY),
         description="204 with no body: the key's live head is retired, so get, the list, "
         "recall and search stop returning it; every revision stays readable in its history "
         "and a person can restore it. The next PUT creates the key again as its next "

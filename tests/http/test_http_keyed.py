@@ -4,6 +4,7 @@ shared by the module, so every test writes keys and topics of its own."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 from urllib.parse import quote
 
@@ -327,3 +328,28 @@ def test_the_openapi_document_describes_the_keyed_routes(shared: SharedServer) -
     assert {p["name"] for p in listing["parameters"]} >= {"cursor", "limit", "query", "tag"}
     for name in ("recall", "search"):
         assert "requestBody" in document["paths"][f"/v1/namespaces/{{namespace}}/{name}"]["post"]
+
+
+def test_an_idempotency_key_makes_a_keyed_update_safe_to_retry(shared: SharedServer) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    key = f"retry/{suffix}"
+    path = f"/v1/namespaces/notes/records/{key}"
+    with shared.server.client(shared.writer) as http:
+        created = http.put(path, json={"memory": {"content": "first words"}})
+        assert created.status_code == 201, created.text
+        update = {"memory": {"content": "second words"}}
+        headers = {"If-Match": '"1"', "Idempotency-Key": f"upd-{suffix}"}
+        first = http.put(path, json=update, headers=headers)
+        again = http.put(path, json=update, headers=headers)
+        assert first.status_code == again.status_code == 200, again.text
+        assert first.json() == again.json() and again.json()["revision"] == 2
+        assert again.headers["etag"] == '"2"'
+        assert http.get(path).json()["revision"] == 2  # written once: no third revision
+        other = http.put(path, json={"memory": {"content": "third"}}, headers=headers)
+        assert error_code(other, 409) == "MEMORY_REQUEST_CONFLICT"
+        status = http.get(f"/api/requests/upd-{suffix}").json()
+        assert (status["verb"], status["status"]) == ("keyed-put", 200)
+        gone = {"Idempotency-Key": f"del-{suffix}"}
+        assert http.delete(path, headers=gone).status_code == 204
+        assert http.delete(path, headers=gone).status_code == 204  # the first answer again
+        assert http.get(path).status_code == 404

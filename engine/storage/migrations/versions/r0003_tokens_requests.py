@@ -8,7 +8,7 @@ Revises: 0002_generation_notify
 from __future__ import annotations
 
 from alembic import op
-from sqlalchemy import JSON, Boolean, Column, String, inspect
+from sqlalchemy import JSON, Boolean, Column, Integer, String, inspect
 
 revision = "0003_tokens_requests"
 down_revision = "0002_generation_notify"
@@ -46,6 +46,7 @@ def upgrade() -> None:
             Column("verb", NAME, nullable=False),
             Column("body_digest", String(64), nullable=False),
             Column("result", JSON, nullable=False),
+            Column("status", Integer, nullable=True),
             Column("created_at", TIME, nullable=False),
         )
         op.create_index("ix_write_requests_created_at", "write_requests", ["created_at"])
