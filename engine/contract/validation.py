@@ -36,6 +36,9 @@ SCHEMA_FILES = {
     "keyed_search": "keyed-memory-search-response.schema.json",
     "keyed_history": "keyed-memory-history-response.schema.json",
     "request_status": "http-request-status.schema.json",
+    "ob1_writeback": "http-ob1-writeback.schema.json",
+    "ob1_review": "http-ob1-review.schema.json",
+    "ob1_review_decision": "http-ob1-review-decision.schema.json",
 }
 COMPILED_DIR = Path(__file__).parent / "compiled"
 # The schemas whose validators are kept compiled: the results of the contract's verbs, which a

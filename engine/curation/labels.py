@@ -5,6 +5,10 @@ Labels hang on the receipt (digest) and the fact's record id, so they stay as co
 the receipt. Each person has one label per (receipt, fact); labelling again replaces it, and
 the label `none` takes it away. Across receipts they give a precision of what recall returned
 and a count of what it missed: the recall side of the calibration that Review does for dedup.
+
+An agent's usage report on its own recall (OB1's `POST /recall/{request_id}/usage`) is kept
+the same way, as the labels `used` and `ignored` with the recall's caller as actor: content-free,
+and deleted with the receipt (engine/memory/receipts.py).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
 
 LABELS = ("relevant", "irrelevant", "missing")
+USAGE_LABELS = ("used", "ignored")  # an agent's report on the facts its recall returned
 
 
 @dataclass(frozen=True)
@@ -114,3 +119,56 @@ def label_summary(engine: MemoryEngine, *, actor: str) -> LabelSummary:
         irrelevant=counts["irrelevant"],
         missing=counts["missing"],
     )
+
+
+def record_usage(
+    engine: MemoryEngine, *, digest: str, caller: str, used: list[str], ignored: list[str]
+) -> dict[str, str]:
+    """Record which facts of the recall with this receipt digest its caller used and which it
+    ignored (record ids, as the recall returned them); reporting a fact again replaces its
+    label. Only the recall's own caller may report: a receipt of another caller is answered as
+    an unknown one (MEMORY_REQUEST_NOT_FOUND). Returns the caller's usage labels on the receipt
+    (record id -> used | ignored), these included."""
+    both = sorted(set(used) & set(ignored))
+    if both:
+        raise MemoryFailure(
+            "MEMORY_USAGE_INVALID",
+            f"{', '.join(both)} is reported both used and ignored; name each memory once.",
+        )
+    with engine.write_lock(), Session(engine.db) as session:
+        receipt = session.get(tables.ReceiptRow, digest)
+        if receipt is None or receipt.caller != caller:
+            raise MemoryFailure(
+                "MEMORY_REQUEST_NOT_FOUND",
+                f"No recall {digest!r} of {caller} is stored here (never issued to this "
+                "caller, or deleted): report usage with the request_id your own recall "
+                "answered.",
+            )
+        returned = set(receipt.memory_ids)
+        strangers = sorted({*used, *ignored} - returned)
+        if strangers:
+            raise MemoryFailure(
+                "MEMORY_USAGE_INVALID",
+                f"This recall did not return {', '.join(strangers)}; report only the "
+                "memory_ids it answered.",
+            )
+        now = engine.now()
+        reported = {**dict.fromkeys(used, "used"), **dict.fromkeys(ignored, "ignored")}
+        for record_id, label in reported.items():
+            row = session.get(tables.RecallLabelRow, (digest, record_id, caller))
+            if row is None:
+                session.add(
+                    tables.RecallLabelRow(
+                        digest=digest, record_id=record_id, actor=caller, label=label, at=now
+                    )
+                )
+            else:
+                row.label, row.at = label, now
+        session.commit()
+        rows = session.scalars(
+            select(tables.RecallLabelRow).where(
+                tables.RecallLabelRow.digest == digest,
+                tables.RecallLabelRow.actor == caller,
+            )
+        ).all()
+        return {row.record_id: row.label for row in rows if row.label in USAGE_LABELS}

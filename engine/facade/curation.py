@@ -3,6 +3,7 @@ undo and redo, recall labels and the threshold check."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -17,7 +18,7 @@ from engine.curation.review_queue import ReviewQueue, review_queue
 from engine.curation.undo import Redone, Undone, redo_last, undo_last
 from engine.facade.namespace import Namespace
 from engine.retrieval.matching import matching_block
-from engine.storage.proposals import list_proposals
+from engine.storage.proposals import get_proposal, list_proposals
 
 
 class CurationAction(StrEnum):
@@ -108,8 +109,20 @@ class CurationApi(Namespace):
 
     # -- the review queue -------------------------------------------------------------------
 
-    def proposals(self, *, state: str | None = "pending") -> list[dict[str, Any]]:
-        return list_proposals(self._engine, state=state)
+    def proposals(
+        self,
+        *,
+        state: str | None = "pending",
+        caller: str | None = None,
+        texts: Collection[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Oldest first, of `state` (None: any); `caller` and `texts` narrow it to one
+        caller's proposals of these texts (as stored)."""
+        return list_proposals(self._engine, state=state, caller=caller, texts=texts)
+
+    def proposal(self, proposal_id: int) -> dict[str, Any] | None:
+        """One proposal by id, in any state, as `proposals()` gives it; None if there is none."""
+        return get_proposal(self._engine, proposal_id)
 
     def queue(self) -> ReviewQueue:
         return review_queue(self._engine)

@@ -28,6 +28,17 @@ class ReceiptsApi(Namespace):
         """How often a fact was recalled, and by whom last."""
         return receipts.recall_usage(self._engine, record_id)
 
+    def record_usage(
+        self, *, digest: str, caller: str, used: Sequence[str], ignored: Sequence[str] = ()
+    ) -> dict[str, str]:
+        """An agent's report on its own recall (receipt `digest`): which returned facts it
+        used and which it ignored; the caller's usage on that recall, record id -> label."""
+        from engine.curation import labels
+
+        return labels.record_usage(
+            self._engine, digest=digest, caller=caller, used=list(used), ignored=list(ignored)
+        )
+
     def export(self, *, digests: Sequence[str] | None = None) -> Path:
         return receipts.export_receipts(self._engine, digests=digests)
 

@@ -4,6 +4,7 @@ shape. Deciding them is engine/curation/review.py."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import insert, select
@@ -179,9 +180,28 @@ def public_proposal(row: tables.ProposalRow) -> dict[str, Any]:
     return shaped
 
 
-def list_proposals(engine: MemoryEngine, *, state: str | None = "pending") -> list[dict[str, Any]]:
+def list_proposals(
+    engine: MemoryEngine,
+    *,
+    state: str | None = "pending",
+    caller: str | None = None,
+    texts: Collection[str] | None = None,
+) -> list[dict[str, Any]]:
+    """The proposals, oldest first: of `state` (None: any), and, when given, only `caller`'s
+    and only those of `texts` (their text as stored)."""
     with Session(engine.db, expire_on_commit=False) as session:
         query = select(tables.ProposalRow).order_by(col(tables.ProposalRow.id))
         if state is not None:
             query = query.where(col(tables.ProposalRow.state) == state)
+        if caller is not None:
+            query = query.where(col(tables.ProposalRow.caller) == caller)
+        if texts is not None:
+            query = query.where(col(tables.ProposalRow.text).in_(list(texts)))
         return [public_proposal(row) for row in session.scalars(query)]
+
+
+def get_proposal(engine: MemoryEngine, proposal_id: int) -> dict[str, Any] | None:
+    """One proposal by id, in any state, as list_proposals gives it; None when there is none."""
+    with Session(engine.db, expire_on_commit=False) as session:
+        found = session.get(tables.ProposalRow, proposal_id)
+        return None if found is None else public_proposal(found)

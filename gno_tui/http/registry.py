@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from gno_tui.http import gno_routes, keyed_routes, ob1_routes, system_routes
+from gno_tui.http import (
+    gno_routes,
+    keyed_routes,
+    ob1_review_routes,
+    ob1_routes,
+    ob1_writeback_routes,
+    system_routes,
+)
 from gno_tui.http.routes import HttpRoute
 
 
@@ -11,6 +18,8 @@ def all_routes() -> tuple[HttpRoute, ...]:
         *system_routes.ROUTES,
         *gno_routes.ROUTES,
         *ob1_routes.ROUTES,
+        *ob1_writeback_routes.ROUTES,
+        *ob1_review_routes.ROUTES,
         *keyed_routes.ROUTES,
     )
     seen = {(route.method, route.path) for route in routes}
