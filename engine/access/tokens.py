@@ -140,23 +140,27 @@ def create(
 
 
 def verify(engine: MemoryEngine, token: str) -> Grant | None:
-    """The grant of a live token; None for an unknown or revoked one."""
+    """The grant of a live token; None for an unknown or revoked one. One indexed read per
+    request, in SQLAlchemy Core (an ORM session cost a write's HTTP handling a fifth more)."""
     if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         return None
-    with Session(engine.db) as session:
-        row = session.scalars(
-            select(tables.ApiTokenRow).where(tables.ApiTokenRow.digest == digest(token))  # type: ignore[arg-type]
-        ).first()
-        if row is None or row.revoked_at is not None:
-            return None
-        return Grant(
-            token_id=row.id,
-            name=row.name,
-            scopes=tuple(row.scopes),
-            namespaces=tuple(row.namespaces),
-            can_write=row.can_write,
-            can_curate=row.can_curate,
-        )
+    table = tables.ApiTokenRow.__table__  # type: ignore[attr-defined]
+    query = select(
+        table.c.id, table.c.name, table.c.scopes, table.c.namespaces, table.c.can_write,
+        table.c.can_curate,
+    ).where(table.c.digest == digest(token), table.c.revoked_at.is_(None))  # fmt: skip
+    with engine.db.connect() as connection:
+        row = connection.execute(query).first()
+    if row is None:
+        return None
+    return Grant(
+        token_id=row.id,
+        name=row.name,
+        scopes=tuple(row.scopes),
+        namespaces=tuple(row.namespaces),
+        can_write=bool(row.can_write),
+        can_curate=bool(row.can_curate),
+    )
 
 
 def listing(engine: MemoryEngine, *, include_revoked: bool = False) -> list[TokenInfo]:

@@ -70,6 +70,12 @@ def remember_lane(call: RouteCall) -> Lane:
     return Lane.ALONE if "requestId" in body else Lane.GROUP
 
 
+def remember_ahead(call: RouteCall) -> None:
+    """Before the write lock: embed the text (best effort; the write does it if this did not)."""
+    if isinstance(call.body, dict):
+        call.service.embed_ahead(call.body.get("text"))
+
+
 def recall(call: RouteCall) -> Reply:
     arguments = check_arguments("POST /api/memory/recall", RECALL_INPUT, call.json_object())
     call.access.check_scopes("recall", arguments.get("scopes", []))
@@ -114,6 +120,7 @@ ROUTES: tuple[HttpRoute, ...] = (
         request_schema=REMEMBER_BODY,
         responses={201: load_schema("remember"), 200: load_schema("remember")},
         lane=remember_lane,
+        ahead=remember_ahead,
         description="201 when a fact was added or superseded, 200 for existing or candidates. "
         "Without the token's write grant an add or supersede is held for a person's review "
         "(200, candidates). The caller is the token's principal. Send a requestId to retry "

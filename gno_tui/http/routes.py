@@ -65,6 +65,9 @@ class HttpRoute:
     request_schema: dict[str, Any] | None = None
     responses: Mapping[int, dict[str, Any]] = field(default_factory=dict)
     lane: Callable[[RouteCall], Lane] = lambda call: Lane.READ
+    # Work a grouped write can do before it takes the write lock (the MCP tools' `ahead`):
+    # less held under the lock, less for other writers to wait.
+    ahead: Callable[[RouteCall], None] | None = None
     public: bool = False  # served without a token (health, the OpenAPI document)
     description: str = ""
     query_parameters: tuple[tuple[str, dict[str, Any], str], ...] = ()  # (name, schema, text)
