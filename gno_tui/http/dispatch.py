@@ -54,7 +54,7 @@ def parse_body(raw: bytes) -> Any:
             "MEMORY_USAGE_INVALID", "The body nests too deep to be a request: flatten it."
         ) from None
     check_json_depth(body, what="The body", code="MEMORY_USAGE_INVALID")
-    if (where := first_invalid_text(body)) is not None:
+    if (where := first_invalid_text(body, "body")) is not None:
         raise text_invalid(where)
     return body
 
@@ -77,15 +77,17 @@ def endpoint(
                 query=dict(request.query_params),
                 headers={k.lower(): v for k, v in request.headers.items()},
             )
-            if (where := first_invalid_text([call.path, call.query])) is not None:
-                raise text_invalid(where)
+            for part, values in (("path", call.path), ("query", call.query)):
+                if (where := first_invalid_text(dict(values), part)) is not None:
+                    raise text_invalid(where)
             lane = route.lane(call)
             reply: Reply
             if lane is Lane.READ:
                 reply = await anyio.to_thread.run_sync(route.handler, call)
             else:
                 run = functools.partial(route.handler, call)
-                reply = await writes.run(run, groups=lane is Lane.GROUP)
+                ahead = None if route.ahead is None else functools.partial(route.ahead, call)
+                reply = await writes.run(run, groups=lane is Lane.GROUP, ahead=ahead)
         except MemoryFailure as failure:
             return error_response(failure)
         except Exception as exc:

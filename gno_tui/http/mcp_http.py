@@ -43,5 +43,10 @@ class HttpMcp(GnoMcp):
 
 
 def session_manager(mcp: HttpMcp, *, max_body: int) -> StreamableHTTPSessionManager:
-    # Host and Origin are checked by the guard for every route, /mcp included.
-    return StreamableHTTPSessionManager(app=mcp.server, max_request_body_size=max_body)
+    """Stateless: every request stands alone (its caller and reach are its token's, and no
+    subscription is offered), so a client's next request may reach another worker of
+    `serve --workers N`, or another server behind a balancer, which never saw its session.
+    Host and Origin are checked by the guard for every route, /mcp included."""
+    return StreamableHTTPSessionManager(
+        app=mcp.server, max_request_body_size=max_body, stateless=True
+    )

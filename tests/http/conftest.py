@@ -3,21 +3,14 @@ with tokens of the grants the tests need (a server start costs about a second; m
 need a store and a token)."""
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-from http_harness import RunningServer, make_token, serve
 
+# SharedServer lives in http_harness so that test modules can import it by a name that is not
+# ambiguous for mypy (tests/conftest.py is `conftest` too); it stays importable from here.
+from http_harness import SharedServer, make_token, serve
 
-@dataclass(frozen=True)
-class SharedServer:
-    server: RunningServer
-    home: Path
-    writer: str  # scopes team:a and user:alice, writes apply, namespace notes
-    proposer: str  # scope team:a, writes held for a person
-    curator: str  # scope team:a, writes apply, may decide reviews
-    outsider: str  # scope team:b only
+__all__ = ["SharedServer", "shared"]
 
 
 @pytest.fixture(scope="module")

@@ -53,7 +53,8 @@ def cli(home: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, 
         timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return json.loads(done.stdout)  # type: ignore[no-any-return]
+    document: dict[str, Any] = json.loads(done.stdout)
+    return document
 
 
 def make_token(
@@ -136,6 +137,18 @@ def serve(
                 process.kill()
                 process.wait()
         reader.join(timeout=10)
+
+
+@dataclass(frozen=True)
+class SharedServer:
+    """A module's server (conftest.py's `shared` fixture) and the tokens made for it."""
+
+    server: RunningServer
+    home: Path
+    writer: str  # scopes team:a and user:alice, writes apply, namespace notes
+    proposer: str  # scope team:a, writes held for a person
+    curator: str  # scope team:a, writes apply, may decide reviews
+    outsider: str  # scope team:b only
 
 
 def assert_valid(kind: str, document: Any) -> dict[str, Any]:

@@ -9,8 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import SharedServer
-from http_harness import CONSOLE_SCRIPT, assert_valid, child_env
+from http_harness import CONSOLE_SCRIPT, SharedServer, assert_valid, child_env
 
 from gno_tui.client import MemoryClient, MemoryClientError
 
@@ -61,8 +60,17 @@ def test_a_server_that_is_not_there_is_a_coded_error() -> None:
 
 def _print_config(home: Path, client: str, url: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(CONSOLE_SCRIPT), "--home", str(home), "mcp", "--print-config", client]
-        + ["--http", "--url", url],
+        [
+            str(CONSOLE_SCRIPT),
+            "--home",
+            str(home),
+            "mcp",
+            "--print-config",
+            client,
+            "--http",
+            "--url",
+            url,
+        ],
         env=child_env(home),
         capture_output=True,
         text=True,

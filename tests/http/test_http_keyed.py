@@ -9,8 +9,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from conftest import SharedServer
-from http_harness import assert_valid, error_code
+from http_harness import SharedServer, assert_valid, error_code
 
 NOTES = "/v1/namespaces/notes"
 HELD = "keyed-memory-held.schema.json"

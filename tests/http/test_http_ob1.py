@@ -9,8 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import SharedServer
-from http_harness import assert_valid, cli, error_code
+from http_harness import SharedServer, assert_valid, cli, error_code
 from jsonschema import Draft202012Validator
 
 from gno_tui.http.ob1_routes import USAGE_ANSWER
