@@ -64,11 +64,15 @@ def add_server_commands(
         action="append",
         default=[],
         metavar="ORIGIN",
-        help="a web origin allowed to call (e.g. https://app.example; repeat for more)",
+        help="a web origin whose requests are not refused (e.g. https://app.example; repeat "
+        "for more); no CORS headers are sent",
     )
     serve.add_argument("--max-body", type=int, default=256 * 1024, help="body limit in bytes")
     serve.add_argument(
-        "--body-timeout", type=float, default=10.0, help="seconds a body may take to arrive"
+        "--body-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a request's headers, and then its body, may take to arrive (10)",
     )
 
     token = commands.add_parser(
@@ -106,6 +110,14 @@ def add_server_commands(
     )
     create.add_argument("--write", action="store_true", help="writes apply (else held)")
     create.add_argument("--curate", action="store_true", help="may decide reviews")
+    create.add_argument(
+        "--egress",
+        default="local_only",
+        metavar="P",
+        help="the ceiling of its recalls: local_only (none, the default), lan or remote (only "
+        "facts whose collection may leave for there); give lan or remote to an agent on "
+        "another machine",
+    )
     common(create)
     listing = actions.add_parser(
         "list",
@@ -184,6 +196,7 @@ def cmd_token(args: argparse.Namespace) -> int:
             namespaces=args.namespaces,
             can_write=args.write,
             can_curate=args.curate,
+            egress=args.egress,
             actor=actor,
         )
         if args.json:
@@ -210,6 +223,8 @@ def cmd_token(args: argparse.Namespace) -> int:
         grants = ["write" if info.can_write else "propose-only"]
         if info.can_curate:
             grants.append("curate")
+        if info.egress != "local_only":
+            grants.append(f"egress {info.egress}")
         revoked = f"  revoked {info.revoked_at}" if info.revoked_at else ""
         sys.stdout.write(
             f"{info.name}  id {info.id}  scopes {','.join(info.scopes) or '-'}  namespaces "
@@ -256,6 +271,7 @@ def _token_json(info: Any) -> dict[str, Any]:
         "namespaces": info.namespaces,
         "write": info.can_write,
         "curate": info.can_curate,
+        "egress": info.egress,
         "createdAt": info.created_at,
         "createdBy": info.created_by,
         "revokedAt": info.revoked_at,

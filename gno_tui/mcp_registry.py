@@ -15,7 +15,13 @@ from typing import Any
 
 import mcp_types as types
 
-from engine.facade import KEYED_HELD_SCHEMA, MemoryFailure, MemoryService, load_schema
+from engine.facade import (
+    KEYED_HELD_SCHEMA,
+    POLICY_STRICTNESS,
+    MemoryFailure,
+    MemoryService,
+    load_schema,
+)
 from gno_tui.mcp_tools import (
     RECALL_DESCRIPTION,
     RECALL_INPUT,
@@ -42,6 +48,7 @@ class ToolCall:
     # server has already refused a call naming another scope (Tool.named_scopes).
     allowed_scopes: frozenset[str] | None = None
     origin: str = "mcp"  # the surface, as a held proposal records it ("mcp", "http")
+    egress: str = "local_only"  # the least egress ceiling of a recall (a token's, over HTTP)
 
 
 @dataclass(frozen=True)
@@ -135,7 +142,12 @@ def _gno_remember(call: ToolCall) -> dict[str, Any]:
         _require_visible_predecessor(call.service, request.predecessor, call.allowed_scopes)
 
     def run() -> dict[str, Any]:
-        return call.service.remember(request, hold_writes=call.hold_writes, origin=call.origin)
+        result = call.service.remember(request, hold_writes=call.hold_writes, origin=call.origin)
+        if call.origin == "http" and "absPath" in result:
+            # The server's disk is not the remote agent's business: the fact's address is
+            # its uri, as in the server mode.
+            result = {**result, "absPath": result["record"]["uri"]}
+        return result
 
     if request_id is None:
         return run()
@@ -167,7 +179,18 @@ def _require_visible_predecessor(service: MemoryService, uri: str, allowed: froz
 
 def _gno_recall(call: ToolCall) -> dict[str, Any]:
     request = recall_request(call.arguments, caller=call.caller, session=call.session)
+    request.egress = stricter_egress(request.egress, call.egress)
     return call.service.recall(request)
+
+
+def stricter_egress(asked: Any, ceiling: str) -> Any:
+    """The stricter of a recall's own egress and the caller's ceiling (a bad value is left
+    for the engine to refuse with its code)."""
+    if ceiling == "local_only" or asked not in (None, *POLICY_STRICTNESS):
+        return asked
+    if asked is None or POLICY_STRICTNESS[asked] < POLICY_STRICTNESS[ceiling]:
+        return ceiling
+    return asked
 
 
 def _memory_remember(call: ToolCall) -> dict[str, Any]:

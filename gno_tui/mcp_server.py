@@ -158,6 +158,7 @@ class McpAccess:
     allowed_scopes: frozenset[str] | None  # None: every scope
     enable_write: bool
     origin: str = "mcp"  # as a held proposal records the surface
+    egress: str = "local_only"  # the ceiling every recall gets at least (a token's)
 
 
 def error_result(failure: MemoryFailure) -> types.CallToolResult:
@@ -336,6 +337,7 @@ class GnoMcp:
                 hold_writes=tool.holds_writes(enable_write=access.enable_write),
                 allowed_scopes=access.allowed_scopes,
                 origin=access.origin,
+                egress=access.egress,
             )
             if tool.writes_now(arguments, enable_write=access.enable_write):
                 ahead = None if tool.ahead is None else functools.partial(tool.ahead, call)

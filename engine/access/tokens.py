@@ -17,7 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
-from engine.contract.normalize import check_utf8, normalize_scopes
+from engine.contract.normalize import POLICY_STRICTNESS, check_utf8, normalize_scopes
 from engine.keyed.requests import namespace_scope
 from engine.storage import tables
 from engine.storage.store import MemoryEngine
@@ -38,6 +38,7 @@ class Grant:
     namespaces: tuple[str, ...]
     can_write: bool
     can_curate: bool
+    egress: str = "local_only"  # the ceiling of its recalls (POLICIES' order)
 
     @property
     def caller(self) -> str:
@@ -59,6 +60,7 @@ class TokenInfo:
     namespaces: list[str]
     can_write: bool
     can_curate: bool
+    egress: str
     created_at: str
     created_by: str
     revoked_at: str | None
@@ -96,6 +98,7 @@ def create(
     namespaces: Iterable[str] = (),
     can_write: bool = False,
     can_curate: bool = False,
+    egress: str = "local_only",
     actor: str,
 ) -> tuple[str, TokenInfo]:
     """A new token for `name` (the token, shown once, and what was stored). A name may hold
@@ -109,6 +112,12 @@ def create(
             "MEMORY_SCOPES_REQUIRED",
             "A token needs at least one --scope (facts it may read and write) or --namespace "
             "(keyed memories), e.g. `gno-tui token create ci-bot --scope project:gno`.",
+        )
+    if egress not in POLICY_STRICTNESS:
+        raise MemoryFailure(
+            "MEMORY_POLICY_INVALID",
+            f"--egress {str(egress)[:40]!r} is not a policy: use local_only (no ceiling), lan "
+            "or remote (only facts whose collection may leave for there).",
         )
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
@@ -131,6 +140,7 @@ def create(
             namespaces=keyed,
             can_write=can_write,
             can_curate=can_curate,
+            egress=egress,
             created_at=engine.now(),
             created_by=actor,
         )
@@ -147,7 +157,7 @@ def verify(engine: MemoryEngine, token: str) -> Grant | None:
     table = tables.ApiTokenRow.__table__  # type: ignore[attr-defined]
     query = select(
         table.c.id, table.c.name, table.c.scopes, table.c.namespaces, table.c.can_write,
-        table.c.can_curate,
+        table.c.can_curate, table.c.egress,
     ).where(table.c.digest == digest(token), table.c.revoked_at.is_(None))  # fmt: skip
     with engine.db.connect() as connection:
         row = connection.execute(query).first()
@@ -160,6 +170,7 @@ def verify(engine: MemoryEngine, token: str) -> Grant | None:
         namespaces=tuple(row.namespaces),
         can_write=bool(row.can_write),
         can_curate=bool(row.can_curate),
+        egress=row.egress,
     )
 
 
@@ -205,6 +216,7 @@ def _info(row: tables.ApiTokenRow) -> TokenInfo:
         namespaces=list(row.namespaces),
         can_write=row.can_write,
         can_curate=row.can_curate,
+        egress=row.egress,
         created_at=iso_utc(row.created_at),
         created_by=row.created_by,
         revoked_at=iso_utc(row.revoked_at) if row.revoked_at else None,

@@ -20,12 +20,13 @@ class AccessApi(Namespace):
         namespaces: Iterable[str] = (),
         can_write: bool = False,
         can_curate: bool = False,
+        egress: str = "local_only",
         actor: str,
     ) -> tuple[str, TokenInfo]:
         """A new token (shown once: only its digest is stored) and what it grants."""
         return tokens.create(
             self._engine, name, scopes=scopes, namespaces=namespaces, can_write=can_write,
-            can_curate=can_curate, actor=actor,
+            can_curate=can_curate, egress=egress, actor=actor,
         )  # fmt: skip
 
     def tokens(self, *, include_revoked: bool = False) -> list[TokenInfo]:

@@ -232,6 +232,9 @@ class ApiTokenRow(SQLModel, table=True):
     namespaces: list[str] = Field(sa_column=Column(JSON, nullable=False))
     can_write: bool = False
     can_curate: bool = False
+    # The egress ceiling of every recall made with it (local_only: none): a token for an
+    # agent on another machine gets lan or remote, so local-only facts never reach it.
+    egress: str = "local_only"
     created_at: datetime | None = _utc_column(nullable=False)
     created_by: str
     revoked_at: datetime | None = _utc_column()

@@ -23,6 +23,7 @@ class HttpAccess:
     namespaces: frozenset[str] | None  # the keyed namespaces; None: every one
     can_write: bool  # else every write waits for a person's review
     can_curate: bool  # may decide reviews
+    egress: str = "local_only"  # the ceiling of every recall it makes
 
     @classmethod
     def of_grant(cls, grant: Grant) -> HttpAccess:
@@ -32,6 +33,7 @@ class HttpAccess:
             namespaces=frozenset(grant.namespaces),
             can_write=grant.can_write,
             can_curate=grant.can_curate,
+            egress=grant.egress,
         )
 
     @classmethod
@@ -45,7 +47,7 @@ class HttpAccess:
         if self.scopes is not None and self.namespaces is not None:
             keyed = {f"kv:{namespace}" for namespace in self.namespaces}
             allowed = frozenset(self.scopes | keyed)
-        return McpAccess(self.caller, allowed, self.can_write, origin="http")
+        return McpAccess(self.caller, allowed, self.can_write, origin="http", egress=self.egress)
 
     def check_scopes(self, what: str, named: Iterable[Any]) -> None:
         check_bound_scopes(what, list(named), self.scopes)

@@ -53,6 +53,7 @@ def tool_call(call: RouteCall, tool: str, arguments: dict[str, Any]) -> ToolCall
         hold_writes=TOOLS_BY_NAME[tool].holds_writes(enable_write=access.enable_write),
         allowed_scopes=call.access.scopes,
         origin="http",
+        egress=call.access.egress,
     )
 
 

@@ -21,6 +21,7 @@ from engine.facade import (
     normalize_scopes,
 )
 from gno_tui.http.routes import HttpRoute, Lane, Reply, RouteCall
+from gno_tui.mcp_registry import stricter_egress
 from gno_tui.mcp_tools import check_arguments
 
 RECALL_VERSIONS = ["openbrain.agent_memory.recall.v1", "openbrain.openclaw.recall.v1"]
@@ -220,6 +221,7 @@ def recall(call: RouteCall) -> Reply:
         max_facts=max_items,
         max_tokens=max_tokens,
         collection=body.get("workspace_id") or None,
+        egress=stricter_egress(None, call.access.egress),
     )
     return Reply(200, call.service.recall_ob1(request))
 

@@ -64,6 +64,7 @@ def make_token(
     write: bool = False,
     curate: bool = False,
     namespaces: Sequence[str] = (),
+    egress: str | None = None,
 ) -> str:
     """A new token made by `gno-tui token create`, as a person makes one for an agent."""
     args = ["token", "create", name]
@@ -73,6 +74,7 @@ def make_token(
         args += ["--namespace", namespace]
     args += ["--write"] if write else []
     args += ["--curate"] if curate else []
+    args += ["--egress", egress] if egress else []
     return str(cli(home, *args)["token"])
 
 

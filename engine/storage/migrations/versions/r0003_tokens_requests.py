@@ -32,6 +32,7 @@ def upgrade() -> None:
             Column("namespaces", JSON, nullable=False),
             Column("can_write", Boolean, nullable=False),
             Column("can_curate", Boolean, nullable=False),
+            Column("egress", NAME, nullable=False),
             Column("created_at", TIME, nullable=False),
             Column("created_by", NAME, nullable=False),
             Column("revoked_at", TIME, nullable=True),
