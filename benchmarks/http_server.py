@@ -476,14 +476,22 @@ def stored_record_ids(home: Path) -> set[str]:
         connection.close()
 
 
-def lost(acked: list[dict[str, Any]], rows: set[str], *, files: bool) -> int:
+def fact_file(home: Path, address: str | None) -> Path:
+    """Where an acknowledged fact's file is: its absPath, or over HTTP (which answers the
+    fact's gno:// uri instead of a server path) the default collection root's file."""
+    if address and address.startswith("gno://"):
+        collection, rest = address.removeprefix("gno://").split("/", 1)
+        return home / "collections" / collection / rest
+    return Path(address or "/nonexistent")
+
+
+def lost(acked: list[dict[str, Any]], rows: set[str], *, files: bool, home: Path) -> int:
     """Acknowledged writes without their index row, or (`files`: an embedded store) without
     their fact file."""
     return sum(
         1
         for ack in acked
-        if ack["recordId"] not in rows
-        or (files and not Path(ack["absPath"] or "/nonexistent").is_file())
+        if ack["recordId"] not in rows or (files and not fact_file(home, ack["absPath"]).is_file())
     )
 
 
@@ -536,8 +544,8 @@ def run(args: argparse.Namespace, work: Path, load_at_start: str) -> None:
     expected = len(http_acked) + len(mcp_acked) + args.rounds
     files = not server_mode  # a server-mode store has no fact files (absPath is the uri)
     losses = {
-        "http": lost(http_acked, rows_now, files=files),
-        "mcp": lost(mcp_acked, rows_now, files=files),
+        "http": lost(http_acked, rows_now, files=files, home=home),
+        "mcp": lost(mcp_acked, rows_now, files=files, home=home),
     }
     losses["count"] = abs(after - before - expected)
     notes["store"] = (
