@@ -10,8 +10,10 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -146,6 +148,7 @@ def create(
         )
         session.add(row)
         session.commit()
+        _touch_stamp(engine)
         return token, _info(row)
 
 
@@ -202,6 +205,7 @@ def revoke(engine: MemoryEngine, ref: str, *, actor: str) -> TokenInfo:
         row.revoked_by = actor
         session.add(row)
         session.commit()
+        _touch_stamp(engine)  # after the commit: a server that re-reads then finds it revoked
         return _info(row)
 
 
@@ -221,3 +225,76 @@ def _info(row: tables.ApiTokenRow) -> TokenInfo:
         created_by=row.created_by,
         revoked_at=iso_utc(row.revoked_at) if row.revoked_at else None,
     )
+
+
+# -- the embedded mode's cache of live grants -------------------------------------------------
+#
+# A server answers many requests per token, and one read of the token's row (plus the worker
+# thread it runs in) was a fifth of an HTTP write's CPU. On a SQLite store every process
+# that makes or revokes a token replaces a stamp file beside the index after its commit; a
+# server keeps the grants it verified while the stamp is the one it saw, and drops them all
+# when it changes. Checking the stamp is one stat, so a revocation by any process still holds
+# at the next request. On PostgreSQL (servers on many machines share no folder) every request
+# reads the row.
+
+STAMP_FILE = ".tokens-stamp"
+_CACHED_GRANTS = 1024  # tokens kept per process; more are read each time
+
+
+def _stamp_path(engine: MemoryEngine) -> Path | None:
+    index = engine.sqlite_path
+    return None if index is None else index.parent / STAMP_FILE
+
+
+def _touch_stamp(engine: MemoryEngine) -> None:
+    path = _stamp_path(engine)
+    if path is None:
+        return
+    temporary = path.with_name(f"{STAMP_FILE}.{secrets.token_hex(4)}")
+    temporary.write_text(secrets.token_hex(8), encoding="utf-8")
+    temporary.replace(path)  # a new inode: a stat tells it from the old one
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return None
+    return status.st_ino, status.st_mtime_ns, status.st_size
+
+
+class GrantCache:
+    """Live grants this process verified, valid while the stamp file is unchanged."""
+
+    def __init__(self, engine: MemoryEngine) -> None:
+        self._engine = engine
+        self._path = _stamp_path(engine)
+        self._guard = threading.Lock()
+        self._seen: tuple[int, int, int] | None = None
+        self._grants: dict[str, Grant] = {}
+
+    def cached(self, token: str) -> Grant | None:
+        """The grant, if verified since the last change of any token (no database read)."""
+        if self._path is None:
+            return None
+        stamp = _stamp(self._path)
+        with self._guard:
+            if stamp != self._seen:
+                self._grants.clear()
+                self._seen = stamp
+                return None
+            return self._grants.get(digest(token))
+
+    def verify(self, token: str) -> Grant | None:
+        """The grant of a live token, from the cache or the database (then kept)."""
+        if self._path is None:
+            return verify(self._engine, token)
+        stamp = _stamp(self._path)  # before the read: a change after it drops what it finds
+        grant = verify(self._engine, token)
+        with self._guard:
+            if stamp != self._seen:
+                self._grants.clear()
+                self._seen = stamp
+            if grant is not None and len(self._grants) < _CACHED_GRANTS:
+                self._grants[digest(token)] = grant
+        return grant

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import cached_property
 from typing import Any
 
 from engine.access import tokens, write_requests
-from engine.access.tokens import Grant, TokenInfo
+from engine.access.tokens import Grant, GrantCache, TokenInfo
 from engine.access.write_requests import RequestRecord
 from engine.facade.namespace import Namespace
 
@@ -36,8 +37,19 @@ class AccessApi(Namespace):
         return tokens.revoke(self._engine, ref, actor=actor)
 
     def verify_token(self, token: str) -> Grant | None:
-        """The grant of a live token, read from the store now; None when unknown or revoked."""
-        return tokens.verify(self._engine, token)
+        """The grant of a live token; None when unknown or revoked. A revocation by any
+        process holds at the next call (tokens.GrantCache says how, on SQLite, without a
+        read each time)."""
+        return self._grants.verify(token)
+
+    def cached_grant(self, token: str) -> Grant | None:
+        """The grant of a token verified before and unchanged since, without reading the
+        database (a file's stat on SQLite); None: ask `verify_token`."""
+        return self._grants.cached(token)
+
+    @cached_property
+    def _grants(self) -> GrantCache:
+        return GrantCache(self._engine)
 
     def once(
         self,

@@ -93,7 +93,10 @@ class Guard:
                 "This server needs a token: send `Authorization: Bearer <token>`. A person "
                 "makes one with `gno-tui token create NAME --scope SCOPE`.",
             )
-        grant = await anyio.to_thread.run_sync(self.service.access.verify_token, token)
+        access = self.service.access
+        grant = access.cached_grant(token) or await anyio.to_thread.run_sync(
+            access.verify_token, token
+        )
         if grant is None:
             raise MemoryFailure(
                 "MEMORY_AUTH_REQUIRED",
