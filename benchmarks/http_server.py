@@ -174,11 +174,11 @@ class Server:
 
 
 @contextlib.contextmanager
-def serve(home: Path) -> Iterator[Server]:
-    """`gno-tui --home H serve --port 0`, its address read from its start line; SIGTERM at
-    the end (then waited for)."""
+def serve(home: Path, workers: int = 1) -> Iterator[Server]:
+    """`gno-tui --home H serve --port 0 --workers N`, its address read from its start line;
+    SIGTERM at the end (then waited for)."""
     process = subprocess.Popen(
-        [str(CONSOLE), "--home", str(home), "serve", "--port", "0"],
+        [str(CONSOLE), "--home", str(home), "serve", "--port", "0", "--workers", str(workers)],
         env=child_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -527,7 +527,7 @@ def run(args: argparse.Namespace, work: Path, load_at_start: str) -> None:
     rounds: list[dict[str, Phase]] = []
     before = fact_count(home)
     load_at_phases = load()
-    with serve(home) as server:
+    with serve(home, args.workers) as server:
         for number in range(args.rounds):
             print(f"round {number + 1} of {args.rounds} ...", file=sys.stderr)
             rounds.append(
@@ -722,7 +722,8 @@ def report(
             f"code: {tree()}",
             f"store: {mode}; {notes['import']}; {notes['store']}",
             "model: " + (args.model or "the bundled one (hybrid recall)"),
-            f"server: the installed `gno-tui --home H serve --port 0` (1 worker), tokens by "
+            f"server: the installed `gno-tui --home H serve --port 0 --workers {args.workers}`, "
+            "tokens by "
             f"`gno-tui token create`, a reader and a writer per client; clients "
             f"httpx {_httpx_version()} with keep-alive, threads of this process",
             f"recall: {{query, 8 persona scopes, maxFacts 8, maxTokens 512}}, queries persona "
@@ -775,6 +776,7 @@ def main() -> int:
     )
     parser.add_argument("--db", help="server mode on this PostgreSQL server (a fresh database)")
     parser.add_argument("--name", help="report name under results/ (http_server[_pg])")
+    parser.add_argument("--workers", type=int, default=1, help="`serve --workers N` processes (1)")
     parser.add_argument("--mcp-writer", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.mcp_writer:
