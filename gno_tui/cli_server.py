@@ -39,7 +39,10 @@ def add_server_commands(
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="port (8765; 0 picks a free one)")
     serve.add_argument(
-        "--workers", type=int, default=1, help="worker processes (several need --db server)"
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes (1); each opens the store and keeps its own index in memory",
     )
     serve.add_argument(
         "--no-auth",

@@ -8,9 +8,10 @@ uses instead of the database URL.
         facts = memory.recall("what does alice drink", ["user:alice"])["facts"]
 
 Results are the server's JSON (the seed results for remember and recall); a refused request
-raises `MemoryClientError` with the contract's code, message and HTTP status. Every write
-carries a requestId (a new UUID unless given), so the client resends it once when the
-connection drops before an answer, and the server applies it at most once. Standard library
+raises `MemoryClientError` with the contract's code, message and HTTP status. Every add and
+supersede carries a requestId (a new UUID unless given), so the client resends it once when
+the connection drops before an answer, and the server applies it at most once; keyed writes
+(`put`, `delete`) are sent once. Standard library
 only (http.client), one keep-alive connection per client; a client is not shared between
 threads without its lock, which it takes itself."""
 

@@ -15,12 +15,11 @@ from typing import Any
 
 import mcp_types as types
 
-from engine.facade import (
-    KEYED_HELD_SCHEMA,
-    POLICY_STRICTNESS,
-    MemoryFailure,
-    MemoryService,
-    load_schema,
+from engine.facade import KEYED_HELD_SCHEMA, MemoryFailure, MemoryService, load_schema
+from gno_tui.egress_ceiling import (
+    KEYED_COLLECTION,
+    require_admitted,
+    stricter_egress,
 )
 from gno_tui.mcp_tools import (
     RECALL_DESCRIPTION,
@@ -140,6 +139,7 @@ def _gno_remember(call: ToolCall) -> dict[str, Any]:
     request = remember_request(arguments, caller=call.caller, session=call.session)
     if call.allowed_scopes is not None and request.predecessor:
         _require_visible_predecessor(call.service, request.predecessor, call.allowed_scopes)
+    require_admitted(call.service, request.collection, call.egress, "This remember")
 
     def run() -> dict[str, Any]:
         result = call.service.remember(request, hold_writes=call.hold_writes, origin=call.origin)
@@ -183,17 +183,8 @@ def _gno_recall(call: ToolCall) -> dict[str, Any]:
     return call.service.recall(request)
 
 
-def stricter_egress(asked: Any, ceiling: str) -> Any:
-    """The stricter of a recall's own egress and the caller's ceiling (a bad value is left
-    for the engine to refuse with its code)."""
-    if ceiling == "local_only" or asked not in (None, *POLICY_STRICTNESS):
-        return asked
-    if asked is None or POLICY_STRICTNESS[asked] < POLICY_STRICTNESS[ceiling]:
-        return ceiling
-    return asked
-
-
 def _memory_remember(call: ToolCall) -> dict[str, Any]:
+    require_admitted(call.service, KEYED_COLLECTION, call.egress, "The keyed API")
     if call.hold_writes:  # a propose-only server: queued for a person, nothing written
         return call.service.keyed.propose(
             call.arguments, caller=call.caller, session=call.session, origin=call.origin
@@ -202,10 +193,12 @@ def _memory_remember(call: ToolCall) -> dict[str, Any]:
 
 
 def _memory_recall(call: ToolCall) -> dict[str, Any]:
+    require_admitted(call.service, KEYED_COLLECTION, call.egress, "The keyed API")
     return call.service.keyed.recall(call.arguments)
 
 
 def _memory_search(call: ToolCall) -> dict[str, Any]:
+    require_admitted(call.service, KEYED_COLLECTION, call.egress, "The keyed API")
     return call.service.keyed.search(call.arguments)
 
 

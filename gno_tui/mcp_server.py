@@ -60,6 +60,7 @@ from engine.facade import (
     normalize_scopes,
 )
 from gno_tui import __version__
+from gno_tui.egress_ceiling import NO_CEILING, admitted_collections
 from gno_tui.mcp_pipes import served_stdio
 from gno_tui.mcp_registry import TOOLS, TOOLS_BY_NAME, ToolCall, tool_names
 from gno_tui.mcp_subscriptions import ResourceSubscriptions
@@ -284,15 +285,6 @@ class GnoMcp:
         """The request's caller and reach; a server over HTTP takes them from the token."""
         return McpAccess(self.caller_for(ctx), self.allowed_scopes, self.enable_write)
 
-    # -- scopes -----------------------------------------------------------------------------
-
-    def check_scopes(
-        self, tool: str, named: list[Any], allowed: frozenset[str] | None = None
-    ) -> None:
-        """Refuse a call naming a scope outside the bound ones (normalised as the engine
-        does; a malformed scope gets the engine's own code)."""
-        check_bound_scopes(tool, named, self.allowed_scopes if allowed is None else allowed)
-
     # -- tools ------------------------------------------------------------------------------
 
     def tools(self, enable_write: bool | None = None) -> list[types.Tool]:
@@ -416,8 +408,10 @@ class GnoMcp:
             )
         shown = uri if len(uri) <= 300 else uri[:300] + "..."
         try:
-            scopes = self.access_for(ctx).allowed_scopes
-            text, mime = await self._blocking(self.read_uri, uri, scopes)
+            access = self.access_for(ctx)
+            text, mime = await self._blocking(
+                self.read_uri, uri, access.allowed_scopes, access.egress
+            )
         except MemoryFailure as failure:
             raise MCPError(
                 code=types.INVALID_PARAMS,
@@ -435,11 +429,14 @@ class GnoMcp:
             contents=[types.TextResourceContents(uri=uri, text=text, mime_type=mime)]
         )
 
-    def read_uri(self, uri: str, scopes: frozenset[str] | None = None) -> tuple[str, str]:
-        """The text and MIME type of a resource as a recall in the bound scopes would see it
-        (blocking: runs in a worker thread)."""
+    def read_uri(
+        self, uri: str, scopes: frozenset[str] | None = None, egress: str = NO_CEILING
+    ) -> tuple[str, str]:
+        """The text and MIME type of a resource as a recall in the bound scopes (and within
+        an egress ceiling's collections) would see it (blocking: runs in a worker thread)."""
         bound = self.allowed_scopes if scopes is None else scopes
-        return self.service.facts.read_resource(uri, scopes=bound)
+        collections = admitted_collections(self.service, egress)
+        return self.service.facts.read_resource(uri, scopes=bound, collections=collections)
 
     # -- running ----------------------------------------------------------------------------
 

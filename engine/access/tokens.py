@@ -2,8 +2,9 @@
 
 A token is 256 random bits (`gno_` + URL-safe base64); only its SHA-256 is stored, so the
 database, a backup or a log of it never holds a usable secret. A slow hash buys nothing for a
-random 256-bit secret. Every check reads the row again (no cache): a revocation made by any
-process is refused by every server at its next request."""
+random 256-bit secret. A revocation made by any process is refused by every server at its
+next request: on PostgreSQL each check reads the row; on SQLite a server keeps the grants it
+verified while a stamp file beside the index is unchanged (GrantCache, below)."""
 
 from __future__ import annotations
 
@@ -46,10 +47,6 @@ class Grant:
     def caller(self) -> str:
         """Who the store records as the writer of this token's facts."""
         return PRINCIPAL_PREFIX + self.name
-
-    @property
-    def keyed_scopes(self) -> tuple[str, ...]:
-        return tuple(namespace_scope(namespace)[1] for namespace in self.namespaces)
 
 
 @dataclass(frozen=True)
@@ -108,6 +105,12 @@ def create(
     check_name(name)
     given = list(scopes)
     bound = normalize_scopes(given) if given else []
+    if reserved := [scope for scope in bound if scope.startswith("kv:")]:
+        raise MemoryFailure(
+            "MEMORY_SCOPES_INVALID",
+            f"{', '.join(reserved)}: kv:<namespace> scopes hold the keyed API's memories; "
+            "grant them with --namespace NAME instead of --scope.",
+        )
     keyed = _namespaces(namespaces)
     if not bound and not keyed:
         raise MemoryFailure(
@@ -250,17 +253,26 @@ def _touch_stamp(engine: MemoryEngine) -> None:
     path = _stamp_path(engine)
     if path is None:
         return
-    temporary = path.with_name(f"{STAMP_FILE}.{secrets.token_hex(4)}")
-    temporary.write_text(secrets.token_hex(8), encoding="utf-8")
-    temporary.replace(path)  # a new inode: a stat tells it from the old one
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
     try:
-        status = path.stat()
+        temporary = path.with_name(f"{STAMP_FILE}.{secrets.token_hex(4)}")
+        temporary.write_text(secrets.token_hex(16), encoding="utf-8")
+        temporary.replace(path)  # whole at once: a reader never sees it half written
+    except OSError as exc:
+        raise MemoryFailure(
+            "MEMORY_SYNC_FAILED",
+            f"The token change is stored, but {path} could not be replaced ({exc}), so a "
+            "running `gno-tui serve` on this store may still accept a revoked token: restart "
+            "it, and make the folder writable.",
+        ) from exc
+
+
+def _stamp(path: Path) -> str | None:
+    """The stamp's random contents (a file's inode and time can repeat after a quick
+    replace; 64 random bits do not)."""
+    try:
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-    return status.st_ino, status.st_mtime_ns, status.st_size
 
 
 class GrantCache:
@@ -270,7 +282,7 @@ class GrantCache:
         self._engine = engine
         self._path = _stamp_path(engine)
         self._guard = threading.Lock()
-        self._seen: tuple[int, int, int] | None = None
+        self._seen: str | None = None
         self._grants: dict[str, Grant] = {}
 
     def cached(self, token: str) -> Grant | None:

@@ -77,7 +77,14 @@ class FactsApi(Namespace):
             return None
         return no_match(self._engine, request, result)
 
-    def read_resource(self, uri: str, *, scopes: Collection[str] | None = None) -> tuple[str, str]:
+    def read_resource(
+        self,
+        uri: str,
+        *,
+        scopes: Collection[str] | None = None,
+        collections: Collection[str] | None = None,
+    ) -> tuple[str, str]:
         """A fact (`.md` file or `.json` shape) or the proposals list by uri: (text, MIME).
-        Only what a recall in `scopes` would see (None: every scope); a current fact only."""
-        return resources.read_resource(self._engine, uri, scopes=scopes)
+        Only what a recall in `scopes` would see (None: every scope), in `collections`
+        (None: every one); a current fact only."""
+        return resources.read_resource(self._engine, uri, scopes=scopes, collections=collections)

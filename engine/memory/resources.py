@@ -46,11 +46,16 @@ def _shares(scopes: Collection[str] | None, fact_scopes: Collection[str]) -> boo
 
 
 def read_resource(
-    engine: MemoryEngine, uri: str, *, scopes: Collection[str] | None = None
+    engine: MemoryEngine,
+    uri: str,
+    *,
+    scopes: Collection[str] | None = None,
+    collections: Collection[str] | None = None,
 ) -> tuple[str, str]:
-    """The text and MIME type of a resource, as seen from `scopes` (None: every scope)."""
+    """The text and MIME type of a resource, as seen from `scopes` (None: every scope) and
+    in `collections` (None: every one; a token's egress ceiling admits fewer)."""
     if uri == PROPOSALS_URI:
-        document = {"proposals": visible_proposals(engine, scopes=scopes)}
+        document = {"proposals": visible_proposals(engine, scopes=scopes, collections=collections)}
         return json.dumps(document, ensure_ascii=False), "application/json"
     match = FACT_URI.fullmatch(uri)
     if match is None:
@@ -68,7 +73,9 @@ def read_resource(
     )
     with Session(engine.db, expire_on_commit=False) as session:
         row = get_fact(session, ref=md_uri)
-    if collection not in engine.collections_by_name():
+    if collection not in engine.collections_by_name() or (
+        collections is not None and collection not in collections
+    ):
         raise missing
     if not engine.files_canonical:  # server mode: the row is the fact; its file is rendered
         if row is None:
@@ -140,13 +147,20 @@ def _state(row: tables.FactRow, now: datetime) -> str:
 
 
 def visible_proposals(
-    engine: MemoryEngine, *, scopes: Collection[str] | None = None
+    engine: MemoryEngine,
+    *,
+    scopes: Collection[str] | None = None,
+    collections: Collection[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The pending proposals sharing one of `scopes` (None: all), each keeping only the
-    candidates a recall in `scopes` would see now (current, sharing a scope); a predecessor
-    that is not so visible keeps its uri but not its contentHash (a short text's hash can be
-    guessed)."""
-    proposals = [p for p in list_proposals(engine) if _shares(scopes, p["scopes"])]
+    """The pending proposals sharing one of `scopes` (None: all) in `collections` (None:
+    all), each keeping only the candidates a recall in `scopes` would see now (current,
+    sharing a scope, in `collections`); a predecessor that is not so visible keeps its uri but
+    not its contentHash (a short text's hash can be guessed)."""
+    proposals = [
+        p
+        for p in list_proposals(engine)
+        if _shares(scopes, p["scopes"]) and (collections is None or p["collection"] in collections)
+    ]
     ids = {c.get("recordId") for p in proposals for c in p["candidates"]}
     ids |= {p["predecessor"] for p in proposals if p.get("predecessor")}
     ids.discard(None)
@@ -160,7 +174,8 @@ def visible_proposals(
                 )
             ).all()
         for row in rows:
-            if row.is_current(now) and _shares(scopes, row.scopes):
+            admitted = collections is None or row.collection in collections
+            if row.is_current(now) and _shares(scopes, row.scopes) and admitted:
                 visible |= {row.record_id, row.uri}
     for proposal in proposals:
         proposal["candidates"] = [c for c in proposal["candidates"] if c.get("recordId") in visible]

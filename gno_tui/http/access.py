@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.facade import Grant, MemoryFailure, normalize_scopes
+from engine.facade import Grant, MemoryFailure
 from gno_tui.mcp_server import McpAccess, check_bound_scopes
 
 SCOPE_KEY = "gno.access"  # where the guard leaves it in the ASGI scope
@@ -37,26 +37,25 @@ class HttpAccess:
         )
 
     @classmethod
+    def anonymous(cls) -> HttpAccess:
+        """A public route's caller: no scope, no namespace, no grant."""
+        return cls("http:anonymous", frozenset(), frozenset(), can_write=False, can_curate=False)
+
+    @classmethod
     def open_loopback(cls, *, can_write: bool) -> HttpAccess:
         return cls(OPEN_CALLER, None, None, can_write=can_write, can_curate=False)
 
     def mcp(self) -> McpAccess:
-        """The same reach for the MCP tools: fact scopes plus kv:<namespace> for the keyed
-        tools (which work in kv:default)."""
+        """The same reach for the MCP tools: the fact scopes, plus kv:default when the token
+        has that namespace (the keyed tools take no namespace: they work in kv:default)."""
         allowed: frozenset[str] | None = None
         if self.scopes is not None and self.namespaces is not None:
-            keyed = {f"kv:{namespace}" for namespace in self.namespaces}
+            keyed = {"kv:default"} if "default" in self.namespaces else set()
             allowed = frozenset(self.scopes | keyed)
         return McpAccess(self.caller, allowed, self.can_write, origin="http", egress=self.egress)
 
     def check_scopes(self, what: str, named: Iterable[Any]) -> None:
         check_bound_scopes(what, list(named), self.scopes)
-
-    def visible_scopes(self, named: Iterable[Any]) -> list[str]:
-        """The scopes a read may search: those named, all of them granted."""
-        scopes = normalize_scopes(list(named))
-        self.check_scopes("The request", scopes)
-        return scopes
 
     def require_namespace(self, namespace: str) -> None:
         if self.namespaces is not None and namespace not in self.namespaces:

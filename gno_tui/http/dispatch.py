@@ -70,7 +70,7 @@ def endpoint(
             body = parse_body(await request.body()) if route.request_schema else None
             call = RouteCall(
                 service=service,
-                access=access or HttpAccess.open_loopback(can_write=False),
+                access=access or HttpAccess.anonymous(),
                 session=session,
                 body=body,
                 path=dict(request.path_params),

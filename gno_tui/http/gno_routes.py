@@ -140,7 +140,7 @@ ROUTES: tuple[HttpRoute, ...] = (
     ),
     HttpRoute(
         method="GET",
-        path="/api/requests/{requestId}",
+        path="/api/requests/{requestId:path}",
         operation_id="requestStatus",
         summary="What became of a write sent with this requestId",
         tag="memory",

@@ -18,15 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from engine.facade import MemoryFailure, MemoryService
 from gno_tui.http.access import SCOPE_KEY, HttpAccess
 from gno_tui.http.errors import error_response
-from gno_tui.http.settings import ServeSettings
-
-
-def host_name(value: str) -> str:
-    """The name of a Host header or an Origin's authority, without the port."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        return value[: value.find("]") + 1] if "]" in value else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+from gno_tui.http.settings import ServeSettings, host_name
 
 
 class Guard:
@@ -82,11 +74,24 @@ class Guard:
     # -- the token ----------------------------------------------------------------------
 
     async def _authenticate(self, scope: Scope) -> HttpAccess:
-        authorization = _headers(scope).get("authorization", "")
-        scheme, _, token = authorization.partition(" ")
+        try:
+            return await self._access(scope)
+        except MemoryFailure:
+            raise
+        except Exception as exc:  # the store could not be read: a coded 503, not a traceback
+            raise MemoryFailure(
+                "MEMORY_QUERY_FAILED",
+                f"The token could not be checked ({type(exc).__name__}): the store is not "
+                "reachable. Retry shortly; if it persists, tell the person running the server.",
+            ) from exc
+
+    async def _access(self, scope: Scope) -> HttpAccess:
+        headers = _headers(scope)
+        scheme, _, token = headers.get("authorization", "").partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
-            if self.settings.open_loopback:
+            forwarded = any(name in headers for name in FORWARDING_HEADERS)
+            if self.settings.open_loopback and not forwarded:
                 return HttpAccess.open_loopback(can_write=self.settings.open_write)
             raise MemoryFailure(
                 "MEMORY_AUTH_REQUIRED",
@@ -136,6 +141,11 @@ class Guard:
                 "Send it at once.",
             ) from None
         return b"".join(chunks)
+
+
+# A request relayed by a proxy carries one of these: it may come from anywhere, so an open
+# (--no-auth) loopback server asks it for a token all the same.
+FORWARDING_HEADERS = ("forwarded", "x-forwarded-for", "x-forwarded-host", "x-real-ip")
 
 
 class _ClientGone(Exception):

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from engine.facade import KEYED_HELD_SCHEMA, UINT64_MAX, MemoryFailure, load_schema
+from gno_tui.egress_ceiling import KEYED_COLLECTION, require_admitted
 from gno_tui.http.routes import HttpRoute, Lane, Reply, RouteCall
 
 _REQUESTS = load_schema("keyed_requests")
@@ -49,6 +50,7 @@ def _namespace(call: RouteCall) -> str:
     """The path's namespace as the engine names it (lowercased), granted to this token."""
     name = call.service.keyed.scope(call.path["namespace"]).removeprefix("kv:")
     call.access.require_namespace(name)
+    require_admitted(call.service, KEYED_COLLECTION, call.access.egress, "The keyed API")
     return name
 
 

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from engine.facade import PROPOSALS_URI, Decision, MemoryFailure, load_schema, normalize_scopes
+from gno_tui.egress_ceiling import admitted_collections
 from gno_tui.http.ob1_routes import ERRORS, IGNORED, NULLABLE, TEXT, project_scope
 from gno_tui.http.ob1_writeback_routes import HELD_POLICY, memory_summary
 from gno_tui.http.routes import HttpRoute, Lane, Reply, RouteCall
@@ -74,7 +75,11 @@ def _reviewable(call: RouteCall, proposal: dict[str, Any]) -> bool:
 def _visible_proposals(call: RouteCall) -> list[dict[str, Any]]:
     """The pending reviewable proposals, each keeping only the candidates a recall in the
     token's scopes sees now."""
-    text, _ = call.service.facts.read_resource(PROPOSALS_URI, scopes=call.access.scopes)
+    text, _ = call.service.facts.read_resource(
+        PROPOSALS_URI,
+        scopes=call.access.scopes,
+        collections=admitted_collections(call.service, call.access.egress),
+    )
     proposals: list[dict[str, Any]] = json.loads(text)["proposals"]
     return [p for p in proposals if _reviewable(call, p)]
 

@@ -20,8 +20,8 @@ from engine.facade import (
     load_schema,
     normalize_scopes,
 )
+from gno_tui.egress_ceiling import stricter_egress
 from gno_tui.http.routes import HttpRoute, Lane, Reply, RouteCall
-from gno_tui.mcp_registry import stricter_egress
 from gno_tui.mcp_tools import check_arguments
 
 RECALL_VERSIONS = ["openbrain.agent_memory.recall.v1", "openbrain.openclaw.recall.v1"]

@@ -10,6 +10,7 @@ import unicodedata
 from typing import Any
 
 from engine.facade import MemoryFailure, RememberRequest, collapse_text, load_schema
+from gno_tui.egress_ceiling import require_admitted
 from gno_tui.http.ob1_routes import (
     ERRORS,
     IGNORED,
@@ -196,6 +197,7 @@ def _hold(call: RouteCall, body: dict[str, Any]) -> dict[str, Any]:
             source=source,
         )
 
+    require_admitted(call.service, collection, call.access.egress, "This write-back")
     # Every memory is checked before any is queued: a bad one refuses the whole write-back.
     for _, text in entries:
         call.service.remember(request(text, "propose"))

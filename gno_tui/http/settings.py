@@ -20,6 +20,14 @@ DEFAULT_BODY_TIMEOUT = 10.0
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
+def host_name(value: str) -> str:
+    """The name of a Host header or an Origin's authority, without the port."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[: value.find("]") + 1] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
 def is_loopback(host: str) -> bool:
     if host.strip("[]").lower() == "localhost":
         return True
@@ -55,6 +63,12 @@ class ServeSettings:
                 "loopback address (127.0.0.1, ::1) may run open. Make tokens with `gno-tui "
                 "token create` and drop --no-auth, or listen on 127.0.0.1.",
             )
+        if self.open_loopback and self.allow_hosts:
+            raise MemoryFailure(
+                "MEMORY_USAGE_INVALID",
+                "--no-auth with --allow-host would serve a proxy's clients without tokens: a "
+                "server reached through another name needs tokens (`gno-tui token create`).",
+            )
         if not 0 <= self.port < 65536:
             raise MemoryFailure("MEMORY_USAGE_INVALID", f"--port {self.port} is not a port.")
         if self.workers < 1:
@@ -84,8 +98,6 @@ class ServeSettings:
         scheme, _, authority = origin.partition("://")
         if scheme not in ("http", "https"):
             return False
-        from gno_tui.http.guard import host_name
-
         return host_name(authority) in LOOPBACK_NAMES
 
     def to_env(self) -> dict[str, str]:
