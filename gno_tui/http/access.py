@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.facade import Grant, MemoryFailure
-from gno_tui.mcp_server import McpAccess, check_bound_scopes
+from gno_tui.mcp_access import McpAccess, check_bound_scopes
 
 SCOPE_KEY = "gno.access"  # where the guard leaves it in the ASGI scope
 OPEN_CALLER = "http:local"  # the caller on a loopback server started with --no-auth

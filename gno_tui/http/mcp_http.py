@@ -15,7 +15,8 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from engine.facade import FACT_TEMPLATE, PROPOSALS_URI, MemoryFailure, MemoryService
 from gno_tui.http.access import SCOPE_KEY, HttpAccess
-from gno_tui.mcp_server import GnoMcp, McpAccess
+from gno_tui.mcp_access import McpAccess
+from gno_tui.mcp_server import GnoMcp
 
 HTTP_INSTRUCTIONS = f"""\
 gno-tui holds a person's long-term memory for agents. Recall before you answer (gno_recall,
