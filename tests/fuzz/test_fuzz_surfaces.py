@@ -1414,6 +1414,9 @@ def test_mcp_tool_arguments_in_process(
 # A server answers a tool call in milliseconds; one that has not answered after this long never
 # will (a hang guard, not a timing assertion; short, because a shrinking failure meets it often).
 WIRE_TIMEOUT_S = 5
+# The first answer (initialize) waits for the server process to start too: Python's imports
+# alone took over 5 s on a loaded CI machine. Also a hang guard only.
+START_TIMEOUT_S = 120
 
 
 def nesting(value: Any) -> int:
@@ -1447,6 +1450,7 @@ class RawServer:
                 "capabilities": {},
                 "clientInfo": {"name": "fuzz-raw", "version": "1"},
             },
+            timeout=START_TIMEOUT_S,
         )
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -1456,14 +1460,16 @@ class RawServer:
         self.process.stdin.write(json.dumps(message, ensure_ascii=True).encode() + b"\n")
         self.process.stdin.flush()
 
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    def request(
+        self, method: str, params: dict[str, Any], *, timeout: float = WIRE_TIMEOUT_S
+    ) -> dict[str, Any]:
         """The answer to one request; a server that never answers fails the test (at once
         when its log says it dropped the request)."""
         self.next_id += 1
         logged = self.log_path.stat().st_size
         self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
         assert self.process.stdout is not None
-        deadline = time.monotonic() + WIRE_TIMEOUT_S
+        deadline = time.monotonic() + timeout
         while True:
             ready, _, _ = select.select([self.process.stdout], [], [], 0.05)
             if not ready:
@@ -1474,7 +1480,7 @@ class RawServer:
                     f"the server dropped {method} {params!r:.300} without an answer: {news!r:.500}"
                 )
                 assert time.monotonic() < deadline, (
-                    f"no answer within {WIRE_TIMEOUT_S} s to {method} {params!r:.300}"
+                    f"no answer within {timeout} s to {method} {params!r:.300}"
                 )
                 continue
             line = self.process.stdout.readline()
