@@ -5,7 +5,11 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import re
+import signal
+import subprocess
 import tempfile
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -140,3 +144,47 @@ def fresh_database(server: str, *, prefix: str) -> Iterator[str]:
         with admin.connect() as connection:
             connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+# `gno-tui serve`'s start line names the address it listens on (gno_tui/http/serve.py).
+_LISTENING = re.compile(r"listening on (http://\S+?):(\d+) ")
+
+
+@contextlib.contextmanager
+def serving(
+    command: list[str], env: dict[str, str], *, timeout: float
+) -> Iterator[tuple[str | None, subprocess.Popen[str], list[str]]]:
+    """Run a `gno-tui ... serve --port 0` command: (its URL, read from its start line, or None
+    when it ended or said nothing within `timeout`; the process; its stderr lines, growing as
+    they come). Waits for the line, never for a time; SIGTERM at the end, then waited for."""
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    lines: list[str] = []
+    found: list[str] = []
+    started = threading.Event()
+
+    def read_log() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+            match = _LISTENING.search(line)
+            if match and not found:
+                found.append(f"{match.group(1)}:{match.group(2)}")
+                started.set()
+        started.set()  # the process ended: stop waiting
+
+    reader = threading.Thread(target=read_log, daemon=True)
+    reader.start()
+    try:
+        started.wait(timeout)
+        yield (found[0] if found else None), process, lines
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        reader.join(timeout=10)

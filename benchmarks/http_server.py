@@ -53,8 +53,6 @@ import contextlib
 import json
 import os
 import random
-import re
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -69,12 +67,18 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import mcp_writes
-from benchmarks.common import DATA, fresh_database, machine, postgres_server, write_report
+from benchmarks.common import (
+    DATA,
+    fresh_database,
+    machine,
+    postgres_server,
+    serving,
+    write_report,
+)
 from benchmarks.scale import fact_count, import_store
 from benchmarks.speed import SCOPES, corpus, persona_facts
 
 CONSOLE = Path(sys.executable).parent / "gno-tui"
-_LISTENING = re.compile(r"listening on (http://\S+?):(\d+) ")
 RECALL_BUDGET = {"maxFacts": 8, "maxTokens": 512}
 START_TIMEOUT = 180.0
 
@@ -177,44 +181,16 @@ class Server:
 def serve(home: Path, workers: int = 1) -> Iterator[Server]:
     """`gno-tui --home H serve --port 0 --workers N`, its address read from its start line;
     SIGTERM at the end (then waited for)."""
-    process = subprocess.Popen(
-        [str(CONSOLE), "--home", str(home), "serve", "--port", "0", "--workers", str(workers)],
-        env=child_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    lines: list[str] = []
-    found: list[str] = []
-    started = threading.Event()
-
-    def read_log() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.append(line)
-            match = _LISTENING.search(line)
-            if match and not found:
-                found.append(f"{match.group(1)}:{match.group(2)}")
-                started.set()
-        started.set()
-
-    reader = threading.Thread(target=read_log, daemon=True)
-    reader.start()
-    try:
-        started.wait(START_TIMEOUT)
-        if not found:
+    command = [str(CONSOLE), "--home", str(home), "serve", "--port", "0"]
+    with serving([*command, "--workers", str(workers)], child_env(), timeout=START_TIMEOUT) as (
+        url,
+        process,
+        lines,
+    ):
+        if url is None:
             raise SystemExit("gno-tui serve did not start:\n" + "".join(lines))
         print(f"server: {lines[0].strip()}", file=sys.stderr)
-        yield Server(found[0], process, lines)
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        reader.join(timeout=10)
+        yield Server(url, process, lines)
 
 
 # -- HTTP clients (threads) -------------------------------------------------------------------

@@ -245,18 +245,12 @@ def cmd_request(args: argparse.Namespace) -> int:
 
     if args.action is None:
         raise MemoryFailure("MEMORY_USAGE_INVALID", "Name an action: gno-tui request show ID.")
-    from gno_tui.http.gno_routes import first_status
+    from gno_tui.http.gno_routes import request_document
 
     record = open_store(args).access.request(
         caller=default_caller(args.caller), request_id=args.request_id
     )
-    document = {
-        "requestId": record.request_id,
-        "verb": record.verb,
-        "createdAt": record.created_at,
-        "status": record.status or first_status(record.verb, record.result),
-        "result": record.result,
-    }
+    document = request_document(record)
     if args.json:
         emit_json(document)
     else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from engine.facade import MemoryFailure, load_schema
+from engine.facade import MemoryFailure, RequestRecord, load_schema
 from gno_tui.http.routes import HttpRoute, Lane, Reply, RouteCall
 from gno_tui.mcp_registry import TOOLS_BY_NAME, WRITE_DECISIONS, ToolCall
 from gno_tui.mcp_tools import RECALL_INPUT, REMEMBER_INPUT, check_arguments
@@ -91,21 +91,23 @@ def first_status(verb: str, result: dict[str, Any]) -> int:
     return 201 if result.get("outcome") in WRITTEN else 200
 
 
+def request_document(record: RequestRecord) -> dict[str, Any]:
+    """What became of a recorded write (schemas/http-request-status.schema.json), as the
+    route and `gno-tui request show` answer it."""
+    return {
+        "requestId": record.request_id,
+        "verb": record.verb,
+        "createdAt": record.created_at,
+        "status": record.status or first_status(record.verb, record.result),
+        "result": record.result,
+    }
+
+
 def request_status(call: RouteCall) -> Reply:
     record = call.service.access.request(
         caller=call.access.caller, request_id=call.path["requestId"]
     )
-    status = record.status or first_status(record.verb, record.result)
-    return Reply(
-        200,
-        {
-            "requestId": record.request_id,
-            "verb": record.verb,
-            "createdAt": record.created_at,
-            "status": status,
-            "result": record.result,
-        },
-    )
+    return Reply(200, request_document(record))
 
 
 _ERROR_NOTE = 'Errors: {"error": {"code", "message"}} with the status of the code.'

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,10 +23,10 @@ from typing import Any
 import httpx
 import pg_homes
 
+from benchmarks.common import serving
 from engine.contract.validation import schema_errors
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "gno-tui"
-_LISTENING = re.compile(r"listening on (http://\S+?):(\d+) ")
 START_TIMEOUT = 120.0  # seconds for the start line: a loaded CI machine, a first migration
 
 
@@ -102,43 +99,10 @@ def serve(
 ) -> Iterator[RunningServer]:
     """A running `gno-tui --home HOME serve --port 0 ARGS`, stopped (SIGTERM, then waited for)
     when the block ends. Waits for its start line, never for a time."""
-    process = subprocess.Popen(
-        [str(CONSOLE_SCRIPT), "--home", str(home), "serve", "--port", "0", *args],
-        env=env or child_env(home),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stderr is not None
-    started = threading.Event()
-    lines: list[str] = []
-    found: list[str] = []
-
-    def read_log() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.append(line)
-            match = _LISTENING.search(line)
-            if match and not found:
-                found.append(f"{match.group(1)}:{match.group(2)}")
-                started.set()
-        started.set()  # the process ended: stop waiting
-
-    reader = threading.Thread(target=read_log, daemon=True)
-    reader.start()
-    try:
-        started.wait(START_TIMEOUT)
-        assert found, "gno-tui serve did not start:\n" + "".join(lines)
-        yield RunningServer(found[0], process, home, lines)
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        reader.join(timeout=10)
+    command = [str(CONSOLE_SCRIPT), "--home", str(home), "serve", "--port", "0", *args]
+    with serving(command, env or child_env(home), timeout=START_TIMEOUT) as (url, process, log):
+        assert url is not None, "gno-tui serve did not start:\n" + "".join(log)
+        yield RunningServer(url, process, home, log)
 
 
 @dataclass(frozen=True)
