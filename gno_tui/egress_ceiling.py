@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.facade import POLICY_STRICTNESS, MemoryFailure, MemoryService
+from engine.facade import (
+    DEFAULT_COLLECTION,
+    POLICY_STRICTNESS,
+    MemoryFailure,
+    MemoryService,
+)
 
 NO_CEILING = "local_only"
-KEYED_COLLECTION = "memory"  # the collection the keyed API's memories live in
-DEFAULT_COLLECTION = "memory"
 
 
 def admits(policy: str, ceiling: str) -> bool:

@@ -15,12 +15,14 @@ from typing import Any
 
 import mcp_types as types
 
-from engine.facade import KEYED_HELD_SCHEMA, MemoryFailure, MemoryService, load_schema
-from gno_tui.egress_ceiling import (
+from engine.facade import (
     KEYED_COLLECTION,
-    require_admitted,
-    stricter_egress,
+    KEYED_HELD_SCHEMA,
+    MemoryFailure,
+    MemoryService,
+    load_schema,
 )
+from gno_tui.egress_ceiling import require_admitted, stricter_egress
 from gno_tui.mcp_tools import (
     RECALL_DESCRIPTION,
     RECALL_INPUT,

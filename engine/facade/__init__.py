@@ -20,6 +20,7 @@ from engine.contract.normalize import (
     POLICIES,
     POLICY_STRICTNESS,
     check_json_depth,
+    clean_text,
     collapse_text,
     counted_record_ids,
     estimate_tokens,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     )
     from engine.interop.transfer import EXPORT_FORMATS, ImportReport
     from engine.keyed.cursor import dumps as keyed_json
+    from engine.keyed.heads import COLLECTION as KEYED_COLLECTION
     from engine.keyed.requests import UINT64_MAX
     from engine.keyed.requests import parse_request_json as parse_keyed_request
     from engine.keyed.service import HELD_SCHEMA as KEYED_HELD_SCHEMA
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
     from engine.retrieval.ranking import ALIGNMENT_WEIGHT, SEMANTIC_WEIGHT, ScoreParts
     from engine.retrieval.seam import DuplicatePair
     from engine.storage.change_feed import ChangeFeed
+    from engine.storage.store import DEFAULT_COLLECTION
     from engine.storage.tables import CollectionRow as CollectionRecord
     from engine.storage.tables import FactRow as FactRecord
 
@@ -85,6 +88,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "CollectionRecord": ("engine.storage.tables", "CollectionRow"),
     "Curation": ("engine.facade.curation", "Curation"),
     "CurationAction": ("engine.facade.curation", "CurationAction"),
+    "DEFAULT_COLLECTION": ("engine.storage.store", "DEFAULT_COLLECTION"),
     "Decision": ("engine.curation.review", "Decision"),
     "DuplicatePair": ("engine.retrieval.seam", "DuplicatePair"),
     "DuplicateVerdict": ("engine.facade.curation", "DuplicateVerdict"),
@@ -103,6 +107,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "FenceNearMiss": ("engine.memory.receipts", "FenceNearMiss"),
     "ImportReport": ("engine.interop.transfer", "ImportReport"),
     "ImportRequest": ("engine.facade.interop", "ImportRequest"),
+    "KEYED_COLLECTION": ("engine.keyed.heads", "COLLECTION"),
     "KEYED_HELD_SCHEMA": ("engine.keyed.service", "HELD_SCHEMA"),
     "LABELS": ("engine.curation.labels", "LABELS"),
     "LabelSummary": ("engine.curation.labels", "LabelSummary"),
@@ -144,9 +149,11 @@ _LAZY: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "ALIGNMENT_WEIGHT",
+    "DEFAULT_COLLECTION",
     "EXPORT_FORMATS",
     "FACT_TEMPLATE",
     "FACT_URI",
+    "KEYED_COLLECTION",
     "KEYED_HELD_SCHEMA",
     "LABELS",
     "MAX_FACTS_LIMIT",
@@ -196,6 +203,7 @@ __all__ = [
     "Undone",
     "WhyNot",
     "check_json_depth",
+    "clean_text",
     "collapse_text",
     "counted_record_ids",
     "current_at",

@@ -16,8 +16,14 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
-from engine.facade import KEYED_HELD_SCHEMA, UINT64_MAX, MemoryFailure, load_schema
-from gno_tui.egress_ceiling import KEYED_COLLECTION, require_admitted
+from engine.facade import (
+    KEYED_COLLECTION,
+    KEYED_HELD_SCHEMA,
+    UINT64_MAX,
+    MemoryFailure,
+    load_schema,
+)
+from gno_tui.egress_ceiling import require_admitted
 from gno_tui.http.routes import HttpRoute, Lane, Reply, RouteCall
 
 _REQUESTS = load_schema("keyed_requests")

@@ -6,10 +6,16 @@ Also what a held write is shown as in the review routes: its use policy and its 
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
 
-from engine.facade import MemoryFailure, RememberRequest, collapse_text, load_schema
+from engine.facade import (
+    DEFAULT_COLLECTION,
+    MemoryFailure,
+    RememberRequest,
+    clean_text,
+    collapse_text,
+    load_schema,
+)
 from gno_tui.egress_ceiling import require_admitted
 from gno_tui.http.ob1_routes import (
     ERRORS,
@@ -158,18 +164,13 @@ def _writeback_scopes(call: RouteCall, body: dict[str, Any]) -> list[str]:
     return token_scopes(call, "writeback", single=True)
 
 
-def _stored_text(text: str) -> str:
-    """The text as the store keeps it (NFC, trimmed): how a queued proposal is found."""
-    return unicodedata.normalize("NFC", text).strip()
-
-
 def _held_proposal(
     call: RouteCall, proposals: list[dict[str, Any]], text: str, scopes: list[str], collection: str
 ) -> dict[str, Any] | None:
     """The proposal this caller's held add of `text` is: the newest pending one (the queue
     answers a repeated write while it waits with the same proposal), else the newest, decided
     since it was queued (a fast reviewer)."""
-    wanted = (_stored_text(text), call.access.caller, collection, scopes, "add", None)
+    wanted = (clean_text(text), call.access.caller, collection, scopes, "add", None)
     found = [
         p
         for p in proposals
@@ -206,7 +207,7 @@ def _hold(call: RouteCall, body: dict[str, Any]) -> dict[str, Any]:
         for _, text in entries
     ]
     queued = call.service.curation.proposals(
-        state=None, caller=call.access.caller, texts={_stored_text(text) for _, text in entries}
+        state=None, caller=call.access.caller, texts={clean_text(text) for _, text in entries}
     )
     memories = []
     for (kind, text), result in zip(entries, results, strict=True):
@@ -217,7 +218,7 @@ def _hold(call: RouteCall, body: dict[str, Any]) -> dict[str, Any]:
                       "uri": record["uri"], "use_policy": None}  # fmt: skip
             memories.append(entry)
             continue
-        proposal = _held_proposal(call, queued, text, scopes, collection or "memory")
+        proposal = _held_proposal(call, queued, text, scopes, collection or DEFAULT_COLLECTION)
         if proposal is None:
             raise MemoryFailure(
                 "MEMORY_INTERNAL", "A held write-back memory was not found in the review queue."
