@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from engine.curation.merge import merged_text
     from engine.curation.review import Decision
     from engine.curation.review_queue import ReviewQueue
-    from engine.curation.undo import Redone, Undone
+    from engine.curation.undo import NeedsYes, Redone, Undone
     from engine.facade.curation import Curation, CurationAction, DuplicateVerdict
     from engine.facade.factory import resolve_home
     from engine.facade.facts import FactQuery
@@ -117,6 +117,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "MAX_FACTS_LIMIT": ("engine.memory.recall", "MAX_FACTS_LIMIT"),
     "MAX_TOKENS_LIMIT": ("engine.memory.recall", "MAX_TOKENS_LIMIT"),
     "MemoryService": ("engine.facade.service", "MemoryService"),
+    "NeedsYes": ("engine.curation.undo", "NeedsYes"),
     "NoMatch": ("engine.memory.why_not", "NoMatch"),
     "PROPOSALS_URI": ("engine.memory.resources", "PROPOSALS_URI"),
     "RecallRequest": ("engine.memory.recall", "RecallRequest"),
@@ -189,6 +190,7 @@ __all__ = [
     "LibraryPage",
     "MemoryFailure",
     "MemoryService",
+    "NeedsYes",
     "NoMatch",
     "RecallRequest",
     "RecallService",

@@ -163,11 +163,12 @@ class CurationApi(Namespace):
         logged, so `@` shows it and `z` takes it back; the remember result."""
         return edit_chain(self._engine, edit)
 
-    def undo(self, *, actor: str) -> Undone:
-        return undo_last(self._engine, actor=actor)
+    def undo(self, *, actor: str, yes: int | None = None) -> Undone:
+        """`yes`: the decision of a NeedsYes (a step that relaxes a policy) the person agreed to."""
+        return undo_last(self._engine, actor=actor, yes=yes)
 
-    def redo(self, *, actor: str) -> Redone:
-        return redo_last(self._engine, actor=actor)
+    def redo(self, *, actor: str, yes: int | None = None) -> Redone:
+        return redo_last(self._engine, actor=actor, yes=yes)
 
     # -- recall labels ----------------------------------------------------------------------
 

@@ -2,18 +2,26 @@
 out of scope, outside the collection asked for, withheld by the egress ceiling, cut by the
 budget, or no longer current. For a recall that returned nothing, `no_match` says why in one
 message for a person: nothing stored in those scopes, matches withheld by the egress ceiling
-or too big for the budget, or nothing close enough to the query."""
+or too big for the budget, or nothing close enough to the query.
+
+Both explain the recall at its moment (its receipt's issuedAt), not the store as it is when
+asked: facts written since are left out of the ranking, statuses are those of that moment,
+and the budget cut is the recall's own ranking found again (its returned facts in its order,
+as many matches cut as it reported). When the store changed since in a way that cannot be
+undone by looking (a fact it ranked was superseded, retired or edited, a policy changed),
+the report says so (`unexplained`) and keeps the recall's own count, with no examples."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 from sqlmodel import col
 
-from engine.contract.normalize import estimate_tokens, normalize_scopes
+from engine.contract.normalize import estimate_tokens, normalize_scopes, parse_iso
 from engine.memory import browse
 from engine.memory.recall import EGRESS_ALLOWS, RecallRequest
 from engine.retrieval.seam import Visibility
@@ -30,6 +38,12 @@ REASONS = {
     "budget": "cut by the budget (maxFacts / maxTokens)",
     "status": "not current (superseded, retired or expired)",
 }
+UNEXPLAINED = (
+    "This recall's ranking cannot be found again: the store changed since it ran (a fact it "
+    "ranked was superseded, retired or edited, or a collection's policy changed), so which "
+    "matches the budget cut cannot be told; the count is the recall's own. Recall again "
+    "(enter) to see them."
+)
 
 
 @dataclass(frozen=True)
@@ -47,39 +61,89 @@ class WhyNot:
     semantic_unavailable: str | None
     excluded: dict[str, list[LeftOut]] = field(default_factory=dict)  # reason -> examples
     counts: dict[str, int] = field(default_factory=dict)
+    moment: datetime | None = None  # the recall's issuedAt: the store is seen as it was then
+    omitted: int = 0  # the recall's own count of matches the budget cut
+    unexplained: str | None = None  # why the budget cut's facts cannot be named (None: they are)
+    gone: int = 0  # facts current at the moment that left recall since: not ranked, not counted
 
 
 def why_not(engine: MemoryEngine, request: RecallRequest, result: dict[str, Any]) -> WhyNot:
-    """Classify every match of the query (over all current facts) that the result left out."""
-    scopes = set(normalize_scopes(request.scopes))
+    """Classify every match of the query that the recall `result` left out, as the store was
+    when the recall was issued (the same ranking: the same index, facts born since left out)."""
+    moment = parse_iso(result["receipt"]["issuedAt"])
+    scopes = normalize_scopes(request.scopes)
     collections = engine.collections_by_name()
     allowed = {n for n, c in collections.items()
                if c.policy in EGRESS_ALLOWS[request.egress or "local_only"]}  # fmt: skip
+    seen = sorted(n for n in allowed if request.collection in (None, n))  # what the recall saw
     query = request.query or ""
-    # The same ranking as the recall's, over every scope and collection: what it matched
-    # that the recall could not see, or could not fit.
-    ranking = engine.retrieval().rank(query, Visibility(None, None, engine.now()))
-    returned = {fact["recordId"] for fact in result["facts"]}
-    report = WhyNot(result["retrieval"]["mode"], result["retrieval"].get("semanticUnavailable"))
-    for match in ranking.matches:
+    budget = result["budget"]
+    report = WhyNot(
+        result["retrieval"]["mode"],
+        result["retrieval"].get("semanticUnavailable"),
+        moment=moment,
+        omitted=budget["omitted"],
+    )
+    born = _born_after(engine, moment)
+    index = engine.retrieval()
+    returned = [fact["recordId"] for fact in result["facts"]]
+    kept = set(returned)
+    # The recall's ranking again: its scopes and collections, at its moment. Found again when
+    # it returns the same facts in the same order and cuts as many as the recall reported.
+    ranking = index.rank(query, Visibility(scopes, seen, moment, exclude=born))
+    cut = [m.fact for m in ranking.matches if m.fact.record_id not in kept]
+    again = [m.fact.record_id for m in ranking.matches if m.fact.record_id in kept]
+    if again == returned and len(cut) == budget["omitted"]:
+        for fact in cut:
+            tokens = f"~{estimate_tokens(fact.text)} tokens"
+            _note(report, "budget", LeftOut(fact.docid, fact.text, tokens))
+    else:
+        report.unexplained = UNEXPLAINED
+        if budget["omitted"]:
+            report.counts["budget"], report.excluded["budget"] = budget["omitted"], []
+    # What the query matched then beyond the recall's view, in every scope and collection.
+    wider = index.rank(query, Visibility(None, None, moment, exclude=born))
+    for match in wider.matches:
         fact = match.fact
-        if fact.record_id in returned:
-            continue
-        if not scopes & set(fact.scopes):
+        if not set(scopes) & set(fact.scopes):
             reason, detail = "scope", "scopes " + ", ".join(fact.scopes)
         elif request.collection is not None and fact.collection != request.collection:
             reason, detail = "collection", f"in {fact.collection}"
         elif fact.collection not in allowed:
             reason, detail = "egress", f"{fact.collection} is {collections[fact.collection].policy}"
         else:
-            reason, detail = "budget", f"~{estimate_tokens(fact.text)} tokens"
+            continue  # in the recall's view: returned, or counted above
         _note(report, reason, LeftOut(fact.docid, fact.text, detail))
     for status in ("superseded", "retired", "expired"):
-        page = browse.list_facts(engine, status=status, text=query, limit=50)
+        page = browse.list_facts(engine, status=status, text=query, limit=50, as_of=moment)
         for row in page.rows:
             if set(row.scopes) & set(scopes):
                 _note(report, "status", LeftOut(row.docid, row.text, status))
+    report.gone = _gone_since(engine, moment)
     return report
+
+
+def _born_after(engine: MemoryEngine, moment: datetime) -> list[str]:
+    """The facts created after `moment`: the recall could not have seen them."""
+    fact = tables.FactRow
+    with Session(engine.db) as session:
+        return list(session.scalars(select(fact.record_id).where(fact.created_at > moment)))
+
+
+def _gone_since(engine: MemoryEngine, moment: datetime) -> int:
+    """Facts current at `moment` that have left recall since: no index ranks them now."""
+    fact = tables.FactRow
+    left = or_(
+        and_(fact.superseded_at.is_not(None), fact.superseded_at > moment),
+        and_(fact.retired_at.is_not(None), fact.retired_at > moment),
+        and_(fact.expires_at.is_not(None), fact.expires_at <= engine.now()),
+    )
+    current_then = browse._status_clause("current", moment, moment)
+    query = (
+        select(func.count()).select_from(fact).where(fact.created_at <= moment, current_then, left)
+    )
+    with Session(engine.db) as session:
+        return int(session.scalar(query) or 0)
 
 
 def _note(report: WhyNot, reason: str, item: LeftOut) -> None:
@@ -105,11 +169,12 @@ class NoMatch:
 
 
 def no_match(engine: MemoryEngine, request: RecallRequest, result: dict[str, Any]) -> NoMatch:
-    """Why the recall `result` of `request` is empty (call it only when it is)."""
+    """Why the recall `result` of `request` is empty (call it only when it is), at its moment."""
     report = why_not(engine, request, result)
     counts = report.counts
     scopes = normalize_scopes(request.scopes)
-    in_scope = _current_in(engine, scopes, request.collection)
+    assert report.moment is not None
+    in_scope = _current_in(engine, scopes, request.collection, report.moment)
     where = _scopes_phrase(scopes) + (
         f" in collection {request.collection}" if request.collection is not None else ""
     )
@@ -140,11 +205,11 @@ def no_match(engine: MemoryEngine, request: RecallRequest, result: dict[str, Any
         )
     elif over_budget:
         reason = "budget"
-        best = estimate_tokens(report.excluded["budget"][0].text)  # the best-ranked one
+        cut = report.excluded["budget"]  # best first; none when they cannot be told again
+        best = f" (the best match is ~{estimate_tokens(cut[0].text)} tokens)" if cut else ""
         message = (
             f"{_facts(over_budget)} {where} {_are(over_budget, 'matches', 'match')}, but none "
-            f"fits the budget of {result['budget']['maxTokens']} tokens (the best match is "
-            f"~{best} tokens). Raise max tokens."
+            f"fits the budget of {result['budget']['maxTokens']} tokens{best}. Raise max tokens."
         )
     elif elsewhere:
         reason = "collection"
@@ -176,14 +241,19 @@ def no_match(engine: MemoryEngine, request: RecallRequest, result: dict[str, Any
     )
 
 
-def _current_in(engine: MemoryEngine, scopes: list[str], collection: str | None) -> int:
-    """How many current facts share one of `scopes` (in `collection`, when one is named)."""
+def _current_in(
+    engine: MemoryEngine, scopes: list[str], collection: str | None, moment: datetime
+) -> int:
+    """How many facts current at `moment` share one of `scopes` (in `collection`, when one is
+    named)."""
     fact, scope_row = tables.FactRow, tables.FactScopeRow
-    current = browse._status_clause("current", engine.now(), None)  # what browse calls current
+    current = browse._status_clause("current", moment, moment)  # as browse sees it then
     assert current is not None
     in_scopes = select(col(scope_row.record_id)).where(col(scope_row.scope).in_(scopes))
     query = (
-        select(func.count()).select_from(fact).where(col(fact.record_id).in_(in_scopes), current)
+        select(func.count())
+        .select_from(fact)
+        .where(col(fact.record_id).in_(in_scopes), col(fact.created_at) <= moment, current)
     )
     if collection is not None:
         query = query.where(col(fact.collection) == collection)

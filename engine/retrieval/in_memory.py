@@ -4,8 +4,8 @@ RetrievalIndex with numpy. Built by engine/retrieval/snapshot.py's SnapshotCache
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from engine.retrieval.matching import (
     semantic_candidates_many,
     tier_of,
 )
-from engine.retrieval.ranking import rank
+from engine.retrieval.ranking import RankedMatches, rank
 from engine.retrieval.seam import (
     BATCH_CANDIDATES,
     LEXICAL,
@@ -60,12 +60,7 @@ class InMemoryIndex:
 
     def _rank(self, query: str, visibility: Visibility) -> Ranking:
         ranked = rank(self.snapshot, query, self._mask(visibility), self._embedder)
-        facts = self.snapshot.facts.take(ranked.positions)
-        matches = [
-            Match(fact, score, part)
-            for fact, score, part in zip(facts, ranked.scores, ranked.parts, strict=True)
-        ]
-        return Ranking(matches, ranked.mode)
+        return Ranking(MatchesTakenAsReached(self.snapshot, ranked), ranked.mode)
 
     def candidates(self, text: str, visibility: Visibility) -> list[ScoredCandidate]:
         with self.snapshot.lock:
@@ -155,6 +150,49 @@ class InMemoryIndex:
                             DuplicatePair(left, facts[b], round(score, 4), lexical_tier, "lexical")
                         )
         return pairs
+
+
+class MatchesTakenAsReached(Sequence[Match]):
+    """Ranked matches whose facts are made from the index's columns a page at a time, as a
+    reader reaches them: a recall returns the first few of up to MATCH_WINDOW, and making all
+    of them was a sixth of a 10k-fact recall. The first page is made at once; a fact that left
+    the index in between is still returned as it was (its position keeps its columns)."""
+
+    PAGE = 32
+
+    def __init__(self, snapshot: Snapshot, ranked: RankedMatches) -> None:
+        self._snapshot, self._ranked = snapshot, ranked
+        self._matches: list[Match] = []
+        self._reach(self.PAGE)
+
+    def _reach(self, count: int) -> None:
+        ranked, done = self._ranked, len(self._matches)
+        if count <= done or done == len(ranked.positions):
+            return
+        end = min(len(ranked.positions), max(count, done + self.PAGE))
+        with self._snapshot.lock:
+            facts = self._snapshot.facts.take(ranked.positions[done:end])
+        self._matches.extend(
+            Match(fact, ranked.scores[done + i], ranked.part(done + i))
+            for i, fact in enumerate(facts)
+        )
+
+    def __len__(self) -> int:
+        return len(self._ranked.positions)
+
+    def __iter__(self) -> Iterator[Match]:
+        for position in range(len(self)):
+            self._reach(position + 1)
+            yield self._matches[position]
+
+    @overload
+    def __getitem__(self, index: int) -> Match: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Match]: ...
+    def __getitem__(self, index: int | slice) -> Match | Sequence[Match]:
+        wanted = index + 1 if isinstance(index, int) and index >= 0 else len(self)
+        self._reach(wanted)
+        return self._matches[index]
 
 
 def _age(fact: IndexedFact) -> tuple[object, str]:

@@ -48,10 +48,24 @@ class ScoreParts:
 
 @dataclass
 class RankedMatches:
+    """Positions best first with their scores; each one's ScoreParts made when asked for (a
+    recall reads the parts of the few it returns, not of all MATCH_WINDOW ranked)."""
+
     positions: list[int]
     scores: list[float]
     mode: str
-    parts: list[ScoreParts]
+    lexical: list[float]
+    cosine: list[float] | None = None
+    alignment: list[float] | None = None
+
+    def part(self, index: int) -> ScoreParts:
+        if self.cosine is None or self.alignment is None:
+            return ScoreParts(self.lexical[index])
+        return ScoreParts(self.lexical[index], self.cosine[index], self.alignment[index])
+
+    @property
+    def parts(self) -> list[ScoreParts]:
+        return [self.part(index) for index in range(len(self.positions))]
 
 
 def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> RankedMatches:
@@ -68,12 +82,8 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
     if embedder is None or not snapshot.semantic:
         hits = np.flatnonzero(mask & (lexical > 0))
         top = hits[best_first(snapshot, hits, lexical[hits], MATCH_WINDOW)]
-        return RankedMatches(
-            [int(i) for i in top],
-            [float(lexical[i]) for i in top],
-            "lexical",
-            [ScoreParts(float(lexical[i])) for i in top],
-        )
+        scores = lexical[top].astype(np.float64).tolist()
+        return RankedMatches(top.tolist(), scores, "lexical", scores)
     ceiling = snapshot.lexical.ceiling(query)
     normalised = lexical / ceiling if ceiling > 0 else np.zeros_like(lexical)
     # Word alignment does not depend on the query vector: computed once, before feedback.
@@ -101,14 +111,14 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
         hits, cosine = _kept(hits, cosine, matched)
         fused = evidence[hits] + SEMANTIC_WEIGHT * cosine
     order = best_first(snapshot, hits, fused, MATCH_WINDOW)
+    top = hits[order]
     return RankedMatches(
-        [int(hits[i]) for i in order],
-        [float(fused[i]) for i in order],
+        top.tolist(),
+        fused[order].astype(np.float64).tolist(),
         "hybrid",
-        [
-            ScoreParts(float(normalised[hits[i]]), float(cosine[i]), float(aligned[hits[i]]))
-            for i in order
-        ],
+        normalised[top].astype(np.float64).tolist(),
+        cosine[order].astype(np.float64).tolist(),
+        aligned[top].astype(np.float64).tolist(),
     )
 
 

@@ -279,7 +279,7 @@ def test_a_reader_applies_another_writers_changes_without_a_rebuild(
         Curation(CurationAction.RETIRE, added["record"]["uri"], actor="person", reason="wrong")
     )
     ranking = reader.retrieval().rank("coffee lyon", Visibility(["user:bob"], None, reader.now()))
-    assert ranking.matches == []
+    assert list(ranking.matches) == []
     assert reader._snapshots.rebuilds == before
     reader.db.dispose()
     writer.engine.db.dispose()
