@@ -160,11 +160,17 @@ def make_token(home: Path, name: str, scopes: list[str], *, write: bool) -> str:
 
 
 def cpu_of(pid: int | None) -> float:
-    """CPU seconds so far of process `pid` (this process when None)."""
+    """CPU seconds so far of process `pid` (this process when None) and of its live children
+    (`serve --workers N`'s worker processes: the supervisor itself does little)."""
     import psutil
 
-    times = psutil.Process(pid).cpu_times()
-    return times.user + times.system
+    process = psutil.Process(pid)
+    total = 0.0
+    for one in [process, *(process.children(recursive=True) if pid is not None else [])]:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = one.cpu_times()
+            total += times.user + times.system
+    return total
 
 
 # -- the server -------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from engine.facade import ChangeFeed, MemoryFailure, MemoryService, Undone, open_service
+from engine.facade import ChangeFeed, MemoryFailure, MemoryService, open_service
 from gno_tui.idle_work import CHECK_SECONDS, IdleWork
 from gno_tui.messages import (
     OpenChain,
@@ -28,6 +28,7 @@ from gno_tui.messages import (
 )
 from gno_tui.render.decision_log import fact_uris
 from gno_tui.theme import WORKBENCH_THEME
+from gno_tui.undo_keys import UndoKeys
 from gno_tui.workbench_commands import (
     GLOBAL_COMMANDS,
     WorkbenchCommand,
@@ -71,7 +72,9 @@ def failure_notice(worker: Worker[Any]) -> tuple[str, str]:
     return "Error", f"{type(error).__name__}: {error}"
 
 
-class GnoApp(UsesWorkbench, App[None]):
+class GnoApp(UndoKeys, UsesWorkbench, App[None]):
+    """Undo and redo (`z`, `ctrl+z`) are UndoKeys' (gno_tui/undo_keys.py)."""
+
     TITLE = "gno-tui"
     CSS_PATH = "app.tcss"
     CSS = workbench_styles()
@@ -277,12 +280,26 @@ class GnoApp(UsesWorkbench, App[None]):
             if ref.startswith("@"):
                 self.post_message(OpenLibraryAsOf(ref[1:]))
             else:
-                self.post_message(OpenChain(ref))
+                self.jump_if_found(ref)
 
         self.push_screen(
             ReasonPrompt("Jump to a fact (#docid, mem-…, gno://…) or to a time (@2026-11-01)"),
             jump,
         )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="app-jump")
+    def jump_if_found(self, ref: str) -> None:
+        """Only a fact that exists opens its chain: one that does not is said once (with
+        where to find it), and the screen in front stays as it was."""
+        try:
+            self.service.facts.get(ref)
+        except MemoryFailure as failure:
+            if failure.code != "MEMORY_NOT_FOUND":
+                raise
+            note = SupersessionScreen.not_found_note(ref)
+            self.call_from_thread(self.notify, note, title="Not found", severity="warning")
+            return
+        self.post_message(OpenChain(ref))
 
     # -- global commands ----------------------------------------------------------------------
 
@@ -290,32 +307,6 @@ class GnoApp(UsesWorkbench, App[None]):
         """Global write commands (undo, redo) are disabled in a read-only workbench, as the
         screens' own are."""
         return None if self.workbench.read_only and writes(GLOBAL_COMMANDS, action) else True
-
-    def action_undo(self) -> None:
-        self.step_back_or_forth(undo=True)
-
-    def action_redo(self) -> None:
-        self.step_back_or_forth(undo=False)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="app-undo")
-    def step_back_or_forth(self, *, undo: bool) -> None:
-        """Take back the person's latest decision (undo), or do again what their latest undo
-        took back (redo). A refusal (nothing left to undo) is a MemoryFailure:
-        the worker failure handler shows it with its code."""
-        curation = self.service.curation
-        step = curation.undo(actor=self.actor) if undo else curation.redo(actor=self.actor)
-        done = "undone" if undo else "redone"
-        what = f"{step.action} on {step.target}"
-        if step.count > 1:
-            what = f"a batch of {step.count} ({what}, …)"
-        note = f"{done}: {what}"
-        if isinstance(step, Undone) and step.passed_over:
-            # Newer decisions that cannot be taken back do not block this one: said so.
-            note += "\npassed over: " + "; ".join(step.passed_over)
-        self.call_from_thread(self.notify, note, timeout=8 if "passed over" in note else 5)
-        screen = self.screen
-        if isinstance(screen, WorkbenchScreen):
-            self.call_from_thread(screen.refresh_from_store)
 
     def action_show_decision_log(self) -> None:
         self.load_decision_log()

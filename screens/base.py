@@ -4,6 +4,7 @@ workers passed on to the app, and the one path by which a screen curates a fact.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -11,13 +12,16 @@ from textual import events, work
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Tab, Tabs
-from textual.worker import Worker, get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine.facade import Curation, CurationAction, FactRecord, MemoryService
 from gno_tui.messages import StoreChanged, forward_failure
 from gno_tui.workbench_commands import WorkbenchCommand, bindings, writes
 from screens.modal import ask, quoted
-from screens.reason_prompt import ReasonPrompt
+from screens.reason_prompt import ReasonPrompt, confidence_problem
+
+BUSY = (WorkerState.PENDING, WorkerState.RUNNING)
+LOADING = "loading…"  # the header's subtitle while a screen shown again reloads
 
 
 @dataclass
@@ -63,13 +67,20 @@ class WorkbenchScreen(UsesWorkbench, Screen[None]):
         # The store generation what the screen shows was loaded at (about: its first loads
         # start when it is built). A screen in the background hears of no change.
         self.generation_shown = workbench.generation
-        self.shown_before = False  # it was shown, then hidden (a modal, another screen)
+        # Its first ScreenResume came (when it was built: shown by its key, or built ahead in
+        # the background): any later one is a showing of data loaded earlier.
+        self.resumed_before = False
+        self.reloading: set[Worker[Any]] = set()  # the reload started as it was shown again
 
     def on_compose(self) -> None:
         """Before Textual builds the screen's widgets (most of a first visit's time, on the
         UI thread): the first loads start now, in their workers, so the data is there for the
         first paint instead of one load's time after it. Their results arrive as messages,
         which the screen handles after its on_mount."""
+        # What they read is this generation or newer (the watcher's may lag by a second): a
+        # later showing reloads only if the store moved since.
+        with suppress(Exception):  # unreadable now: the watcher's stays, and it says why
+            self.generation_shown = self.service.generation()
         self.start_first_loads()
 
     def start_first_loads(self) -> None:
@@ -100,11 +111,10 @@ class WorkbenchScreen(UsesWorkbench, Screen[None]):
             self.call_after_refresh(active.post_message, Tab.Relabelled(active))
 
     def on_store_changed(self, message: StoreChanged) -> None:
+        if message.generation == self.generation_shown:
+            return  # reloaded for it already: it was read from the store as the screen showed
         self.generation_shown = message.generation
         self.refresh_from_store()
-
-    def on_screen_suspend(self) -> None:
-        self.shown_before = True
 
     def on_screen_resume(self, event: events.ScreenResume) -> None:
         """Shown (its key, or a modal closed): reloaded only if the store changed while it was
@@ -116,17 +126,45 @@ class WorkbenchScreen(UsesWorkbench, Screen[None]):
         # while it is hidden; a CSS or theme change is caught by switch_mode itself, which
         # then refreshes the CSS of every screen.
         event.refresh_styles = False
-        if not self.shown_before:
-            return  # its first time: on_mount loads what it shows
-        if self.generation_shown != self.workbench.generation:
+        if not self.resumed_before:
+            self.resumed_before = True
+            return  # just built: its first loads are under way
+        try:
+            moved = self.store_moved()
+        except Exception:  # noqa: BLE001 - unreadable now: the watcher shows why, and retries
+            moved = self.generation_shown != self.workbench.generation
             self.generation_shown = self.workbench.generation
+        if moved:
+            self.show_loading()
             self.refresh_from_store()
+            # The header says "loading…" until the reload's workers are done.
+            self.reloading = {w for w in self.app.workers if w.node is self and w.state in BUSY}
+            self.sub_title = LOADING if self.reloading else None
+
+    def store_moved(self) -> bool:
+        """Whether the store changed since what the screen shows was loaded. Asked of the store
+        itself as the screen is shown (one read of its generation): the watcher hears of a
+        write up to a second later on SQLite, and a screen shown meanwhile painted old counts
+        for seconds. Screens that show what the generation does not count check that too."""
+        generation = self.service.generation()
+        moved = generation != self.generation_shown
+        self.generation_shown = generation
+        return moved
+
+    def show_loading(self) -> None:
+        """Shown while the store moved and the reload is not in yet: a screen that paints
+        counts shows them as loading here (never the old number); its reload paints them."""
 
     def refresh_from_store(self) -> None:
         """Reload what the screen shows; screens that show store data override this."""
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         forward_failure(self, event)
+        # A worker's result is posted before its end is, so it has been painted by now.
+        if event.worker in self.reloading and event.state not in BUSY:
+            self.reloading.discard(event.worker)
+            if not self.reloading:
+                self.sub_title = None
 
     def deliver(self, message: Message) -> None:
         """Post a loading worker's result, unless a newer worker of its group replaced it: a
@@ -188,7 +226,8 @@ class WorkbenchScreen(UsesWorkbench, Screen[None]):
         )
 
     def action_set_confidence(self) -> None:
-        """Ask a confidence from 0 to 1 and set it (the engine refuses anything else)."""
+        """Ask a confidence from 0 to 1 and set it; the prompt refuses anything else in place
+        (the engine would too)."""
         if (row := self.record_in_hand()) is None:
             return
         current = row.workbench.get("provenance", {}).get("confidence", 0.7)
@@ -203,5 +242,8 @@ class WorkbenchScreen(UsesWorkbench, Screen[None]):
             )
 
         question = f"Confidence of {row.docid} (0 to 1)"
-        prompt = ReasonPrompt(question, initial=str(current), context=quoted(row.text))
+        context = quoted(row.text)
+        prompt = ReasonPrompt(
+            question, initial=str(current), context=context, check=confidence_problem
+        )
         ask(self, prompt, apply)

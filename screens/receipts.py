@@ -47,6 +47,7 @@ COLLECTION_COLUMNS = [
     Column("revision", 8, 4),
     Column("root", 30, 5),
 ]
+RECEIPTS_TITLE = "Receipts, newest first"  # "· loading…" added while a reload is due
 
 
 @dataclass
@@ -131,7 +132,7 @@ revision.
 
     def compose(self) -> ComposeResult:
         yield WorkbenchHeader()
-        yield Label("Receipts, newest first", classes="pane-title")
+        yield Label(RECEIPTS_TITLE, classes="pane-title", id="receipts-title")
         with Horizontal(id="receipts-top"):
             with Vertical(id="receipts-list"):
                 yield FittedTable(RECEIPT_COLUMNS, id="receipts-table")
@@ -164,6 +165,17 @@ revision.
     def refresh_from_store(self) -> None:
         self.action_reload()
 
+    def store_moved(self) -> bool:
+        # A recall issues a receipt without moving the store's generation: the newest receipt
+        # is asked too (one row), so receipts issued meanwhile are never missing when shown.
+        moved = super().store_moved()
+        shown = {receipt["digest"] for receipt in self.receipts}
+        newest = self.service.receipts.recent(limit=1)
+        return moved or any(receipt["digest"] not in shown for receipt in newest)
+
+    def show_loading(self) -> None:
+        self.query_one("#receipts-title", Label).update(f"{RECEIPTS_TITLE} · loading…")
+
     def action_reload(self) -> None:
         self.load()
 
@@ -176,6 +188,7 @@ revision.
 
     def on_receipts_loaded(self, message: ReceiptsLoaded) -> None:
         self.receipts, self.checks = message.receipts, message.checks
+        self.query_one("#receipts-title", Label).update(RECEIPTS_TITLE)
         self.marked_receipts &= {receipt["digest"] for receipt in self.receipts}
         self.query_one("#receipts-table", FactTable).refill(
             (self._receipt_cells(receipt), receipt["digest"]) for receipt in self.receipts

@@ -107,7 +107,8 @@ precision and recall tell whether it suits this store.
   confidence, `S` marks it stale.
 
 `@` shows the decision log: who decided what, when, and before/after. `[`/`]` switch tabs.
-Nothing here deletes: reject only sets a state, retire keeps the file.
+Reject only sets a state and retire keeps the file; the one thing that removes a fact is
+`z` on an accept, which takes back the fact that accept wrote (the proposal is pending again).
 """
 
     STYLES = """
@@ -131,9 +132,11 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         self.marked: set[int] = set()
         self.chosen = 0
         self.chosen_for: int | None = None  # the proposal `chosen` picks a target of
+        self.restored: int | None = None  # an undo put it back: the cursor goes to it
         self.calibration: ThresholdCheck | None = None
         self.shown = False  # in front at least once (not only built ahead)
         self.pairs_due = False  # the Duplicates tab's pairs wait for the screen to be shown
+        self.queue_loading = False  # shown again after the store moved: the queue reloads
         # The tabs, once composed: check_action asks which is active for every binding each
         # time the footer lines up its keys, and a query of the screen for them each time was
         # a third of what building the screen and every switch to it cost.
@@ -164,6 +167,15 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
     def refresh_from_store(self) -> None:
         self.load_proposals()
         self.load_pairs_when_shown()
+
+    def show_loading(self) -> None:
+        # Shown again after the store moved: the count of before would be wrong until the
+        # queue is in (seconds, at times): said as loading.
+        self.queue_loading = True
+        tabs = self.query_one(TabbedContent)
+        tabs.get_tab("proposals").label = "Proposals …"
+        self.remeasure_tab_underline(tabs.query_one(Tabs))
+        self._summary()
 
     def load_pairs_when_shown(self) -> None:
         # The near-duplicate pairs take a pass over every current fact of a scope (seconds at
@@ -207,12 +219,17 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         queue = message.queue
         self.proposals, self.predecessors = queue.proposals, queue.predecessors
         self.calibration, self.heads = queue.calibration, queue.heads
+        self.queue_loading = False
         self.marked &= {p["id"] for p in self.proposals}
         now = self.service.now()
-        self.query_one("#review-proposals", FactTable).refill(
+        table = self.query_one("#review-proposals", FactTable)
+        table.refill(
             (proposal_cells(proposal, now, proposal["id"] in self.marked), str(proposal["id"]))
             for proposal in self.proposals
         )
+        if self.restored is not None and str(self.restored) in table.rows:
+            table.place_cursor(str(self.restored), table.cursor_row)
+            self.restored = None
         self.query_one(TabbedContent).get_tab(
             "proposals"
         ).label = f"Proposals {len(self.proposals)}"
@@ -220,7 +237,16 @@ Nothing here deletes: reject only sets a state, retire keeps the file.
         self._summary()
         self.show_proposal()
 
+    def show_restored(self, proposal_id: int) -> None:
+        """An undo put `proposal_id` back in the queue: reloaded, with the cursor on it (a load
+        begun before the undo, without it, leaves the cursor where it is)."""
+        self.restored = proposal_id
+        self.refresh_from_store()
+
     def _summary(self) -> None:
+        if self.queue_loading:
+            self.query_one("#review-summary", Static).update("… pending: loading the queue")
+            return
         marked = f" · {len(self.marked)} marked (y decides them)" if self.marked else ""
         self.query_one("#review-summary", Static).update(
             f"{len(self.proposals)} pending{marked}\n{calibration_line(self.calibration)}"

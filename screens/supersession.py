@@ -27,7 +27,7 @@ from gno_tui.widgets.header import WorkbenchHeader
 from screens.base import Workbench, WorkbenchScreen
 from screens.commands.supersession import SUPERSESSION_COMMANDS
 from screens.modal import ask, quoted
-from screens.reason_prompt import ReasonPrompt
+from screens.reason_prompt import ReasonPrompt, time_problem
 
 # Unchanged words kept around each change in the diffs (`{` / `}`); None: the whole text.
 CONTEXT_STEPS: tuple[int | None, ...] = (0, 1, 3, 8, None)
@@ -38,6 +38,11 @@ class ChainLoaded(Message):
     ref: str
     versions: list[FactRecord]
     now: datetime
+
+
+@dataclass
+class ChainNotFound(Message):
+    ref: str
 
 
 @dataclass
@@ -87,7 +92,8 @@ red, added words in green).
 
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)
-        self.ref: str | None = None
+        self.ref: str | None = None  # the fact whose chain is shown
+        self.opening: str | None = None  # a fact asked for, shown once its chain is found
         self.versions: list[FactRecord] = []
         self.as_of: datetime | None = None
         self.as_of_id: str | None = None
@@ -121,22 +127,51 @@ red, added words in green).
             self.query_one("#chain-ref", Input).focus()
 
     def open(self, ref: str) -> None:
-        """Show the chain through `ref` (the app calls it for OpenChain, once mounted)."""
-        self.ref = ref.strip()
-        self.as_of = self.as_of_id = None
-        self.query_one("#chain-ref", Input).value = self.ref
-        self.load_chain(self.ref)
+        """Show the chain through `ref` (the app calls it for OpenChain, once mounted). The
+        chain shown stays until that one is found: a fact that does not exist changes
+        nothing (on_chain_not_found)."""
+        self.opening = ref.strip()
+        self.load_chain(self.opening)
+
+    @staticmethod
+    def not_found_note(ref: str) -> str:
+        return (
+            f"No fact {ref}. Find it in the Library (1, then / to filter) or by Recall (4) and "
+            "press enter on it; `:` takes a #docid, a recordId or a gno:// uri."
+        )
 
     def refresh_from_store(self) -> None:
         self.action_reload()
 
     def action_reload(self) -> None:
-        if self.ref:
-            self.load_chain(self.ref)
+        # A fact being opened wins: reloading the old chain would cancel its load.
+        if ref := self.opening or self.ref:
+            self.load_chain(ref)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="chain-load")
     def load_chain(self, ref: str) -> None:
-        self.deliver(ChainLoaded(ref, self.service.facts.chain(ref), self.service.now()))
+        try:
+            versions = self.service.facts.chain(ref)
+        except MemoryFailure as failure:
+            if failure.code != "MEMORY_NOT_FOUND":
+                raise
+            self.deliver(ChainNotFound(ref))
+            return
+        self.deliver(ChainLoaded(ref, versions, self.service.now()))
+
+    def on_chain_not_found(self, message: ChainNotFound) -> None:
+        """Said once, never again on a later reload: the ref that failed is not kept."""
+        box = self.query_one("#chain-ref", Input)
+        if message.ref == self.opening:  # asked for, not there: the chain shown stays
+            self.opening = None
+            self.notify(self.not_found_note(message.ref), title="Not found", severity="warning")
+            box.value = self.ref or ""
+        elif message.ref == self.ref:  # the chain shown is gone (purged elsewhere)
+            self.notify(f"{message.ref} is gone from the store.", severity="warning")
+            self.ref, self.versions, self.as_of, self.as_of_id = None, [], None, None
+            box.value = ""
+            self.render_chain()
+            self.render_diffs(0)
 
     def on_chain_loaded(self, message: ChainLoaded) -> None:
         table = self.query_one("#chain-table", FactTable)
@@ -144,6 +179,12 @@ red, added words in green).
         # another process appended moves the head, not the person's place.
         keep = table.key_at_cursor() if message.ref == self.ref and not self.to_head else None
         self.to_head = False
+        if message.ref == self.opening:  # the fact asked for: now the one shown
+            self.opening, self.ref = None, message.ref
+            self.as_of = self.as_of_id = None
+            self.query_one("#chain-ref", Input).value = message.ref
+        elif message.ref != self.ref:
+            return  # the chain of a fact no longer shown
         self.versions, self.now = message.versions, message.now
         if self.as_of is not None:
             found = current_at(self.versions, self.as_of)
@@ -228,7 +269,8 @@ red, added words in green).
 
         initial = iso_utc(self.as_of or self.now or self.service.now())
         question = "As of which time? (ISO 8601, UTC if no zone)"
-        ask(self, ReasonPrompt(question, initial=initial), self.set_as_of)
+        prompt = ReasonPrompt(question, initial=initial, check=time_problem)
+        ask(self, prompt, self.set_as_of)
 
     def set_as_of(self, value: str) -> None:
         try:

@@ -166,9 +166,16 @@ def _cannot(step: Sequence[tables.DecisionRow], why: str) -> MemoryFailure:
 def _ask_first(
     decision: int | None, changes: Sequence[PolicyChange], yes: int | None, verb: str
 ) -> None:
-    """NeedsYes when the step relaxes a policy and the person has not said yes to it."""
+    """NeedsYes when the step relaxes a policy and the person has not said yes to it. A yes
+    given to another step (a decision came meanwhile) applies to nothing."""
+    if yes is not None and yes != decision:
+        raise MemoryFailure(
+            "MEMORY_UNDO_UNSUPPORTED",
+            "Your latest step is another one since you said yes; nothing was changed. Press "
+            "the key again to see what it would take back.",
+        )
     relaxing = [change.question(verb) for change in changes if change.relaxes]
-    if relaxing and (decision is None or yes != decision):
+    if relaxing and yes is None:
         raise NeedsYes(decision or 0, " ".join(relaxing))
 
 

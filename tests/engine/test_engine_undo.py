@@ -97,7 +97,7 @@ def test_keep_both_is_withdrawn_and_given_again(client, engine, memory):
     assert memory.reindex()["changed"] == 0
 
 
-def test_a_review_add_is_undone_by_retiring_its_fact_and_reopening_the_proposal(
+def test_a_review_add_is_undone_by_withdrawing_its_fact_and_reopening_the_proposal(
     client, engine, memory
 ):
     pid = propose(client, "Carol moved to Berlin")
@@ -106,19 +106,21 @@ def test_a_review_add_is_undone_by_retiring_its_fact_and_reopening_the_proposal(
     step = undo_last(engine, actor=PERSON)
     # The add and its confirm are one decision: one step.
     assert (step.action, step.count) == ("review:add", 2)
-    assert browse.fact_row(engine, uri).retired_at is not None
+    # The fact leaves the store (tests/engine/test_engine_undo_latest.py: as before the add).
+    assert browse.list_facts(engine, text="Berlin").total == 0
     assert state_of(engine, pid)["state"] == "pending"
     assert memory.reindex()["changed"] == 0
-    # Redo brings the same fact back, confirmed, and the proposal is added again.
+    # Redo decides the proposal again: the fact is written anew, confirmed, and added.
     assert redo_last(engine, actor=PERSON).action == "review:add"
     assert state_of(engine, pid)["state"] == "added"
-    back = browse.fact_row(engine, uri)
-    assert back.retired_at is None
+    back = browse.fact_row(engine, state_of(engine, pid)["resolution"])
+    assert (back.text, back.retired_at) == ("Carol moved to Berlin", None)
+    assert back.uri != uri  # a new fact: the withdrawn one is gone for good
     assert back.workbench["provenance"]["status"] == "user_confirmed"
     assert memory.reindex()["changed"] == 0
     # And undone again, one step.
     assert undo_last(engine, actor=PERSON).count == 2
-    assert browse.fact_row(engine, uri).retired_at is not None
+    assert browse.list_facts(engine, text="Berlin").total == 0
     redo_last(engine, actor=PERSON)
     assert [f["text"] for f in client.recall("Berlin", ["user:alice"])["facts"]] == [
         "Carol moved to Berlin"
@@ -168,15 +170,16 @@ def test_a_chain_edit_is_logged_and_undone(client, engine, memory):
     assert memory.reindex()["changed"] == 0
 
 
-def test_what_cannot_be_undone_is_passed_over_not_a_block(client, engine):
+def test_what_cannot_be_undone_stops_undo_with_the_reason(client, engine):
+    # Never passed over to an older decision: tests/engine/test_engine_undo_latest.py has the rest.
     uri = client.add("Alice drinks green tea", "user:alice")["record"]["uri"]
-    original = workbench(engine, uri)
     review.confirm(engine, ref=uri, actor=PERSON)
+    confirmed = workbench(engine, uri)
     digest = client.recall("green tea", ["user:alice"])["receipt"]["digest"]
     delete_receipts(engine, digests=[digest], actor=PERSON)
-    step = undo_last(engine, actor=PERSON)
-    assert step.action == "confirm" and workbench(engine, uri) == original
-    assert len(step.passed_over) == 1 and "deleted receipts are gone" in step.passed_over[0]
+    failure = refused(undo_last, engine, "MEMORY_UNDO_UNSUPPORTED")
+    assert "deleted receipts are gone" in failure.message
+    assert workbench(engine, uri) == confirmed
 
 
 def test_a_batch_is_one_step_each_way(client, engine):

@@ -191,10 +191,11 @@ async def test_as_of_highlights_the_version_current_then(
         await pilot.pause()
         assert screen.as_of_id is None
         assert "no version of this fact was current then" in text_of(app, "#chain-status")
-        # A time that is not ISO 8601 is refused with a message.
+        # A time that is not ISO 8601 is refused with a message, in the prompt, which stays.
         await pilot.press("T", "ctrl+u", *"last", "space", *"week", "enter")
         await pilot.pause()
-        assert any("not an ISO 8601 time" in n.message for n in app._notifications)
+        prompt = shown(app, ReasonPrompt)
+        assert "not an ISO 8601 time" in str(prompt.query_one(".modal-problem", Static).render())
 
 
 async def test_the_library_and_recall_open_the_chain(engine: Any, client: Any) -> None:
