@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Label, TextArea
 
-from screens.modal import TextPrompt
+from screens.modal import TextPrompt, problem_line
 
 
 def prompt_bindings(save_title: str, save_tooltip: str) -> list[BindingType]:
@@ -55,6 +55,7 @@ class EditPrompt(TextPrompt):
     def box_content(self) -> ComposeResult:
         yield Label(self.question)
         yield TextArea(self.text, id="edit-text", soft_wrap=True)
+        yield from problem_line()
         yield Label(self.HINT, classes="muted")
 
     def on_mount(self) -> None:

@@ -69,7 +69,9 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
   `!s:user:bob`, `!st:retired`). A typo falls back to fuzzy matching.
 - `@2026-11-01` (or any ISO time, UTC if no zone) in the filter, or `:@time` from any
   screen, shows the store as it was then: the facts it held and their status at that time
-  (record time). *Needs attention* is about now and shows the facts current then.
+  (record time); the detail pane names what happened later as later. *Needs attention* is
+  about now and shows the facts current then. The as-of view is read-only: its write keys
+  change nothing and say so; `escape` (from the list) leaves it for the present.
 - `[` / `]` switch the status tab. *Needs attention* = agent facts awaiting confirmation
   and stale facts.
 - `c` confirms the fact (user_confirmed), `S` marks it stale, `X` retires it (with a reason),
@@ -253,6 +255,10 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
     def action_close_filter(self) -> None:
         box = self.query_one("#library-filter", Input)
+        if self.filter.as_of is not None and not box.has_focus:
+            # From the list, escape leaves the as-of view (what a write key's answer says).
+            box.value = " ".join(w for w in box.value.split() if not w.startswith("@"))
+            self.notify("Back to the store as it is now: the keys write again.")
         if not box.value:
             box.remove_class("-visible")
         self.query_one(FactTable).focus()
@@ -297,6 +303,38 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
     # -- curation -----------------------------------------------------------------------
 
+    def refused_in_the_past(self) -> bool:
+        """In the as-of view a write key writes nothing and says how to leave the view: its
+        rows show the past, and a write would act on the present (a fact shown current then
+        may be superseded now)."""
+        if self.filter.as_of is None:
+            return False
+        self.notify(
+            f"The Library shows the store as of {iso_utc(self.filter.as_of)}, read-only: "
+            "nothing was changed. Press escape to leave the as-of view for the store as it is "
+            "now, then try again.",
+            title="As-of view: read-only",
+            severity="warning",
+        )
+        return True
+
+    # The write keys, each refused in the as-of view (the batch's `y`: LibraryMarks).
+    def action_confirm(self) -> None:
+        if not self.refused_in_the_past():
+            super().action_confirm()
+
+    def action_mark_stale(self) -> None:
+        if not self.refused_in_the_past():
+            super().action_mark_stale()
+
+    def action_toggle_instruction(self) -> None:
+        if not self.refused_in_the_past():
+            super().action_toggle_instruction()
+
+    def action_set_confidence(self) -> None:
+        if not self.refused_in_the_past():
+            super().action_set_confidence()
+
     def _selected(self) -> FactRecord | None:
         row = self.query_one(FactTable).at_cursor(self.rows)
         if row is None:
@@ -310,10 +348,11 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         return self._selected()  # the row as listed
 
     def action_restore(self) -> None:
-        self.curate_in_hand(CurationAction.RESTORE)
+        if not self.refused_in_the_past():
+            self.curate_in_hand(CurationAction.RESTORE)
 
     def action_retire(self) -> None:
-        if (row := self._selected()) is None:
+        if self.refused_in_the_past() or (row := self._selected()) is None:
             return
 
         def retire(reason: str) -> None:

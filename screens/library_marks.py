@@ -9,7 +9,7 @@ from collections.abc import Callable
 from textual import work
 from textual.coordinate import Coordinate
 
-from engine.facade import Curation, CurationAction, FactRecord, MemoryFailure
+from engine.facade import Curation, CurationAction, FactRecord, LibraryFilter, MemoryFailure
 from gno_tui.render.library import fact_cells
 from gno_tui.widgets.fact_table import FactTable
 from screens.base import WorkbenchScreen
@@ -30,6 +30,7 @@ class LibraryMarks(WorkbenchScreen):
     """The half of LibraryScreen (its subclass) that marks and decides in batches."""
 
     rows: list[FactRecord]
+    filter: LibraryFilter  # its `as_of`: the moment the rows show (None: now)
     marked: set[str]  # record ids, kept across reloads until applied
     visual_anchor: int | None  # the row a `v` range starts from
 
@@ -42,9 +43,13 @@ class LibraryMarks(WorkbenchScreen):
     def reload(self, offset: int = 0) -> None:
         raise NotImplementedError  # the screen's: load the list again
 
+    def refused_in_the_past(self) -> bool:
+        raise NotImplementedError  # the screen's: in the as-of view, says so (True)
+
     def _show_mark(self, index: int) -> None:
         row = self.rows[index]
-        cells = fact_cells(row, self.service.now(), row.record_id in self.marked)
+        # As the row was drawn: its state at the as-of moment, if the list shows one.
+        cells = fact_cells(row, self.service.now(), row.record_id in self.marked, self.filter.as_of)
         self.query_one(FactTable).update_cell_at(Coordinate(index, 0), cells[0])
 
     def action_mark(self) -> None:
@@ -84,6 +89,8 @@ class LibraryMarks(WorkbenchScreen):
         self._summary()
 
     def action_batch(self) -> None:
+        if self.refused_in_the_past():
+            return
         # In the list's order; a fact marked and since filtered out of the list comes last.
         listed = [
             BatchItem(r.record_id, r.docid, r.text) for r in self.rows if r.record_id in self.marked

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Input, Label, ProgressBar, Static
 
 from engine.facade import (
     ALIGNMENT_WEIGHT,
+    MAX_TOKENS_LIMIT,
     POLICIES,
     SEMANTIC_WEIGHT,
     LabelSummary,
@@ -35,6 +36,7 @@ from gno_tui.render.recall import (
     use_policy,
 )
 from gno_tui.render.why_not import why_not_text
+from gno_tui.widgets.budget_input import BudgetInput
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.fitted_table import Column, FittedTable
 from gno_tui.widgets.footer import WorkbenchFooter
@@ -86,6 +88,8 @@ class RecallScreen(RecallLabelling):
 Recall the facts an agent would get for a query, under a budget.
 
 - Fill the query, scopes (comma-separated), max facts and max tokens; `enter` runs it.
+  Max tokens is a whole number from 1 to {MAX_TOKENS_LIMIT}: anything else is refused in
+  the field (red, with the range under it) and no recall runs.
   `/` goes back to the query box, `b` to the budget, `escape` to the results.
 - The table lists the facts in rank order with their score, what the score is made of, the
   spanHash, egress badge and use policy (instruction or evidence; `conf?` = still needs a
@@ -97,7 +101,9 @@ Recall the facts an agent would get for a query, under a budget.
 - `t` cycles the output format (gno / ob1); the retrieval mode (hybrid or lexical, with the
   reason the model is unavailable) is shown above the results. `e` cycles the egress ceiling
   for the next recall (`enter`); neither key recalls again (a recall issues a receipt).
-- `w` shows why-not: the matches left out, by scope, egress ceiling, budget or status.
+- `w` shows why-not: the matches left out, by scope, egress ceiling, budget or status, as
+  the store was when the recall ran (its receipt's time): its budget count is the recall's
+  "omitted" (if the store changed so that the cut facts cannot be told, it says so).
 - `V` verifies the receipt (digest, stored, drift since issue); `o` shows the raw JSON,
   validated against its schema.
 - `c` confirms the highlighted fact, `S` marks it stale; `enter` on a fact opens its chain.
@@ -137,6 +143,7 @@ Recall the facts an agent would get for a query, under a budget.
         self.last_done: RecallDone | None = None
         self.shown_query: str | None = None  # the query of the results on screen
         self.why: WhyNot | None = None
+        self.why_digest: str | None = None  # the receipt of the recall `why` explains
         self.labels: dict[str, str] = {}  # record id -> this person's label, for this recall
         self.summary: LabelSummary | None = None  # this person's labels across recalls
 
@@ -146,7 +153,9 @@ Recall the facts an agent would get for a query, under a budget.
             yield Input(placeholder="query — what to recall (enter runs)", id="recall-query")
             yield Input(placeholder="scopes, comma-separated", id="recall-scopes")
             yield Input("8", placeholder="max facts", id="recall-max-facts", type="integer")
-            yield Input("512", placeholder="max tokens", id="recall-max-tokens", type="integer")
+            yield BudgetInput(
+                "512", MAX_TOKENS_LIMIT, placeholder="max tokens", id="recall-max-tokens"
+            )
         yield Static(status_text(self.result, self.format, self.egress), id="recall-status")
         with Horizontal(id="recall-budget-row"):
             yield ProgressBar(total=512, show_eta=False, show_percentage=False, id="recall-budget")
@@ -205,6 +214,8 @@ Recall the facts an agent would get for a query, under a budget.
             self.action_run_recall()
 
     def action_run_recall(self) -> None:
+        if self.query_one("#recall-max-tokens", BudgetInput).accepted() is None:
+            return  # refused in the field, which says what it takes: no recall runs
         self.last_request = self.request()
         self.run_recall(self.last_request, self.format)
 
@@ -222,6 +233,10 @@ Recall the facts an agent would get for a query, under a budget.
         errors = schema_errors(schema, document)
         no_match = self.service.facts.no_match(request, result)
         self.deliver(RecallDone(result, document, schema, errors, uses, parts, no_match))
+        # Why-not now, while the recall's ranking can surely be found again (a fact it ranked
+        # may be retired later); posted even if `t` cancelled this worker: kept for `w`.
+        why = self.service.facts.why_not(request, result)
+        self.post_message(WhyNotReady(result["receipt"]["digest"], why))
 
     def on_recall_done(self, message: RecallDone) -> None:
         self.last_done = message  # what t shows again in the other format
@@ -263,7 +278,7 @@ Recall the facts an agent would get for a query, under a budget.
         )
         self.query_one("#recall-receipt", Static).update(self._receipt_text())
         if self.query_one("#recall-why").has_class("-visible"):
-            self.explain(message.result)
+            self._show_why()
         self.labels = {}
         self.load_labels(result["receipt"]["digest"])
         if result["facts"]:
@@ -335,12 +350,17 @@ Recall the facts an agent would get for a query, under a budget.
             self.notify("Run a recall first (enter in the query box).", severity="warning")
         else:
             box.add_class("-visible")
-            box.update("Looking for what was left out…")
-            self.explain(self.result)
+            if not self._show_why() and self.last_request is not None:
+                self.compute_why_not(self.last_request, self.result)
 
-    def explain(self, result: dict[str, Any]) -> None:
-        if self.last_request is not None:
-            self.compute_why_not(self.last_request, result)
+    def _show_why(self) -> bool:
+        """The why-not of the recall on screen, if it is known yet (else "Looking…")."""
+        known = self.result is not None and self.why_digest == self.result["receipt"]["digest"]
+        looking = "Looking for what was left out…"
+        self.query_one("#recall-why", Static).update(
+            why_not_text(self.why) if known and self.why else looking
+        )
+        return known
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall-why")
     def compute_why_not(self, request: RecallRequest, result: dict[str, Any]) -> None:
@@ -348,9 +368,13 @@ Recall the facts an agent would get for a query, under a budget.
         self.deliver(WhyNotReady(result["receipt"]["digest"], report))
 
     def on_why_not_ready(self, message: WhyNotReady) -> None:
-        if self.result is not None and self.result["receipt"]["digest"] == message.digest:
-            self.why = message.report
-            self.query_one("#recall-why", Static).update(why_not_text(message.report))
+        if self.result is None or self.result["receipt"]["digest"] != message.digest:
+            return
+        if self.why_digest == message.digest and self.why and not self.why.unexplained:
+            return  # an exact report is never replaced by a later, inexact one
+        self.why, self.why_digest = message.report, message.digest
+        if self.query_one("#recall-why").has_class("-visible"):
+            self._show_why()
 
     def action_show_raw(self) -> None:
         if self.document is None:

@@ -15,7 +15,7 @@ from engine.facade import iso_utc, parse_iso
 from gno_tui.widgets.fact_table import FactTable
 from screens.base import WorkbenchScreen
 from screens.modal import ask
-from screens.reason_prompt import ReasonPrompt
+from screens.reason_prompt import ReasonPrompt, time_problem
 from screens.yes_no import YesNoPrompt
 
 # The purge prompt starts at this age: older receipts are the usual candidates.
@@ -106,7 +106,9 @@ class ReceiptRetention(WorkbenchScreen):
 
         self.app.push_screen(
             ReasonPrompt(
-                "Purge every receipt issued before (ISO time, UTC if no zone):", initial=initial
+                "Purge every receipt issued before (ISO time, UTC if no zone):",
+                initial=initial,
+                check=time_problem,
             ),
             chosen,
         )

@@ -5,66 +5,32 @@ the engine returned it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import DataTable, Input, Label, Select, Static, TextArea
+from textual.widgets import Input, Label, Select, Static, TextArea
 
-from engine.facade import (
-    FenceExposure,
-    FenceNearMiss,
-    MemoryFailure,
-    RememberRequest,
-    collapse_text,
-    estimate_tokens,
-    merged_text,
-)
+from engine.facade import collapse_text, estimate_tokens, merged_text
 from gno_tui.render.hidden_chars import hidden_summary
-from gno_tui.render.remember import (
-    candidate_diff,
-    fence_text,
-    matching_summary,
-    near_misses_text,
-    outcome_text,
-    waiting_text,
-)
+from gno_tui.render.remember import outcome_text
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.footer import WorkbenchFooter
 from gno_tui.widgets.header import WorkbenchHeader
+from gno_tui.widgets.live_select import LiveSelect
 from gno_tui.widgets.scope_suggester import ScopeSuggester, split_scopes
-from screens.base import Workbench, WorkbenchScreen
+from screens.base import Workbench
 from screens.commands.remember import REMEMBER_COMMANDS
 from screens.edit_prompt import MergePrompt
 from screens.modal import ask
+from screens.remember_candidates import Draft, RememberCandidates
 
 # How long typing must pause before the candidates are looked up again.
 DEBOUNCE_SECONDS = 0.3
-
-
-@dataclass(frozen=True)
-class Draft:
-    """What the form holds, read on the UI thread and handed to a worker."""
-
-    text: str
-    scopes: list[str]
-    source: str | None
-    collection: str | None
-
-
-@dataclass
-class CandidatesFound(Message):
-    draft: Draft
-    result: dict[str, Any] | None  # the propose result, or None when the draft is invalid
-    problem: str = ""  # why there is no result: "CODE: message"
-    fence: FenceExposure | None = None  # receipts that returned this exact text
-    near: list[FenceNearMiss] = field(default_factory=list)  # receipted spans close to it
-    docids: dict[str, str] = field(default_factory=dict)  # record id -> docid of `near`
 
 
 @dataclass
@@ -78,7 +44,7 @@ class StoreFacts(Message):
     collections: list[str]
 
 
-class RememberScreen(WorkbenchScreen):
+class RememberScreen(RememberCandidates):
     HELP = """
 ## Remember
 
@@ -88,12 +54,15 @@ recall estimate (utf-8 bytes / 4).
 
 While you type, the current facts that say nearly the same thing are listed with their
 similarity, tier (exact, likely, weak) and the matching method and threshold in force. The
+draft's collection is searched first; the close facts of the other collections follow,
+marked `other: <collection>` (the line above says what each search found). The
 highlighted candidate is shown as a word diff against your draft. Nothing is written until
 you choose:
 
 - `ctrl+s` adds the draft as a new fact.
 - `ctrl+r` supersedes the highlighted candidate with the draft (the old fact stays in
-  history; its scopes are kept unless you give new ones).
+  history; its scopes are kept unless you give new ones; the successor stays in the
+  candidate's collection).
 - `ctrl+g` merges the draft with the highlighted candidate: one text for both, edited
   first, written as the candidate's successor.
 - `ctrl+l` clears the draft.
@@ -154,7 +123,7 @@ with their similarity: a write that only rewords a recalled memory is probably a
                 yield Label("Source (optional)", classes="field-label")
                 yield Input(placeholder="where the fact comes from", id="remember-source")
                 yield Label("Collection", classes="field-label")
-                yield Select(
+                yield LiveSelect(
                     [("memory", "memory")],
                     value="memory",
                     allow_blank=False,
@@ -170,7 +139,7 @@ with their similarity: a write that only rewords a recalled memory is probably a
 
     def on_mount(self) -> None:
         table = self.query_one("#remember-candidates", FactTable)
-        table.add_columns("similarity", "tier", "docid", "scopes", "text")
+        table.add_columns("similarity", "tier", "collection", "docid", "scopes", "text")
         self.query_one("#remember-text", TextArea).focus()
         self.load_store_facts()
 
@@ -188,11 +157,9 @@ with their similarity: a write that only rewords a recalled memory is probably a
 
     def on_store_facts(self, message: StoreFacts) -> None:
         self.suggester.scopes = message.scopes
-        select: Select[str] = self.query_one("#remember-collection", Select)
-        current = select.value
-        select.set_options([(name, name) for name in message.collections])
-        if isinstance(current, str) and current in message.collections:
-            select.value = current
+        # Offered when the dropdown is closed: a live refresh never moves its highlight.
+        select = self.query_one("#remember-collection", LiveSelect)
+        select.offer([(name, name) for name in message.collections])
 
     # -- the draft and its candidates -----------------------------------------------------
 
@@ -239,108 +206,6 @@ with their similarity: a write that only rewords a recalled memory is probably a
             self.show_candidates(draft, None, "")
             return
         self.propose(draft)
-
-    def request(self, draft: Draft, decision: str, scopes: list[str] | None) -> RememberRequest:
-        """The draft as a request by this person, in this session."""
-        return RememberRequest(
-            text=draft.text,
-            scopes=scopes,
-            caller=self.actor,
-            session=self.workbench.session,
-            decision=decision,
-            collection=draft.collection,
-            source=draft.source,
-            created_by="user",
-        )
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="remember-propose")
-    def propose(self, draft: Draft) -> None:
-        request = self.request(draft, "propose", draft.scopes)
-        fence = self.service.receipts.exposure(draft.text)
-        near = [] if fence.receipts else self.service.receipts.near_misses(draft.text)
-        docids = self.docids_of(near)
-        try:
-            result = self.service.remember(request)
-        except MemoryFailure as failure:
-            problem = f"{failure.code}: {failure.message}"
-            self.deliver(CandidatesFound(draft, None, problem, fence, near, docids))
-            return
-        self.deliver(CandidatesFound(draft, result, fence=fence, near=near, docids=docids))
-
-    def docids_of(self, misses: list[FenceNearMiss]) -> dict[str, str]:
-        """record id -> docid of the near misses' facts (those still found)."""
-        docids: dict[str, str] = {}
-        for miss in misses:
-            try:
-                docids[miss.record_id] = self.service.facts.get(miss.record_id).docid
-            except MemoryFailure:
-                continue  # gone meanwhile: the record id stands for it
-        return docids
-
-    def on_candidates_found(self, message: CandidatesFound) -> None:
-        self.show_fence(message.fence, message.near, message.docids)
-        self.show_candidates(message.draft, message.result, message.problem)
-
-    def show_fence(
-        self,
-        fence: FenceExposure | None,
-        near: list[FenceNearMiss] | None = None,
-        docids: dict[str, str] | None = None,
-    ) -> None:
-        """The exact fence (receipts returned this text), else the near misses, else nothing."""
-        box = self.query_one("#remember-fence", Static)
-        if fence is not None and fence.receipts:
-            box.update(fence_text(fence))
-        elif near:
-            box.update(near_misses_text(near, docids or {}))
-        else:
-            box.update("")
-            box.add_class("-empty")
-            return
-        box.remove_class("-empty")
-
-    def show_candidates(self, draft: Draft, result: dict[str, Any] | None, problem: str) -> None:
-        self.shown_draft = draft
-        table = self.query_one("#remember-candidates", FactTable)
-        table.clear()
-        self.candidates = []
-        matching = self.query_one("#remember-matching", Static)
-        if result is None:
-            matching.update(
-                Text(problem, style="yellow") if problem else waiting_text(draft.text, draft.scopes)
-            )
-            self.show_diff()
-            return
-        if result["outcome"] == "existing":
-            self.candidates = [{**result["record"], "similarity": 1.0, "match": "exact"}]
-        else:
-            self.candidates = list(result.get("candidates", []))
-        matching.update(matching_summary(result, self.candidates))
-        for candidate in self.candidates:
-            table.add_row(
-                f"{candidate['similarity']:.3f}",
-                candidate["match"],
-                candidate["docid"],
-                ",".join(candidate["scopes"]),
-                collapse_text(candidate["text"])[:70],
-                key=candidate["uri"],
-            )
-        self.show_diff()
-
-    @on(DataTable.RowHighlighted, "#remember-candidates")
-    def candidate_highlighted(self) -> None:
-        self.show_diff()
-
-    def highlighted(self) -> dict[str, Any] | None:
-        return self.query_one("#remember-candidates", FactTable).at_cursor(self.candidates)
-
-    def show_diff(self) -> None:
-        diff = self.query_one("#remember-diff", Static)
-        candidate = self.highlighted()
-        if candidate is None or self.shown_draft is None:
-            diff.update("")
-            return
-        diff.update(candidate_diff(candidate, self.shown_draft.text.strip()))
 
     # -- writing ----------------------------------------------------------------------------
 

@@ -126,21 +126,30 @@ def why_not(engine: MemoryEngine, request: RecallRequest, result: dict[str, Any]
 def _born_after(engine: MemoryEngine, moment: datetime) -> list[str]:
     """The facts created after `moment`: the recall could not have seen them."""
     fact = tables.FactRow
+    born = select(col(fact.record_id)).where(col(fact.created_at) > moment)
     with Session(engine.db) as session:
-        return list(session.scalars(select(fact.record_id).where(fact.created_at > moment)))
+        return list(session.scalars(born))
 
 
 def _gone_since(engine: MemoryEngine, moment: datetime) -> int:
     """Facts current at `moment` that have left recall since: no index ranks them now."""
     fact = tables.FactRow
+    superseded, retired, expires = (
+        col(fact.superseded_at),
+        col(fact.retired_at),
+        col(fact.expires_at),
+    )
     left = or_(
-        and_(fact.superseded_at.is_not(None), fact.superseded_at > moment),
-        and_(fact.retired_at.is_not(None), fact.retired_at > moment),
-        and_(fact.expires_at.is_not(None), fact.expires_at <= engine.now()),
+        and_(superseded.is_not(None), superseded > moment),
+        and_(retired.is_not(None), retired > moment),
+        and_(expires.is_not(None), expires <= engine.now()),
     )
     current_then = browse._status_clause("current", moment, moment)
+    assert current_then is not None
     query = (
-        select(func.count()).select_from(fact).where(fact.created_at <= moment, current_then, left)
+        select(func.count())
+        .select_from(fact)
+        .where(col(fact.created_at) <= moment, current_then, left)
     )
     with Session(engine.db) as session:
         return int(session.scalar(query) or 0)

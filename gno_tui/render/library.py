@@ -80,11 +80,16 @@ def detail_text(
     as_of: datetime | None = None,
 ) -> Text:
     """Every field of the fact, with where its file is and how often it was recalled; the
-    header's status is the row's (shown_status)."""
+    header's status is the row's (shown_status). As of a past moment, what happened to the
+    fact after it (superseded, retired) is named as later, never as its state then."""
     status = shown_status(row, now, as_of)
     lines = Text()
     lines.append(f"{row.docid}  {status}\n", style="bold")
+    if as_of is not None:
+        then = f"as of {iso_utc(as_of)} (read-only); now {shown_status(row, now)}\n"
+        lines.append(then, style="magenta")
     lines.append(f"{row.text}\n\n")
+    successor = _later(row.superseded_by, row.superseded_at, as_of) or row.superseded_by
     fields = [
         ("uri", row.uri),
         ("scopes", ", ".join(row.scopes)),
@@ -96,12 +101,12 @@ def detail_text(
         ("source", row.source or "—"),
         ("file", path),
         ("supersedes", ", ".join(row.supersedes) or "—"),
-        ("superseded by", row.superseded_by or "—"),
+        ("superseded by", successor or "—"),
     ]
     if row.retired_at:
-        fields.append(
-            ("retired", f"{iso_utc(row.retired_at)} by {row.retired_by}: {row.retired_reason}")
-        )
+        retired = f"by {row.retired_by}: {row.retired_reason}"
+        later = _later(retired, row.retired_at, as_of)
+        fields.append(("retired", later or f"{iso_utc(row.retired_at)} {retired}"))
     keyed = row.workbench.get("keyed")
     if isinstance(keyed, dict) and keyed.get("key"):
         fields += [
@@ -120,3 +125,11 @@ def detail_text(
         lines.append(f"{name:>16} ", style="bold cyan")
         lines.append(f"{value}\n")
     return lines
+
+
+def _later(value: str | None, since: datetime | None, as_of: datetime | None) -> str | None:
+    """As of a moment before `since` (when `value` came to be): "—" then, and `value` as
+    later; None when it had happened by then (or there is no as-of moment)."""
+    if value and as_of is not None and since is not None and since > as_of:
+        return f"— then (later, {iso_utc(since)}: {value})"
+    return None

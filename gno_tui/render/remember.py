@@ -31,8 +31,16 @@ def outcome_text(result: dict[str, Any]) -> Text:
     return lines
 
 
-def matching_summary(result: dict[str, Any], candidates: list[dict[str, Any]]) -> Text:
-    """How many candidates, by which method and threshold; an exact duplicate first."""
+def matching_summary(
+    result: dict[str, Any],
+    candidates: list[dict[str, Any]],
+    collection: str,
+    elsewhere: Sequence[dict[str, Any]] = (),
+    others: Sequence[str] = (),
+) -> Text:
+    """How many candidates in `collection` (where the draft goes: the only place the engine
+    looks), by which method and threshold; an exact duplicate first; then what the same
+    lookup found in the `others` collections (`elsewhere`), or that it found nothing there."""
     block = result.get("matching", {})
     line = Text()
     if result["outcome"] == "existing":
@@ -42,18 +50,50 @@ def matching_summary(result: dict[str, Any], candidates: list[dict[str, Any]]) -
             f"{record['docid']} {record['uri']} already holds this text; adding writes nothing.\n"
         )
     line.append(
-        f"{len(candidates)} candidate(s) · method {block.get('mode', '?')} · "
-        f"threshold {block.get('threshold', '?')}"
+        f"{len(candidates)} candidate(s) in collection {collection} · "
+        f"method {block.get('mode', '?')} · threshold {block.get('threshold', '?')}"
     )
     if block.get("semanticUnavailable"):
         line.append(f" ({block['semanticUnavailable']})", style="dim")
+    if elsewhere:
+        where = sorted({candidate["collection"] for candidate in elsewhere})
+        best = max(candidate["similarity"] for candidate in elsewhere)
+        line.append(
+            f"\nand {len(elsewhere)} in other collection(s): {', '.join(where)}, best "
+            f"{best:.3f} (rows marked “other:”)",
+            style="yellow",
+        )
+    elif others:
+        line.append(f"\nnone in the other collection(s): {', '.join(others)}", style="dim")
     return line
+
+
+def candidate_cells(candidate: dict[str, Any], *, other: bool) -> list[str | Text]:
+    """A candidate's row: similarity, tier, collection (marked when it is not the draft's),
+    docid, scopes and text."""
+    where: str | Text = (
+        Text(f"other: {candidate['collection']}", style="bold yellow")
+        if other
+        else candidate["collection"]
+    )
+    return [
+        f"{candidate['similarity']:.3f}",
+        candidate["match"],
+        where,
+        candidate["docid"],
+        ",".join(candidate["scopes"]),
+        collapse_text(candidate["text"])[:70],
+    ]
 
 
 def candidate_diff(candidate: dict[str, Any], draft_text: str) -> Text:
     body = Text()
     body.append(f"{candidate['docid']} → draft  ", style="bold")
-    body.append(f"similarity {candidate['similarity']:.3f} · {candidate['match']}\n", style="dim")
+    body.append(
+        f"similarity {candidate['similarity']:.3f} · {candidate['match']} · "
+        f"collection {candidate.get('collection', '?')}\n",
+        style="dim",
+    )
     body.append_text(pair_diff(candidate["text"], draft_text, ("candidate", "draft")))
     return body
 

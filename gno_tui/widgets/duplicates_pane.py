@@ -16,6 +16,7 @@ from engine.facade import DuplicatePair, DuplicateVerdict, MemoryService
 from gno_tui.messages import forward_failure
 from gno_tui.render.duplicates import ordered, pair_cells, pair_text
 from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.live_select import LiveSelect
 
 
 @dataclass
@@ -59,7 +60,7 @@ class DuplicatesPane(Vertical):
         self.scope: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield Select[str]([], prompt="scope", id="dup-scope")
+        yield LiveSelect(prompt="scope", id="dup-scope")
         yield FactTable(id="dup-table")
         yield Static("", id="dup-summary")
         yield Static("", id="dup-diff")
@@ -75,13 +76,11 @@ class DuplicatesPane(Vertical):
         self.deliver(ScopesLoaded(self.service.facts.known_scopes()))
 
     def on_scopes_loaded(self, message: ScopesLoaded) -> None:
-        select: Select[str] = self.query_one("#dup-scope", Select)
-        select.set_options([(scope, scope) for scope in message.scopes])
+        # The scope stays chosen (a new scope, or the dropdown open, changes nothing of it);
+        # a scope gone picks the first one, and Select.Changed loads its pairs.
+        self.query_one("#dup-scope", LiveSelect).offer([(s, s) for s in message.scopes])
         if self.scope in message.scopes:
-            select.value = self.scope
             self.load_pairs(self.scope)
-        elif message.scopes:
-            select.value = message.scopes[0]
 
     @on(Select.Changed, "#dup-scope")
     def scope_changed(self, event: Select.Changed) -> None:

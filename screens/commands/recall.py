@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from gno_tui.workbench_commands import WorkbenchCommand
+from gno_tui.workbench_commands import VERB, WorkbenchCommand
 from screens.commands.shared import shared
 
+# The footer (rank): run, then what a person changes or asks of a recall most (budget, why-not,
+# egress, format), then the receipt (verify, raw) and the key that leaves a box (in a box the
+# letters are text and the footer leaves them out: it comes first there); the labels and the
+# fact keys after undo.
 RECALL_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
         "recall.run",
@@ -12,20 +16,31 @@ RECALL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "run_recall",
         "Run",
         "Run the recall with the query, scopes and budget",
+        rank=VERB,
     ),
     WorkbenchCommand(
-        "recall.format", "t", "cycle_format", "Format", "Cycle the output format: gno / ob1"
+        "recall.format",
+        "t",
+        "cycle_format",
+        "Format",
+        "Cycle the output format: gno / ob1",
+        rank=VERB + 5,
     ),
-    # e and b in the footer, right after t: the footer keeps its first entries when narrow.
     WorkbenchCommand(
         "recall.egress",
         "e",
         "cycle_egress",
         "Egress",
         "Cycle the egress ceiling: local_only / lan / remote",
+        rank=VERB + 4,
     ),
     WorkbenchCommand(
-        "recall.budget", "b", "edit_budget", "Budget", "Change the token budget (max tokens)"
+        "recall.budget",
+        "b",
+        "edit_budget",
+        "Budget",
+        "Change the token budget (max tokens)",
+        rank=VERB + 2,
     ),
     WorkbenchCommand(
         "recall.verify",
@@ -33,16 +48,23 @@ RECALL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "verify_receipt",
         "Verify",
         "Verify the receipt: digest, stored, drift since issue",
+        rank=VERB + 6,
     ),
     WorkbenchCommand(
-        "recall.raw", "o", "show_raw", "Raw JSON", "The raw result, validated against its schema"
+        "recall.raw",
+        "o",
+        "show_raw",
+        "Raw JSON",
+        "The raw result, validated against its schema",
+        rank=VERB + 7,
     ),
     WorkbenchCommand(
         "recall.why_not",
         "w",
         "why_not",
         "Why not?",
-        "Matches left out: by scope, egress ceiling, budget or status",
+        "Matches this recall left out (as of its receipt): scope, egress, budget, status",
+        rank=VERB + 3,
     ),
     WorkbenchCommand(
         "recall.relevant",
@@ -81,6 +103,7 @@ RECALL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "focus_results",
         "Results",
         "Leave the inputs for the results; then 1-6 switch screens",
+        rank=VERB + 8,
     ),
     shared("recall", "detail", "Hide or show the receipt pane (the results get its width)"),
 )
