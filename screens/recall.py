@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Input, Label, ProgressBar, Static
 
 from engine.facade import (
     ALIGNMENT_WEIGHT,
+    MAX_FACTS_LIMIT,
     MAX_TOKENS_LIMIT,
     POLICIES,
     SEMANTIC_WEIGHT,
@@ -88,8 +89,9 @@ class RecallScreen(RecallLabelling):
 Recall the facts an agent would get for a query, under a budget.
 
 - Fill the query, scopes (comma-separated), max facts and max tokens; `enter` runs it.
-  Max tokens is a whole number from 1 to {MAX_TOKENS_LIMIT}: anything else is refused in
-  the field (red, with the range under it) and no recall runs.
+  Max facts (1 to {MAX_FACTS_LIMIT}) and max tokens (1 to {MAX_TOKENS_LIMIT}) are whole
+  numbers: anything else is refused in the field (red, with the range under it) and no
+  recall runs.
   `/` goes back to the query box, `b` to the budget, `escape` to the results.
 - The table lists the facts in rank order with their score, what the score is made of, the
   spanHash, egress badge and use policy (instruction or evidence; `conf?` = still needs a
@@ -152,7 +154,7 @@ Recall the facts an agent would get for a query, under a budget.
         with Horizontal(id="recall-form"):
             yield Input(placeholder="query — what to recall (enter runs)", id="recall-query")
             yield Input(placeholder="scopes, comma-separated", id="recall-scopes")
-            yield Input("8", placeholder="max facts", id="recall-max-facts", type="integer")
+            yield BudgetInput("8", MAX_FACTS_LIMIT, placeholder="max facts", id="recall-max-facts")
             yield BudgetInput(
                 "512", MAX_TOKENS_LIMIT, placeholder="max tokens", id="recall-max-tokens"
             )
@@ -203,8 +205,8 @@ Recall the facts an agent would get for a query, under a budget.
             scopes=scopes,
             caller=self.actor,
             session=self.workbench.session,
-            max_facts=value("max-facts") or "8",
-            max_tokens=value("max-tokens") or "512",
+            max_facts=value("max-facts"),
+            max_tokens=value("max-tokens"),
             egress=self.egress,
         )
 
@@ -214,8 +216,9 @@ Recall the facts an agent would get for a query, under a budget.
             self.action_run_recall()
 
     def action_run_recall(self) -> None:
-        if self.query_one("#recall-max-tokens", BudgetInput).accepted() is None:
-            return  # refused in the field, which says what it takes: no recall runs
+        for budget in ("#recall-max-facts", "#recall-max-tokens"):
+            if self.query_one(budget, BudgetInput).accepted() is None:
+                return  # refused in the field, which says what it takes: no recall runs
         self.last_request = self.request()
         self.run_recall(self.last_request, self.format)
 

@@ -90,3 +90,24 @@ async def test_recall_max_tokens_refuses_what_is_not_a_budget(engine: Any, clien
         await settle(pilot)
         assert not field.has_class("-invalid") and not field.border_subtitle
         assert screen.result is not None and screen.result["budget"]["maxTokens"] == 300
+
+
+async def test_recall_max_facts_refuses_what_is_not_a_budget(engine: Any, client: Any) -> None:
+    client.add("Alice prefers green tea in the morning", "user:alice")
+    async with workbench(engine, "recall") as (app, pilot):
+        screen = shown(app, RecallScreen)
+        await pilot.press(*keys("alice tea"), "escape", "b", "shift+tab")
+        field = screen.query_one("#recall-max-facts", Input)
+        assert field.has_focus
+        await pilot.press("end", "backspace", *keys("x9"), "enter")
+        await settle(pilot)
+        assert field.value == "x9"  # kept as typed, not replaced by 8
+        assert field.has_class("-invalid") and field.border_subtitle == "1 to 256"
+        assert screen.result is None and recent_receipts(engine) == []  # no recall ran
+        await pilot.press("ctrl+u", *keys("300"), "enter")  # over the limit
+        await settle(pilot)
+        assert screen.result is None and field.has_class("-invalid")
+        await pilot.press("ctrl+u", *keys("3"), "enter")
+        await settle(pilot)
+        assert not field.has_class("-invalid")
+        assert screen.result is not None and screen.result["budget"]["maxFacts"] == 3
