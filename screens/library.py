@@ -145,6 +145,13 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 
     # -- loading ------------------------------------------------------------------------
 
+    def show_loading(self) -> None:
+        # Shown again after the store moved: the tab counts of before would be wrong until the
+        # page is in, so they read as loading ("Current …"); the page's load relabels them.
+        for key, label in TABS:
+            self.query_one(f"#tab-{key}", Tab).label = f"{label} …"
+        self.remeasure_tab_underline(self.query_one(Tabs))
+
     def refresh_from_store(self) -> None:
         # Every row loaded so far, again: the fact under the cursor may lie past the first page.
         self.load_page(self.filter, self.tab, 0, max(PAGE_SIZE, len(self.rows)))

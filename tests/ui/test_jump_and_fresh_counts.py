@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from pilot_helpers import CHANGE_WAIT_SECONDS, keys, settle, shown, store_change_shown, workbench
-from textual.widgets import Input, Label, Static, TabbedContent
+from textual.widgets import Input, Label, Static, Tab, TabbedContent
 
 from engine.facade.factory import open_engine
 from engine.retrieval.embeddings import EmbedderStatus
@@ -238,3 +238,30 @@ async def test_review_built_ahead_then_shown_shows_the_queue_as_it_is_now(
         await settle(pilot)
         assert text_of(review, "#review-summary").startswith("2 pending")
         assert proposals_tab(review) == "Proposals 2"
+
+
+async def test_library_after_a_switch_never_shows_the_old_tab_counts(
+    engine: Any, client: Any, other: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client.add("Alice drinks green tea", "user:alice")
+    async with workbench(engine, "library", watch_store=True) as (app, pilot):
+        library = shown(app, LibraryScreen)
+        current = library.query_one("#tab-current", Tab)
+        assert current.label.plain == "Current 1"
+        await pilot.press("3")
+        await settle(pilot)
+        other.add("Bob drinks black coffee", "user:bob")
+        other.add("Carol drinks mint tea", "user:carol")
+        await store_change_shown(pilot)
+        gate = held(monkeypatch, app.service.facts, "library_page")
+
+        await pilot.press("1")
+        await pilot.pause()
+        # The page is still loading: its counts read as loading, not as the 1 of before.
+        assert app.screen is library
+        assert current.label.plain == "Current …"
+        assert "1" not in library.query_one("#tab-all", Tab).label.plain
+
+        gate.set()
+        await settle(pilot)
+        assert current.label.plain == "Current 3"
