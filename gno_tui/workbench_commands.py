@@ -10,6 +10,16 @@ from textual.binding import Binding, BindingType
 
 from gno_tui.terminal_keys import route_escape_digits_as_alt
 
+# The footer's order (WorkbenchCommand.rank): lower first, ties in the declared order. When the
+# width does not hold them all, the footer keeps the lowest ranks, then quit, then "more: ?".
+FIRST = 0  # help and the screen keys: the way to everything else
+VERB = 10  # the screen's decisions, most used first (10, 11, ...)
+UNDO = 30  # takes back a decision: right after the screen's verbs
+LESS_USED = 40  # the screen's other commands
+VIEW = 60  # layout and navigation (a pane hidden or shown)
+LOG = 80
+LAST = 99  # quit: last of the keys, and kept when the others are cut
+
 
 @dataclass(frozen=True)
 class WorkbenchCommand:
@@ -20,6 +30,7 @@ class WorkbenchCommand:
     help: str  # tooltip and palette help line
     show: bool = True  # shown in the footer
     writes: bool = False  # refused when the workbench is read-only
+    rank: int = LESS_USED  # the footer's order, lower first (see FIRST ... LAST above)
 
 
 def bindings(commands: Iterable[WorkbenchCommand]) -> list[BindingType]:
@@ -121,6 +132,7 @@ GLOBAL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Undo",
         "Take back your latest curation decision (see @ for the log)",
         writes=True,
+        rank=UNDO,
     ),
     WorkbenchCommand(
         "app.redo",
@@ -137,6 +149,7 @@ GLOBAL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "app.show_decision_log",
         "Log",
         "The decision log: who decided what, when, before/after",
+        rank=LOG,
     ),
     WorkbenchCommand(
         "app.help",
@@ -144,5 +157,17 @@ GLOBAL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "app.show_screen_help",
         "Help",
         "What this screen shows and its keys",
+        rank=FIRST,
     ),
+)
+
+# Quit is Textual's own binding (ctrl+q, ahead of any widget, and its palette entry "Quit"):
+# described here for the help and the footer, which show it on every screen.
+QUIT = WorkbenchCommand(
+    "app.quit",
+    "ctrl+q",
+    "app.quit",
+    "Quit",
+    "Leave the workbench, from any screen (inside a text box too)",
+    rank=LAST,
 )

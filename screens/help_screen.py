@@ -1,6 +1,7 @@
 """Help for the screen in front (F1 or ?): what it shows, every key it has, the global keys
-and the rule for leaving a text box. A modal that scrolls (j/k, arrows, page keys) and closes
-on escape, q, F1 or ?, so it is never cut off and never a trap, at any terminal size."""
+(quit among them, on every screen) and the rule for leaving a text box. A modal that scrolls
+(j/k, arrows, page keys) and closes on escape, q, F1 or ?, so it is never cut off and never a
+trap, at any terminal size."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Label, Static
 
-from gno_tui.workbench_commands import INPUT_RULE, WorkbenchCommand
+from gno_tui.workbench_commands import INPUT_RULE, QUIT, WorkbenchCommand
 from screens.modal import Modal
 
 
@@ -65,7 +66,10 @@ class HelpScreen(Modal[None]):
         super().__init__()
         self.help_text = help_text
         self.commands = tuple(commands)
-        self.global_commands = tuple(global_commands)
+        # Quit is Textual's binding, not one of the workbench's commands: added here, so that
+        # every screen's help names it.
+        listed = tuple(global_commands)
+        self.global_commands = listed if QUIT in listed else (*listed, QUIT)
 
     def box_content(self) -> ComposeResult:
         from rich.markdown import Markdown  # at the first F1, not at the workbench's start
@@ -85,7 +89,8 @@ class HelpScreen(Modal[None]):
                 id="help-body",
             )
         yield Label(
-            "j/k, arrows, page up/down scroll · escape, q, F1 or ? closes", id="help-keys-hint"
+            "j/k, arrows, page up/down scroll · escape, q, F1 or ? closes · ctrl+q quits",
+            id="help-keys-hint",
         )
 
     def on_mount(self) -> None:

@@ -1,17 +1,22 @@
-"""The workbench's footer: the keys that matter most first, as many as the width holds.
+"""The workbench's footer: the keys a person uses most first, as many as the width holds, and
+a "more: ?" at the end when some did not fit.
 
 Textual's footer lists every shown binding in the order the focus chain gives them and cuts
-the rest at the edge, so at 100-160 columns help (F1) and the screen keys fell off. This one
-puts help first, then the screen keys as one entry (1-6), then the screen's own commands in
-the order its COMMANDS_LIST gives them, then the other global keys; it keeps only the entries
-that fit beside the palette key. Everything left out is in the help and the palette."""
+the rest at the edge, so the keys a curator uses most (Retire, Undo) fell off unseen. This one
+orders the entries by their command's rank (WorkbenchCommand.rank: help and the screen keys
+1-6 as one entry first, then the screen's verbs, undo, the rarer commands, the layout keys,
+the log, quit). When they do not all fit beside the palette key it keeps the first that do,
+then quit (always shown), then "more: ?": the help (and the palette) list every key. Inside a
+text box the keys that are text there (letters, digits, /, space...) are left out: they
+would type, not act; escape, the way out of the box, comes right after the screen keys."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from rich.cells import cell_len
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import ActiveBinding, Binding
@@ -19,9 +24,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, TextArea
 from textual.widgets._footer import FooterKey
 
+from gno_tui.workbench_commands import FIRST, GLOBAL_COMMANDS, LESS_USED, QUIT, WorkbenchCommand
+
 HELP_ACTION = "app.show_screen_help"
 SWITCH_ACTION = "app.switch_mode"
+QUIT_ACTIONS = ("quit", "app.quit")  # Textual's ctrl+q binding (an app binding: no namespace)
 PALETTE_WIDTH = 14  # "▏ ^p palette " as Textual draws the palette key, docked right
+MORE_LABEL = " more: "
 
 
 @dataclass(frozen=True)
@@ -41,42 +50,91 @@ class Entry:
         )
 
 
+def is_text(key: str, display: str) -> bool:
+    """Whether the key types a character into a text box (it does not reach the screen)."""
+    return key == "space" or (len(display) == 1 and display.isprintable())
+
+
+def more_width(display: str) -> int:
+    """Cells taken by the MoreKey showing `display` (" more: ? ")."""
+    return cell_len(MORE_LABEL) + cell_len(display) + 1
+
+
+class MoreKey(FooterKey):
+    """ "more: ?" (inside a text box, where ? is text: "more: f1"): keys were left out, the
+    help lists them. A click opens the help."""
+
+    def render(self) -> Text:
+        key_style = self.get_component_rich_style("footer-key--key")
+        description_style = self.get_component_rich_style("footer-key--description")
+        text = Text.assemble(
+            (MORE_LABEL, description_style), (self.key_display, key_style), (" ", key_style)
+        )
+        text.stylize_before(self.rich_style)
+        return text
+
+
 class WorkbenchFooter(Footer):
-    _composed: tuple[tuple[Entry, ...], bool | None] | None = None  # the lineup last composed
+    # The lineup last composed: the entries, the more key's display (None: nothing cut) and
+    # whether the palette key is enabled (None: not shown).
+    _composed: tuple[tuple[Entry, ...], str | None, bool | None] | None = None
+
+    def ranks(self) -> dict[str, tuple[int, int]]:
+        """Binding id -> (rank, declared place) of the app's and the screen's commands: the
+        footer's order, ties in the order the commands are declared."""
+        commands: Iterable[WorkbenchCommand] = (
+            *GLOBAL_COMMANDS,
+            *getattr(self.screen, "COMMANDS_LIST", ()),
+        )
+        return {c.id: (c.rank, place) for place, c in enumerate(commands)}
+
+    def typing(self) -> bool:
+        """Whether the focus is in a text box, where letters, digits and ? are text."""
+        return isinstance(self.app.focused, Input | TextArea)
 
     def entries(self, bindings: Mapping[str, ActiveBinding]) -> list[Entry]:
-        """Every shown binding of the screen (`bindings`: its active bindings), in priority
-        order (see the module's docstring)."""
-        help_entry: list[Entry] = []
-        own: list[Entry] = []
-        others: list[Entry] = []
+        """Every shown binding of the screen (`bindings`: its active bindings), and quit, in
+        the footer's order (see the module's docstring)."""
+        ranks = self.ranks()
+        unranked = (LESS_USED, len(ranks))  # a widget's own shown binding: after the verbs
+        ranked: list[tuple[tuple[int, int], Entry]] = [((FIRST, -1), self.screens_entry())]
         seen: set[str] = set()
+        typing = self.typing()
         for _, binding, enabled, tooltip in bindings.values():
-            if not binding.show or binding.action in seen:
+            quits = binding.action in QUIT_ACTIONS
+            leaves = typing and binding.key == "escape"
+            if not (binding.show or quits or leaves) or binding.action in seen:
                 continue
+            if binding.action.startswith(SWITCH_ACTION):
+                continue  # one entry for the six (screens_entry)
+            display = self.app.get_key_display(binding)
+            if typing and is_text(binding.key, display):
+                continue  # typed into the box (its other key, F1 say, may still show)
             seen.add(binding.action)
             entry = Entry(
                 binding.key,
-                self.app.get_key_display(binding),
-                binding.description,
+                display,
+                QUIT.title if quits else binding.description,
                 binding.action,
                 enabled,
-                tooltip or binding.tooltip or binding.description,
+                QUIT.help if quits else tooltip or binding.tooltip or binding.description,
             )
-            if binding.action == HELP_ACTION:
-                help_entry.append(entry)
-            elif binding.action.startswith(SWITCH_ACTION):
-                continue  # one entry for the six (screens_entry)
-            elif binding.action.startswith("app."):
-                others.append(entry)
+            if quits:
+                rank = (QUIT.rank, 0)
+            elif leaves:
+                rank = (FIRST, 0)  # after the screen keys: the way out of the box first
+            elif binding.action == HELP_ACTION:
+                rank = (FIRST, -2)  # ahead of the screen keys
             else:
-                own.append(entry)
-        return [*help_entry, self.screens_entry(), *own, *others]
+                rank = ranks.get(binding.id or "", unranked)
+            ranked.append((rank, entry))
+        ranked.sort(key=lambda pair: pair[0])
+        return [entry for _, entry in ranked]
 
     def screens_entry(self) -> Entry:
         """1-6 as one entry. Inside a text box the digits are text (Textual then leaves their
         bindings out), and the entry names what works there: alt+1-6."""
-        typing = isinstance(self.app.focused, Input | TextArea)
+        typing = self.typing()
         return Entry(
             "alt+1" if typing else "1",
             "alt+1-6" if typing else "1-6",
@@ -86,46 +144,65 @@ class WorkbenchFooter(Footer):
             "Switch screen: 1 Library · 2 Remember · 3 Review · 4 Recall · 5 Chain · 6 Receipts",
         )
 
-    def fitting(self, bindings: Mapping[str, ActiveBinding]) -> Iterator[Entry]:
+    def fitting(self, entries: list[Entry], more: str) -> tuple[list[Entry], bool]:
+        """The entries shown, and whether some were left out. All if they fit; else the first
+        that fit (a prefix: the footer reads in the order of use), then quit, with room kept
+        for the more key (showing `more`)."""
         room = (self.size.width or self.app.size.width) - PALETTE_WIDTH
-        for entry in self.entries(bindings):
+        if sum(entry.width for entry in entries) <= room:
+            return entries, False
+        kept = [entry for entry in entries if entry.action in QUIT_ACTIONS]
+        room -= more_width(more) + sum(entry.width for entry in kept)
+        shown: list[Entry] = []
+        for entry in entries:
+            if entry in kept:
+                continue
             if entry.width > room:
-                return  # the rest is of lower priority: it waits in the help and the palette
+                break  # the rest is of lower rank: it waits in the help and the palette
             room -= entry.width
-            yield entry
+            shown.append(entry)
+        return [*shown, *kept], True
 
     def lineup(
         self, bindings: Mapping[str, ActiveBinding] | None = None
-    ) -> tuple[tuple[Entry, ...], bool | None]:
-        """What the footer shows: the entries that fit, and the palette key (None: none).
-        The screen's active bindings are worked out once here (each time asks every screen
-        command whether it is enabled: the most of a lineup's time)."""
+    ) -> tuple[tuple[Entry, ...], str | None, bool | None]:
+        """What the footer shows: the entries that fit, the more key's display (None: all
+        fit) and the palette key (None: none). The screen's active bindings are worked out
+        once here (each time asks every screen command whether it is enabled: the most of a
+        lineup's time)."""
         if bindings is None:
             bindings = self.screen.active_bindings
         palette = bindings.get(self.app.COMMAND_PALETTE_BINDING)
         shown = self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE and palette
-        return tuple(self.fitting(bindings)), (palette.enabled if shown and palette else None)
+        more = "f1" if self.typing() else "?"  # inside a text box ? is text; F1 works there
+        entries, cut = self.fitting(self.entries(bindings), more)
+        return (
+            tuple(entries),
+            more if cut else None,
+            palette.enabled if shown and palette else None,
+        )
 
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:
             return
         bindings = self.screen.active_bindings
-        self._composed = self.lineup(bindings)
-        for entry in self._composed[0]:
-            key = FooterKey(
-                entry.key,
-                entry.display,
-                entry.description,
-                entry.action,
-                disabled=not entry.enabled,
-                tooltip=entry.tooltip,
+        self._composed = entries, more, palette_enabled = self.lineup(bindings)
+        for entry in entries:
+            yield self.footer_key(
+                FooterKey(
+                    entry.key,
+                    entry.display,
+                    entry.description,
+                    entry.action,
+                    disabled=not entry.enabled,
+                    tooltip=entry.tooltip,
+                )
             )
-            # The footer's style given as the key's starting value, not data-bound as Textual's
-            # footer does: a binding restyles each key once more as it mounts.
-            key.set_reactive(FooterKey.compact, self.compact)
-            yield key
+        if more is not None:
+            tooltip = "More keys than fit here: the help (F1 or ?) lists every one"
+            yield self.footer_key(MoreKey("f1", more, "more", HELP_ACTION, tooltip=tooltip))
         palette = bindings.get(self.app.COMMAND_PALETTE_BINDING)
-        if self._composed[1] is not None and palette:
+        if palette_enabled is not None and palette:
             binding: Binding = palette.binding
             yield FooterKey(
                 binding.key,
@@ -136,6 +213,12 @@ class WorkbenchFooter(Footer):
                 disabled=not palette.enabled,
                 tooltip=binding.tooltip or binding.description,
             )
+
+    def footer_key(self, key: FooterKey) -> FooterKey:
+        # The footer's style given as the key's starting value, not data-bound as Textual's
+        # footer does: a binding restyles each key once more as it mounts.
+        key.set_reactive(FooterKey.compact, self.compact)
+        return key
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         """Textual recomposes the footer whenever the screen's bindings may have changed: on

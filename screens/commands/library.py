@@ -23,7 +23,9 @@ LIBRARY_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "library", "evidence", "Toggle the use policy: evidence only, or usable as an instruction"
     ),
     shared("library", "confidence", "Set the fact's confidence (0 to 1)"),
-    shared("library", "confirm", "Confirm the fact: user_confirmed, freshness reset", rank=VERB + 2),
+    shared(
+        "library", "confirm", "Confirm the fact: user_confirmed, freshness reset", rank=VERB + 2
+    ),
     shared("library", "stale", "Mark the fact stale (needs attention)", rank=VERB + 3),
     WorkbenchCommand(
         "library.retire",

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from gno_tui.workbench_commands import VERB, WorkbenchCommand
+from gno_tui.workbench_commands import VERB, VIEW, WorkbenchCommand
 from screens.commands.shared import shared
 
 # The footer (rank): run, then what a person changes or asks of a recall most (budget, why-not,
-# egress, format), then the receipt (verify, raw) and the key that leaves a box (in a box the
-# letters are text and the footer leaves them out: it comes first there); the labels and the
-# fact keys after undo.
+# egress, format), then the receipt (verify, raw); the labels and the fact keys after undo.
+# Escape leaves a box: the footer puts it first inside one, and with the layout keys outside.
 RECALL_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
         "recall.run",
@@ -103,7 +102,7 @@ RECALL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "focus_results",
         "Results",
         "Leave the inputs for the results; then 1-6 switch screens",
-        rank=VERB + 8,
+        rank=VIEW,
     ),
     shared("recall", "detail", "Hide or show the receipt pane (the results get its width)"),
 )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from gno_tui.workbench_commands import WorkbenchCommand
+from gno_tui.workbench_commands import VERB, WorkbenchCommand
 from screens.commands.shared import shared
 
+# The footer (rank): the order of the workbench key map: verify, fence preview, export,
+# delete, then the collection's policy and its effective policy; purge, the rarest, last.
 RECEIPTS_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
         "receipts.verify",
@@ -12,9 +14,15 @@ RECEIPTS_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "verify",
         "Verify",
         "Verify the receipt: digest, stored, drift since issue",
+        rank=VERB,
     ),
     WorkbenchCommand(
-        "receipts.fence", "f", "fence", "Fence preview", "Would a text be fenced by this receipt?"
+        "receipts.fence",
+        "f",
+        "fence",
+        "Fence preview",
+        "Would a text be fenced by this receipt?",
+        rank=VERB + 1,
     ),
     WorkbenchCommand(
         "receipts.policy",
@@ -23,6 +31,7 @@ RECEIPTS_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Policy",
         "Choose the collection's policy; tightening applies at once, relaxing asks first",
         writes=True,
+        rank=VERB + 4,
     ),
     shared(
         "receipts",
@@ -36,6 +45,7 @@ RECEIPTS_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "export",
         "Export",
         "Export the marked receipts (else the highlighted one) as JSON lines",
+        rank=VERB + 2,
     ),
     WorkbenchCommand(
         "receipts.delete",
@@ -44,6 +54,7 @@ RECEIPTS_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Delete",
         "Delete the marked receipts (else the highlighted one), after y",
         writes=True,
+        rank=VERB + 3,
     ),
     WorkbenchCommand(
         "receipts.purge",
@@ -52,6 +63,7 @@ RECEIPTS_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Purge",
         "Delete every receipt issued before a time, after typing 'purge N'",
         writes=True,
+        rank=VERB + 6,
     ),
     WorkbenchCommand(
         "receipts.effective",
@@ -59,6 +71,7 @@ RECEIPTS_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "effective",
         "Effective",
         "The effective policy of the marked collections",
+        rank=VERB + 5,
     ),
     WorkbenchCommand("receipts.reload", "ctrl+r", "reload", "Reload", "Reload", show=False),
     WorkbenchCommand(

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from gno_tui.workbench_commands import WorkbenchCommand
+from gno_tui.workbench_commands import VERB, VIEW, WorkbenchCommand
 
+# The footer (rank): the three writes, commonest first, then discarding the draft. Escape leaves
+# the text box: the footer puts it first inside one, and with the layout keys outside.
 REMEMBER_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
-        "remember.add", "ctrl+s", "add", "Add", "Write the draft as a new fact", writes=True
+        "remember.add",
+        "ctrl+s",
+        "add",
+        "Add",
+        "Write the draft as a new fact",
+        writes=True,
+        rank=VERB,
     ),
     WorkbenchCommand(
         "remember.supersede",
@@ -15,6 +23,7 @@ REMEMBER_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Supersede",
         "Write the draft as the successor of the highlighted candidate",
         writes=True,
+        rank=VERB + 1,
     ),
     WorkbenchCommand(
         "remember.merge",
@@ -23,9 +32,15 @@ REMEMBER_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Merge",
         "Edit the draft and the highlighted candidate into one text that supersedes it",
         writes=True,
+        rank=VERB + 2,
     ),
     WorkbenchCommand(
-        "remember.clear", "ctrl+l", "clear", "Clear", "Discard the draft (nothing is written)"
+        "remember.clear",
+        "ctrl+l",
+        "clear",
+        "Clear",
+        "Discard the draft (nothing is written)",
+        rank=VERB + 3,
     ),
     WorkbenchCommand(
         "remember.leave",
@@ -33,6 +48,7 @@ REMEMBER_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "leave_input",
         "Leave box",
         "Leave the fields for the candidates; then 1-6 switch screens",
+        rank=VIEW,
     ),
     WorkbenchCommand(
         "remember.text", "slash", "edit_text", "Text", "Back to the text box", show=False

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from gno_tui.workbench_commands import WorkbenchCommand
+from gno_tui.workbench_commands import VERB, WorkbenchCommand
 from screens.commands.shared import shared
 
+# The footer (rank): a triage's decisions first, the commonest first: add, reject, supersede,
+# merge, edit; then marking and the batch. On the Duplicates tab (the proposal keys are off
+# there) its three decisions take the same places.
 REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
-        "review.add", "a", "add", "Add", "Add the proposal as a new fact", writes=True
+        "review.add", "a", "add", "Add", "Add the proposal as a new fact", writes=True, rank=VERB
     ),
     WorkbenchCommand(
         "review.add_confirmed",
@@ -16,6 +19,7 @@ REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Add+confirm",
         "Add the proposal and vouch for it (user_confirmed)",
         writes=True,
+        rank=VERB + 7,
     ),
     WorkbenchCommand(
         "review.supersede",
@@ -24,6 +28,7 @@ REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Supersede",
         "Supersede the chosen candidate with the proposal",
         writes=True,
+        rank=VERB + 2,
     ),
     WorkbenchCommand(
         "review.reject",
@@ -32,6 +37,7 @@ REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Reject",
         "Reject the proposal, with a reason",
         writes=True,
+        rank=VERB + 1,
     ),
     WorkbenchCommand(
         "review.edit",
@@ -40,6 +46,7 @@ REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Edit+add",
         "Edit the proposal's text, then add it",
         writes=True,
+        rank=VERB + 4,
     ),
     WorkbenchCommand(
         "review.merge",
@@ -48,9 +55,10 @@ REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Merge",
         "Edit the proposal and the chosen candidate into one text that supersedes the candidate",
         writes=True,
+        rank=VERB + 3,
     ),
-    shared("review", "mark", "Mark the proposal for a batch decision and move on"),
-    shared("review", "batch", "Decide every marked proposal after a summary"),
+    shared("review", "mark", "Mark the proposal for a batch decision and move on", rank=VERB + 5),
+    shared("review", "batch", "Decide every marked proposal after a summary", rank=VERB + 6),
     WorkbenchCommand(
         "review.next_target",
         "J",
@@ -74,6 +82,7 @@ REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Retire older",
         "Retire the older fact of the pair as a duplicate",
         writes=True,
+        rank=VERB,
     ),
     WorkbenchCommand(
         "review.retire_newer",
@@ -82,6 +91,7 @@ REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Retire newer",
         "Retire the newer fact of the pair as a duplicate",
         writes=True,
+        rank=VERB + 1,
     ),
     shared("review", "evidence", "Duplicates: toggle the newer fact's use policy"),
     shared("review", "stale", "Duplicates: mark the newer fact stale"),
@@ -93,6 +103,7 @@ REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Keep both",
         "Keep both facts; the pair is not offered again",
         writes=True,
+        rank=VERB + 2,
     ),
     shared("review", "next_tab", "Proposals / Duplicates", show=False),
     shared("review", "prev_tab", "Proposals / Duplicates", show=False),

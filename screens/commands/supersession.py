@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from gno_tui.workbench_commands import WorkbenchCommand
+from gno_tui.workbench_commands import VERB, VIEW, WorkbenchCommand
 
+# The footer (rank): the chain's two writes first (supersede the head, revert), then opening
+# another chain and the as-of time; moving between versions (h/l, also j/k in the list) and the
+# diff's layout after them.
 SUPERSESSION_COMMANDS: tuple[WorkbenchCommand, ...] = (
-    WorkbenchCommand("chain.older", "h", "older", "Older", "The older version"),
-    WorkbenchCommand("chain.newer", "l", "newer", "Newer", "The newer version"),
+    WorkbenchCommand("chain.older", "h", "older", "Older", "The older version", rank=VERB + 4),
+    WorkbenchCommand("chain.newer", "l", "newer", "Newer", "The newer version", rank=VERB + 5),
     WorkbenchCommand(
-        "chain.as_of", "T", "as_of", "As of", "Which version was current at a time you give"
+        "chain.as_of",
+        "T",
+        "as_of",
+        "As of",
+        "Which version was current at a time you give",
+        rank=VERB + 3,
     ),
     WorkbenchCommand(
         "chain.supersede",
@@ -17,6 +25,7 @@ SUPERSESSION_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Supersede head",
         "Write a successor of the head (compare-and-swap on its hash)",
         writes=True,
+        rank=VERB,
     ),
     WorkbenchCommand(
         "chain.revert",
@@ -25,6 +34,7 @@ SUPERSESSION_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "Revert",
         "Append a successor that restores the highlighted version's text",
         writes=True,
+        rank=VERB + 1,
     ),
     WorkbenchCommand(
         "chain.less_context",
@@ -43,7 +53,12 @@ SUPERSESSION_COMMANDS: tuple[WorkbenchCommand, ...] = (
         show=False,
     ),
     WorkbenchCommand(
-        "chain.split", "i", "toggle_split", "Inline/split", "Show the diffs inline or side by side"
+        "chain.split",
+        "i",
+        "toggle_split",
+        "Inline/split",
+        "Show the diffs inline or side by side",
+        rank=VIEW,
     ),
     WorkbenchCommand(
         "chain.ref",
@@ -51,6 +66,7 @@ SUPERSESSION_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "edit_ref",
         "Open",
         "Open another fact's chain by uri, #docid or recordId",
+        rank=VERB + 2,
     ),
     WorkbenchCommand("chain.reload", "ctrl+r", "reload", "Reload", "Reload the chain", show=False),
     WorkbenchCommand(
