@@ -25,6 +25,7 @@ from screens.receipts import ReceiptsScreen
 from screens.remember import RememberScreen
 from screens.review import ReviewScreen
 from screens.supersession import SupersessionScreen
+from screens.whole_row import WholeRow
 from screens.yes_no import YesNoPrompt
 
 SCREENS_BY_MODE: dict[str, type[WorkbenchScreen]] = {
@@ -45,6 +46,7 @@ STYLED_SCREENS: tuple[type[Screen[Any]], ...] = (
     JsonModal,
     PolicyPicker,
     ReasonPrompt,
+    WholeRow,
     YesNoPrompt,
 )
 

@@ -22,11 +22,22 @@ from textual.screen import Screen
 from textual.widgets import Label, Static
 
 from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.fitted_table import ROOM_LEFT, Column, FittedTable
 from screens.edit_prompt import EditPrompt
 from screens.modal import Modal, ask, quoted
 from screens.reason_prompt import ReasonPrompt
+from screens.whole_row import KEY as WHOLE_KEY
+from screens.whole_row import show_whole_row
 
 _Id = TypeVar("_Id", str, int)
+
+# The item's name and its decision are whole (as wide as the widest, the decision up to 32 with
+# its reason); the text takes the rest of the box, cut where it shows how the items differ.
+ITEM_COLUMNS = [
+    Column("decision", 32, 1, min_width=8, to_content=True),
+    Column("item", 16, 0, to_content=True),
+    Column("text", ROOM_LEFT, 2, min_width=20, to_content=True),
+]
 
 
 @dataclass(frozen=True)
@@ -64,7 +75,8 @@ class BatchPrompt(Modal[list[tuple[Any, BatchChoice]] | None]):
 
     STYLES = """
     BatchPrompt {
-        #batch-box { width: 100; max-height: 90%; border: round $warning; }
+        /* As wide as the terminal allows: the items' texts are what is decided on. */
+        #batch-box { width: 100%; max-width: 160; max-height: 90%; border: round $warning; }
         #batch-items { height: auto; max-height: 16; margin: 1 0; }
     }
     """
@@ -76,6 +88,13 @@ class BatchPrompt(Modal[list[tuple[Any, BatchChoice]] | None]):
         Binding("asterisk", "all", "All", id="batch.all", tooltip="The next choice: every item"),
         Binding("y", "confirm", "Apply", id="batch.confirm", tooltip="Apply the decided items"),
         Binding("n,escape", "close", "Cancel", id="batch.cancel", tooltip="Apply nothing"),
+        Binding(
+            WHOLE_KEY,
+            "whole_text",
+            "Whole text",
+            id="batch.whole",
+            tooltip="The highlighted item's whole text and decision",
+        ),
     ]
 
     def __init_subclass__(cls, **options: Any) -> None:
@@ -113,14 +132,12 @@ class BatchPrompt(Modal[list[tuple[Any, BatchChoice]] | None]):
     def box_content(self) -> ComposeResult:
         yield Label(f"Batch decision · {len(self.items)} marked {self.NOUN}", classes="pane-title")
         yield Static(self._keys_line(), id="batch-keys")
-        yield FactTable(id="batch-items")
+        yield FittedTable(ITEM_COLUMNS, id="batch-items")
         yield Static(self._summary(), id="batch-summary")
 
     def on_mount(self) -> None:
         table = self.query_one(FactTable)
-        table.add_columns("decision", "item", "text")
-        for index in range(len(self.items)):
-            table.add_row(*self._cells(index), key=str(index))
+        table.refill((self._cells(index), str(index)) for index in range(len(self.items)))
         table.focus()
 
     # -- what the prompt shows ------------------------------------------------------------
@@ -137,7 +154,9 @@ class BatchPrompt(Modal[list[tuple[Any, BatchChoice]] | None]):
             text.append(f"Every item: {self._keys()}", style="bold")
             return text
         text.append(f"{self._keys()}: the highlighted item, then the next\n")
-        text.append("* then a key: every item · y apply · n cancel", style="dim")
+        text.append(
+            f"* then a key: every item · y apply · n cancel · {WHOLE_KEY} whole text", style="dim"
+        )
         return text
 
     def _decision(self, index: int) -> str:
@@ -151,7 +170,7 @@ class BatchPrompt(Modal[list[tuple[Any, BatchChoice]] | None]):
         item = self.items[index]
         choice = self.decided.get(index)
         text = choice.text if choice is not None and choice.text is not None else item.text
-        return [self._decision(index), item.name, quoted(text, 60) if text else ""]
+        return [self._decision(index), item.name, " ".join(text.split())]
 
     def _summary(self) -> Text:
         counts: dict[str, int] = {}
@@ -167,13 +186,14 @@ class BatchPrompt(Modal[list[tuple[Any, BatchChoice]] | None]):
 
     def _show(self) -> None:
         table = self.query_one(FactTable)
-        for index in range(len(self.items)):
-            table.update_cell(str(index), table.ordered_columns[0].key, self._decision(index))
-            table.update_cell(str(index), table.ordered_columns[2].key, self._cells(index)[2])
+        table.refill((self._cells(index), str(index)) for index in range(len(self.items)))
         self.query_one("#batch-keys", Static).update(self._keys_line())
         self.query_one("#batch-summary", Static).update(self._summary())
 
     # -- deciding --------------------------------------------------------------------------
+
+    def action_whole_text(self) -> None:
+        show_whole_row(self, self.query_one(FactTable))
 
     def action_all(self) -> None:
         self.for_all = not self.for_all

@@ -14,28 +14,29 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Static
 
-from engine.facade import POLICY_STRICTNESS, CollectionRecord, ReceiptCheck
-from gno_tui.render.badges import egress_badge, short_hash
-from gno_tui.render.receipts import effective_text, fence_verdict, receipt_state, receipt_text
+from engine.facade import CollectionRecord, ReceiptCheck
+from gno_tui.render.badges import egress_badge
+from gno_tui.render.receipts import fence_verdict, issued_cell, receipt_state, receipt_text
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.fitted_table import Column, FittedTable
 from gno_tui.widgets.footer import WorkbenchFooter
 from gno_tui.widgets.header import WorkbenchHeader
 from screens.base import Workbench
 from screens.commands.receipts import RECEIPTS_COMMANDS
-from screens.modal import ask
-from screens.policy_picker import PolicyPicker
+from screens.receipt_policies import CollectionPolicies
 from screens.receipt_retention import ReceiptRetention
-from screens.yes_no import YesNoPrompt
+from screens.whole_row import list_in_focus, show_whole_row, whole_text_command
 
-# The receipts' columns (width, rank): digest and state stay longest, the session goes first.
+# The receipts' columns (width, rank): digest and state stay longest; who asked (caller and
+# session) take the room left, as wide as their longest, and show where sessions that start
+# alike differ; the detail pane and W show every field whole.
 RECEIPT_COLUMNS = [
-    Column("issued", 19, 2),
-    Column("caller", 14, 4),
-    Column("session", 14, 5),
+    Column("issued", 16, 2, to_content=True),  # as short as the day allows (issued_cell)
+    Column("caller", 32, 4, min_width=8, to_content=True),
+    Column("session", 40, 5, min_width=8, to_content=True),
     Column("ids", 3, 3),
-    Column("digest", 13, 0),
-    Column("state", 12, 1),
+    Column("digest", 8, 0),  # 7 characters and …, as short hashes go
+    Column("state", 12, 1, to_content=True),
 ]
 
 # The collections' columns: the mark, the name and the policy stay longest, the root goes first.
@@ -70,13 +71,7 @@ class FenceJudged(Message):
     fenced: bool
 
 
-@dataclass
-class EffectiveShown(Message):
-    names: list[str]
-    effective: dict[str, Any]
-
-
-class ReceiptsScreen(ReceiptRetention):
+class ReceiptsScreen(ReceiptRetention, CollectionPolicies):
     HELP = """
 ## Receipts & collections
 
@@ -101,6 +96,9 @@ revision.
 - `space` (in the collections) marks collections; `P` shows the effective policy (the
   lineage a recall over the marked collections would carry).
 - `tab` moves between the receipts and the collections.
+- `W` shows the highlighted receipt or collection in full (every field, uncut). *issued* is
+  the time for today's receipts, else the day; caller and session take the room the list
+  has (a cut one ends in …).
 """
 
     STYLES = """
@@ -118,7 +116,7 @@ revision.
     """
 
     DETAIL_PANE = "#receipts-detail"
-    COMMANDS_LIST = RECEIPTS_COMMANDS
+    COMMANDS_LIST = (*RECEIPTS_COMMANDS, whole_text_command("receipts", "receipt or collection"))
 
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)
@@ -205,11 +203,11 @@ revision.
     def _receipt_cells(self, receipt: dict[str, Any]) -> tuple[str | Text, ...]:
         mark = "● " if receipt["digest"] in self.marked_receipts else ""
         return (
-            mark + receipt["issuedAt"][:19].replace("T", " "),
+            mark + issued_cell(receipt["issuedAt"], self.service.now()),
             receipt["caller"],
             receipt["session"],
             str(len(receipt["memoryIds"])),
-            short_hash(receipt["digest"], 12),
+            receipt["digest"],  # whole: the column shows its start, W all of it
             receipt_state(self.checks.get(receipt["digest"])),
         )
 
@@ -271,6 +269,9 @@ revision.
     def action_fence(self) -> None:
         self.query_one("#fence-text", Input).focus()
 
+    def action_whole_text(self) -> None:
+        show_whole_row(self, list_in_focus(self, "#receipts-table"))
+
     def action_focus_receipts(self) -> None:
         self.query_one("#receipts-table", FactTable).focus()
 
@@ -304,12 +305,6 @@ revision.
 
     # -- collections --------------------------------------------------------------------
 
-    def selected_collection(self) -> CollectionRecord | None:
-        row = self.query_one("#collections-table", FactTable).at_cursor(self.collections)
-        if row is None:
-            self.notify("No collection selected.", severity="warning")
-        return row
-
     def action_mark(self) -> None:
         receipts = self.query_one("#receipts-table", FactTable)
         if receipts.has_focus:
@@ -327,73 +322,3 @@ revision.
         self.render_collections()
         table = self.query_one("#collections-table", FactTable)
         table.action_cursor_down()
-
-    def action_choose_policy(self) -> None:
-        """Pick the policy directly: a tighter one applies at once (never by way of a looser
-        one, as a cycle would); a looser one asks `y` first, bound to the revision seen."""
-        row = self.selected_collection()
-        if row is None:
-            return
-
-        def chosen(new: str) -> None:
-            if new == row.policy:
-                self.notify(f"{row.name} stays {row.policy}.")
-            elif POLICY_STRICTNESS[new] < POLICY_STRICTNESS[row.policy]:
-                self.set_policy(row.name, new, row.policy_revision)
-            else:
-                self.confirm_relax(row, new)
-
-        ask(self, PolicyPicker(row.name, row.policy), chosen)
-
-    def confirm_relax(self, row: CollectionRecord, new: str) -> None:
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.set_policy(row.name, new, row.policy_revision)
-            else:
-                self.notify(f"{row.name} stays {row.policy}.")
-
-        self.app.push_screen(
-            YesNoPrompt(
-                f"Relax {row.name} from {row.policy} to {new} (revision {row.policy_revision})? "
-                f"Its facts may then leave for {'the LAN' if new == 'lan' else 'remote services'}."
-            ),
-            answered,
-        )
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-policy")
-    def set_policy(self, name: str, policy: str, revision: int) -> None:
-        current = next((c for c in self.service.collections() if c.name == name), None)
-        if current is None or current.policy_revision != revision:
-            self.app.call_from_thread(
-                self.notify,
-                f"{name}'s policy changed meanwhile (now revision "
-                f"{current.policy_revision if current else '?'}); look again.",
-                severity="warning",
-            )
-        else:
-            self.service.set_policy(name, policy, actor=self.actor)
-            self.app.call_from_thread(self.notify, f"{name}: {policy} (revision {revision + 1})")
-        self.app.call_from_thread(self.after_policy_change)
-
-    def after_policy_change(self) -> None:
-        self.action_reload()
-        if self.marked:
-            self.show_effective(sorted(self.marked))
-
-    def action_effective(self) -> None:
-        names = sorted(self.marked)
-        if not names:
-            row = self.selected_collection()
-            if row is None:
-                return
-            names = [row.name]
-        self.show_effective(names)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-effective")
-    def show_effective(self, names: list[str]) -> None:
-        self.deliver(EffectiveShown(names, self.service.facts.effective_policy(names)))
-
-    def on_effective_shown(self, message: EffectiveShown) -> None:
-        self.effective = message.effective
-        body = effective_text(message.names, message.effective)
-        self.query_one("#effective-body", Static).update(body)

@@ -5,14 +5,12 @@ is logged; `@` shows the log."""
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import (
     DataTable,
@@ -25,24 +23,17 @@ from textual.widgets import (
     TextArea,
 )
 
-from engine.facade import (
-    Decision,
-    ReviewQueue,
-    ThresholdCheck,
-    merged_text,
-)
+from engine.facade import ReviewQueue, ThresholdCheck
 from gno_tui.render.proposals import calibration_line, proposal_cells, proposal_detail
 from gno_tui.widgets.duplicates_pane import DuplicatesPane, PairsCounted
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.fitted_table import Column, FittedTable
+from gno_tui.widgets.fitted_table import ROOM_LEFT, Column, FittedTable
 from gno_tui.widgets.footer import WorkbenchFooter
 from gno_tui.widgets.header import WorkbenchHeader
-from screens.base import Workbench, WorkbenchScreen
-from screens.batch_prompt import BatchChoice, BatchItem, ProposalBatchPrompt
+from screens.base import Workbench
 from screens.commands.review import REVIEW_COMMANDS
-from screens.edit_prompt import EditPrompt, MergePrompt
-from screens.modal import ask, quoted
-from screens.reason_prompt import ReasonPrompt
+from screens.review_decide import ProposalDecisions
+from screens.whole_row import list_in_focus, show_whole_row, whole_text_command
 
 PROPOSAL_ACTIONS = {
     "add",
@@ -56,22 +47,23 @@ PROPOSAL_ACTIONS = {
     "prev_target",
 }
 DUPLICATE_ACTIONS = {"retire_older", "retire_newer", "keep_both"}
-LETTER_KEYS = PROPOSAL_ACTIONS | DUPLICATE_ACTIONS
+LETTER_KEYS = PROPOSAL_ACTIONS | DUPLICATE_ACTIONS | {"whole_text"}
 
 
 # The proposals' columns (gno_tui.render.proposals.proposal_cells), by rank for the width: the
-# mark, the id and the text stay longest (the text takes what room is left); the detail pane
-# shows every field.
+# mark, the id and the text stay longest; the text keeps 60% of the list's width (or what its
+# longest needs) before the other columns come in, and takes what room is left. The detail
+# pane (and W) show every field.
 PROPOSAL_COLUMNS = [
     Column(" ", 1, 0),
-    Column("id", 4, 1),
+    Column("id", 8, 1, to_content=True),  # #12 … #12345
     Column("age", 4, 4),
-    Column("caller", 16, 5),
-    Column("scopes", 18, 3),
+    Column("caller", 16, 5, to_content=True),
+    Column("scopes", 18, 3, to_content=True),
     Column("intent", 9, 6),
     Column("cand.", 5, 7),
     Column("provenance", 10, 8),
-    Column("text", 40, 2, min_width=16),
+    Column("text", ROOM_LEFT, 2, min_width=16, share=0.6, to_content=True),
 ]
 
 
@@ -80,7 +72,7 @@ class QueueLoaded(Message):
     queue: ReviewQueue
 
 
-class ReviewScreen(WorkbenchScreen):
+class ReviewScreen(ProposalDecisions):
     HELP = """
 ## Review
 
@@ -106,6 +98,9 @@ precision and recall tell whether it suits this store.
 - `E` toggles the newer fact's use policy (evidence only / instruction), `%` sets its
   confidence, `S` marks it stale.
 
+`W` shows the highlighted row in full (every field, uncut). A text cut in the list shows where
+rows that start alike differ: "Alice…variant 17 of the file" (… is the part left out).
+
 `@` shows the decision log: who decided what, when, and before/after. `[`/`]` switch tabs.
 Reject only sets a state and retire keeps the file; the one thing that removes a fact is
 `z` on an accept, which takes back the fact that accept wrote (the proposal is pending again).
@@ -117,11 +112,12 @@ Reject only sets a state and retire keeps the file; the one thing that removes a
         .review-body { height: 1fr; }
         #review-list { width: 1fr; }
         #review-detail { width: 1fr; border-left: solid $panel; padding: 0 1; }
-        #review-summary { height: 2; padding: 0 1; color: $text-muted; }
+        /* Wraps (never cut) where the list is narrow: the precision and recall numbers stay. */
+        #review-summary { height: auto; padding: 0 1; color: $text-muted; }
     }
     """
 
-    COMMANDS_LIST = REVIEW_COMMANDS
+    COMMANDS_LIST = (*REVIEW_COMMANDS, whole_text_command("review", "proposal or pair"))
     STALE_LABEL = None  # the notification names the action itself
 
     def __init__(self, workbench: Workbench) -> None:
@@ -290,116 +286,6 @@ Reject only sets a state and retire keeps the file; the one thing that removes a
             return
         body.update(proposal_detail(proposal, self.targets(proposal), self.chosen))
 
-    # -- proposals: deciding -----------------------------------------------------------------
-
-    def action_next_target(self) -> None:
-        self._move_target(1)
-
-    def action_prev_target(self) -> None:
-        self._move_target(-1)
-
-    def _move_target(self, step: int) -> None:
-        proposal = self.current()
-        if proposal is not None and self.targets(proposal):
-            self.chosen = (self.chosen + step) % len(self.targets(proposal))
-            self.chosen_for = proposal["id"]
-            self.show_proposal()
-
-    def decide_one(self, proposal: dict[str, Any], action: str, **details: Any) -> None:
-        """This person's decision on `proposal` (`details`: the Decision's target, text, reason
-        or confirm)."""
-        self.decide([Decision(proposal["id"], action, self.actor, **details)])
-
-    def action_add(self) -> None:
-        if (proposal := self.current()) is not None:
-            self.decide_one(proposal, "add")
-
-    def action_add_confirmed(self) -> None:
-        if (proposal := self.current()) is not None:
-            self.decide_one(proposal, "add", confirm=True)
-
-    def chosen_target(self, proposal: dict[str, Any], verb: str) -> dict[str, Any] | None:
-        """The candidate `J`/`K` chose, for `verb`; None, having said so, when there is none."""
-        targets = self.targets(proposal)
-        if not targets:
-            self.notify(f"This proposal has no candidate to {verb}.", severity="warning")
-            return None
-        return targets[min(self.chosen, len(targets) - 1)]
-
-    def action_supersede(self) -> None:
-        proposal = self.current()
-        if proposal is None or (target := self.chosen_target(proposal, "supersede")) is None:
-            return
-        self.decide_one(proposal, "supersede", target=target["uri"])
-
-    def action_reject(self) -> None:
-        if (proposal := self.current()) is not None:
-            ask(
-                self,
-                ReasonPrompt(
-                    f"Why reject proposal #{proposal['id']}?", context=quoted(proposal["text"])
-                ),
-                lambda reason: self.decide_one(proposal, "reject", reason=reason),
-            )
-
-    def action_edit(self) -> None:
-        if (proposal := self.current()) is not None:
-            ask(
-                self,
-                EditPrompt(f"Edit proposal #{proposal['id']}, then add it", proposal["text"]),
-                lambda text: self.decide_one(proposal, "edit", text=text),
-            )
-
-    def action_merge(self) -> None:
-        proposal = self.current()
-        if proposal is None or (target := self.chosen_target(proposal, "merge with")) is None:
-            return
-        ask(
-            self,
-            MergePrompt(
-                f"Merge proposal #{proposal['id']} into {target.get('docid') or target['uri']}: "
-                "one text for both, superseding the candidate",
-                merged_text(target["text"], proposal["text"]),
-            ),
-            lambda text: self.decide_one(proposal, "merge", target=target["uri"], text=text),
-        )
-
-    def action_mark(self) -> None:
-        proposal = self.current()
-        if proposal is None:
-            return
-        self.marked ^= {proposal["id"]}
-        table = self.query_one("#review-proposals", FactTable)
-        row = table.cursor_row
-        table.update_cell_at(Coordinate(row, 0), "●" if proposal["id"] in self.marked else " ")
-        table.move_cursor(row=min(row + 1, len(self.proposals) - 1))
-        self._summary()
-
-    def action_batch(self) -> None:
-        def apply(chosen: list[tuple[int, BatchChoice]]) -> None:
-            self.decide([Decision(pid, choice.action, self.actor, reason=choice.reason,
-                                  text=choice.text) for pid, choice in chosen])  # fmt: skip
-
-        marked = [p for p in self.proposals if p["id"] in self.marked]
-        items = [BatchItem(p["id"], f"#{p['id']}", p["text"]) for p in marked]
-        ProposalBatchPrompt.ask(self, items, apply)
-
-    @work(thread=True, exclusive=False, exit_on_error=False, group="review-decide")
-    def decide(self, decisions: list[Decision]) -> None:
-        done: dict[str, int] = {}
-        try:
-            # A batch (y over marked proposals) is one step: one `z` takes all of it back.
-            with self.service.curation.batch() if len(decisions) > 1 else nullcontext():
-                for decision in decisions:
-                    result = self.service.curation.decide(decision)
-                    what = result.get("outcome") or result.get("state") or decision.action
-                    done[what] = done.get(what, 0) + 1
-        finally:
-            if done:
-                summary = " · ".join(f"{count} {what}" for what, count in done.items())
-                self.app.call_from_thread(self.notify, summary, title="Decided")
-            self.app.call_from_thread(self.refresh_from_store)
-
     # -- duplicates --------------------------------------------------------------------------
 
     def action_retire_older(self) -> None:
@@ -435,6 +321,9 @@ Reject only sets a state and retire keeps the file; the one thing that removes a
 
     def action_prev_tab(self) -> None:
         self._switch_tab()
+
+    def action_whole_text(self) -> None:
+        show_whole_row(self, list_in_focus(self, "#review-proposals"))
 
     def _switch_tab(self) -> None:
         tabs = self.query_one(TabbedContent)

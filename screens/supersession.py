@@ -22,12 +22,27 @@ from engine.facade import (
 )
 from gno_tui.render.chain import chain_diff, chain_row, chain_status
 from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.fitted_table import ROOM_LEFT, Column, FittedTable
 from gno_tui.widgets.footer import WorkbenchFooter
 from gno_tui.widgets.header import WorkbenchHeader
 from screens.base import Workbench, WorkbenchScreen
 from screens.commands.supersession import SUPERSESSION_COMMANDS
 from screens.modal import ask, quoted
 from screens.reason_prompt import ReasonPrompt, time_problem
+from screens.whole_row import show_whole_row, whole_text_command
+
+# The chain table's columns, by rank for the width: the version and its text stay longest (the
+# text keeps 30% of the width before the other columns come in, then takes what is left), the
+# writer goes first; the diffs below and W show every field.
+CHAIN_COLUMNS = [
+    Column("v", 3, 0),
+    Column("docid", 9, 2),
+    Column("created", 16, 5),
+    Column("writer", 24, 6, to_content=True),
+    Column("relation", 28, 4, to_content=True),
+    Column("state", 10, 3, to_content=True),
+    Column("text", ROOM_LEFT, 1, min_width=24, share=0.3, to_content=True),
+]
 
 # Unchanged words kept around each change in the diffs (`{` / `}`); None: the whole text.
 CONTEXT_STEPS: tuple[int | None, ...] = (0, 1, 3, 8, None)
@@ -76,6 +91,9 @@ red, added words in green).
   superseded it first, you are told "head changed, refresh" and the chain reloads.
 - `u` reverts to the highlighted older version: a new head with its text (editable first);
   nothing is deleted.
+- `W` shows the highlighted version in full (every field, uncut). The list's text column
+  takes the room left and, where versions start alike, shows where they differ
+  ("The…is deploy-02 in the Paris region…"; … is the part left out).
 """
 
     STYLES = """
@@ -88,7 +106,7 @@ red, added words in green).
     }
     """
 
-    COMMANDS_LIST = SUPERSESSION_COMMANDS
+    COMMANDS_LIST = (*SUPERSESSION_COMMANDS, whole_text_command("chain", "version"))
 
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)
@@ -113,15 +131,12 @@ red, added words in green).
             id="chain-status",
         )
         with Vertical(id="chain-versions"):
-            yield FactTable(id="chain-table")
+            yield FittedTable(CHAIN_COLUMNS, id="chain-table")
         with VerticalScroll(id="chain-diffs"):
             yield Static("", id="chain-diff-body")
         yield WorkbenchFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#chain-table", FactTable).add_columns(
-            "v", "docid", "created", "writer", "relation", "state", "text"
-        )
         self.query_one("#chain-ref", Input).border_title = "fact"
         if not self.ref:
             self.query_one("#chain-ref", Input).focus()
@@ -208,12 +223,11 @@ red, added words in green).
         return next(i for i, v in enumerate(self.versions) if v.record_id == record_id)
 
     def render_chain(self) -> None:
-        table = self.query_one("#chain-table", FactTable)
-        table.clear()
         now = self.now or self.service.now()
-        for index, version in enumerate(self.versions):
-            cells = chain_row(self.versions, index, now, self.as_of_id)
-            table.add_row(*cells, key=version.record_id)
+        self.query_one("#chain-table", FactTable).refill(
+            (chain_row(self.versions, index, now, self.as_of_id), version.record_id)
+            for index, version in enumerate(self.versions)
+        )
         status = chain_status(self.versions, now, self.as_of, self.as_of_id)
         self.query_one("#chain-status", Static).update(status)
 
@@ -250,6 +264,9 @@ red, added words in green).
 
     def action_newer(self) -> None:
         self.query_one("#chain-table", FactTable).action_cursor_down()
+
+    def action_whole_text(self) -> None:
+        show_whole_row(self, self.query_one("#chain-table", FactTable))
 
     def action_edit_ref(self) -> None:
         self.query_one("#chain-ref", Input).focus()

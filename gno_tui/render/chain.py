@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from engine.facade import FactRecord, iso_utc, status_of
-from gno_tui.render.badges import clip, stamp
+from gno_tui.render.badges import stamp
 from gno_tui.render.diff import changed_words, split_diff, word_diff
 
 
@@ -35,7 +35,7 @@ def chain_row(
         version.caller,
         relation,
         Text(state, style=style),
-        Text(clip(version.text, 50), style=style),
+        Text(" ".join(version.text.split()), style=style),  # whole: the table cuts it
     ]
 
 

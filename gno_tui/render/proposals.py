@@ -22,7 +22,8 @@ def age(created: str, now: datetime) -> str:
 
 
 def proposal_cells(proposal: dict[str, Any], now: datetime, marked: bool) -> list[str]:
-    """mark, id, age, caller, scopes, intent, #candidates, provenance, text."""
+    """mark, id, age, caller, scopes, intent, #candidates, provenance, text (whole: the table
+    cuts it to its column, showing where proposals that start alike differ)."""
     return [
         "●" if marked else " ",
         f"#{proposal['id']}",
@@ -32,7 +33,7 @@ def proposal_cells(proposal: dict[str, Any], now: datetime, marked: bool) -> lis
         proposal["decision"],
         str(len(proposal["candidates"])),
         f"agent/{proposal['origin']}",
-        collapse_text(proposal["text"])[:40],
+        collapse_text(proposal["text"]),
     ]
 
 

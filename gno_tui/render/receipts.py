@@ -3,6 +3,7 @@ verification, its state in the list, the fence verdict, and an effective egress 
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from rich.text import Text
@@ -37,6 +38,18 @@ def receipt_text(receipt: dict[str, Any], check: ReceiptCheck | None, *, keys: s
     else:
         out.append("no drift: every fact is still current\n", style="green")
     return out
+
+
+def issued_cell(issued_at: str, now: datetime) -> str:
+    """When a receipt was issued, as the list shows it (as mail clients do): today's by the
+    time to the second, this year's by day and minute, older ones by date. The detail pane
+    and W have the whole time; the room saved goes to who asked (caller and session)."""
+    day, time = issued_at[:10], issued_at[11:19]
+    if day == now.date().isoformat():
+        return time
+    if day[:4] == f"{now.year:04d}":
+        return f"{day[5:]} {time[:5]}"
+    return day
 
 
 def receipt_state(check: ReceiptCheck | None) -> Text:

@@ -37,6 +37,12 @@ class FactTable(DataTable[object]):
         key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
         return key if isinstance(key, str) else None
 
+    def row_fields(self, index: int) -> list[tuple[str, object]]:
+        """Each column's title and cell for the row at `index` (the "whole text" key shows
+        them; a FittedTable gives the whole cells, of the columns left out too)."""
+        titles = [str(column.label) for column in self.ordered_columns]
+        return list(zip(titles, self.get_row_at(index), strict=False))
+
     def place_cursor(self, key: str | None, fallback: int) -> None:
         """Put the cursor on the row whose key is `key` (the same item after a refill, wherever
         it moved); on row `fallback` (clamped) when the table no longer lists it."""

@@ -1,52 +1,88 @@
 """A FactTable whose columns are chosen for the width it has: each column has a rank, and
 when they do not all fit the lowest ranks are left out (the detail pane shows every field).
-One column may be flexible: it takes the room that is left, between its minimum and its width.
+A flexible column (a text) takes the room that is left; a column may be as wide as its widest
+cell instead of its set width. A cell longer than its column is cut with an ellipsis, and a
+flexible column's cells show where rows that share a start differ (gno_tui.render.distinct).
 
 The table keeps every row's full cells, so a resize (or hiding the detail pane) refits the
-columns without asking the screen to load its rows again."""
+columns without asking the screen to load its rows again, and `row_fields` gives a row's
+whole text for the screens' "whole text" key."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rich.cells import cell_len
 from textual import events
 from textual.coordinate import Coordinate
+from textual.widgets import DataTable
 from textual.widgets.data_table import CellType, ColumnKey, RowKey
 
+from gno_tui.render.distinct import distinguish, fit_cell, plain
 from gno_tui.widgets.fact_table import FactTable
+
+ROOM_LEFT = 1000  # the width of a flexible column that takes all the room that is left
 
 
 @dataclass(frozen=True)
 class Column:
     title: str  # also its key
-    width: int
+    width: int  # the most it takes (a flexible column: up to this as the room allows)
     rank: int  # 0 is kept first; a higher rank is left out first
-    min_width: int | None = None  # set on the one flexible column
+    min_width: int | None = None  # set on a flexible column: the least it takes
+    # Of the room, the part a flexible column keeps before lower ranks come in: a text stays
+    # readable rather than cut to its least width by a row of narrow columns.
+    share: float = 0.0
+    to_content: bool = False  # no wider than its widest cell (or its title)
 
 
-def fit(columns: Sequence[Column], room: int, padding: int = 1) -> dict[int, int]:
+def fit(
+    columns: Sequence[Column],
+    room: int,
+    padding: int = 1,
+    widest: Mapping[int, int] | None = None,
+) -> dict[int, int]:
     """Which columns fit in `room` cells (each takes its width plus `padding` on both sides),
     as index -> width, chosen by rank; the best-ranked column always stays. A column that does
-    not fit is left out and narrower ones of a lower rank may take the room, unless a column
-    is flexible: then the room left is its to grow into."""
+    not fit is left out and narrower ones of a lower rank may take the room, unless a flexible
+    column could be wider: then the room left is the flexible columns' to grow into (by rank).
+    `widest`: the widest cell of each `to_content` column."""
+    widest = widest or {}
+
+    def most(index: int) -> int:
+        column = columns[index]
+        if not column.to_content or index not in widest:
+            return column.width
+        least = max(column.min_width or 1, cell_len(column.title))
+        return min(column.width, max(widest[index], least))
+
+    def least(index: int) -> int:
+        column = columns[index]
+        if column.min_width is None:
+            return most(index)
+        return min(most(index), max(column.min_width, int(room * column.share)))
+
     flexible = any(column.min_width is not None for column in columns)
+    by_rank = sorted(range(len(columns)), key=lambda i: columns[i].rank)
     chosen: dict[int, int] = {}
     used = 0
-    for index in sorted(range(len(columns)), key=lambda i: columns[i].rank):
-        column = columns[index]
-        need = (column.min_width or column.width) + 2 * padding
+    for index in by_rank:
+        need = least(index) + 2 * padding
         if chosen and used + need > room:
-            if flexible:
-                break
+            if flexible and any(
+                columns[i].min_width is not None and chosen[i] < most(i) for i in chosen
+            ):
+                break  # a text short of its room takes what is left, not narrower columns
             continue
-        chosen[index] = column.min_width or column.width
+        chosen[index] = least(index)
         used += need
-    for index, width in chosen.items():  # what is left goes to the flexible column
-        column = columns[index]
-        if column.min_width is not None:
-            chosen[index] = min(column.width, width + max(room - used, 0))
+    left = max(room - used, 0)
+    for index in (i for i in by_rank if i in chosen and columns[i].min_width is not None):
+        grow = min(most(index) - chosen[index], left)
+        chosen[index] += grow
+        left -= grow
     return dict(sorted(chosen.items()))
 
 
@@ -54,8 +90,9 @@ class FittedTable(FactTable):
     def __init__(self, columns: Sequence[Column], *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.spec = tuple(columns)
-        self.widths: dict[int, int] = {i: c.width for i, c in enumerate(self.spec)}
+        self.widths: dict[int, int] = {i: c.min_width or c.width for i, c in enumerate(self.spec)}
         self.full: dict[RowKey, list[Any]] = {}  # every row's cells, for every column
+        self.refit_due = False  # rows were added one by one: widths and cuts are settled later
 
     def on_mount(self) -> None:
         self._add_columns()
@@ -68,6 +105,12 @@ class FittedTable(FactTable):
     def shown_titles(self) -> list[str]:
         return [self.spec[index].title for index in self.widths]
 
+    @property
+    def measured(self) -> bool:
+        """Whether what is shown depends on every row (a text that shows where it differs, a
+        column as wide as its cells), so a row added alone calls for a refit."""
+        return any(c.min_width is not None or c.to_content for c in self.spec)
+
     # -- rows: the screen gives every cell; the table shows those of the fitting columns ---
 
     def add_row(
@@ -77,10 +120,64 @@ class FittedTable(FactTable):
         key: str | None = None,
         label: Any = None,
     ) -> RowKey:
-        shown = [cells[index] for index in self.widths if index < len(cells)]
+        shown = [fit_cell(cells[i], width) for i, width in self.widths.items() if i < len(cells)]
         row_key = super().add_row(*shown, height=height, key=key, label=label)
         self.full[row_key] = list(cells)
+        if self.measured and not self.refit_due:
+            self.refit_due = True
+            self.call_after_refresh(self.refit, force=True)
         return row_key
+
+    def refill(self, rows: Iterable[tuple[Iterable[object], str | None]]) -> None:
+        """FactTable's refill (the cursor stays on its item), with the widths and the cuts
+        worked out once for all the rows, not after each."""
+        keep, key = self.cursor_row, self.key_at_cursor()
+        listed = [(list(cells), row_key) for cells, row_key in rows]
+        self._load(listed, self._fit([cells for cells, _ in listed]))
+        self.place_cursor(key, keep)
+
+    def _load(
+        self, rows: list[tuple[list[Any], str | None]], widths: dict[int, int] | None
+    ) -> None:
+        """Show `rows` (their full cells and key) in place of the table's rows, in columns of
+        `widths` (None: as they are, the table has no width yet)."""
+        if widths is not None and widths != self.widths:
+            DataTable.clear(self, columns=True)
+            self.widths = widths
+            self._add_columns()
+        else:
+            DataTable.clear(self)
+        self.full.clear()
+        self.refit_due = False
+        shown = self._shown([cells for cells, _ in rows])
+        for (cells, row_key), row in zip(rows, shown, strict=True):
+            self.full[DataTable.add_row(self, *row, key=row_key)] = cells
+
+    def _shown(self, rows: list[list[Any]]) -> list[list[Any]]:
+        """The cells shown for `rows`: the fitting columns', each cut to its width (a flexible
+        column's showing where its rows differ)."""
+        columns: list[list[Any]] = []
+        for index, width in self.widths.items():
+            cells = [row[index] if index < len(row) else "" for row in rows]
+            if self.spec[index].min_width is not None:
+                columns.append(distinguish(cells, width))
+            else:
+                columns.append([fit_cell(cell, width) for cell in cells])
+        return [list(row) for row in zip(*columns, strict=True)] if columns else [[]] * len(rows)
+
+    def _fit(self, rows: list[list[Any]]) -> dict[int, int] | None:
+        """The widths for `rows` at the table's width; None before it has one."""
+        # Room for the vertical scrollbar whether it shows or not: it comes and goes with the
+        # rows, and the columns should not then be chosen again.
+        room = self.content_region.width - self.styles.scrollbar_size_vertical
+        if room <= 0:
+            return None
+        widest = {
+            index: max((cell_len(plain(row[index])) for row in rows if index < len(row)), default=0)
+            for index, column in enumerate(self.spec)
+            if column.to_content
+        }
+        return fit(self.spec, room, self.cell_padding, widest)
 
     def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
         """Textual measures every cell of every new row for its column's content width, which
@@ -113,8 +210,12 @@ class FittedTable(FactTable):
         cells = self.full.get(RowKey(row_key) if isinstance(row_key, str) else row_key)
         if cells is not None and index < len(cells):
             cells[index] = value
-        if index in self.widths:
-            super().update_cell(row_key, column_key, value, update_width=update_width)
+        column = self.spec[index]
+        if column.min_width is not None or column.to_content:
+            self.refit(force=True)  # its width, or how the other rows' texts are cut, may change
+        elif index in self.widths:
+            shown = fit_cell(value, self.widths[index])
+            super().update_cell(row_key, column_key, shown, update_width=update_width)
 
     def update_cell_at(
         self, coordinate: Coordinate, value: CellType, *, update_width: bool = False
@@ -130,27 +231,25 @@ class FittedTable(FactTable):
     def full_row(self, key: str) -> list[Any]:
         return list(self.full[RowKey(key)])
 
+    def row_fields(self, index: int) -> list[tuple[str, object]]:
+        """Every column's title and whole cell for the row at `index`, shown or not."""
+        cells = self.full_row_at(index)
+        return [(column.title, cell) for column, cell in zip(self.spec, cells, strict=False)]
+
     # -- fitting ---------------------------------------------------------------------------
 
     def on_resize(self, event: events.Resize) -> None:
         self.refit()
 
-    def refit(self) -> None:
-        # Room for the vertical scrollbar whether it shows or not: it comes and goes with the
-        # rows, and the columns should not then be chosen again.
-        room = self.content_region.width - self.styles.scrollbar_size_vertical
-        if room <= 0:
+    def refit(self, force: bool = False) -> None:
+        """Fit the columns to the table's width again (after a resize, or rows added one by
+        one); the rows are shown again only when a width changed, or when `force`d."""
+        self.refit_due = False
+        rows = [(self.full[row.key], row.key.value) for row in self.ordered_rows]
+        widths = self._fit([cells for cells, _ in rows])
+        if not force and widths in (None, self.widths):
             return
-        widths = fit(self.spec, room, self.cell_padding)
-        if widths == self.widths:
-            return
-        rows = [(key, self.full[key]) for key in (row.key for row in self.ordered_rows)]
         cursor = self.cursor_row
-        self.widths = widths
-        super().clear(columns=True)
-        self.full.clear()
-        self._add_columns()
-        for key, cells in rows:
-            self.add_row(*cells, key=key.value)
+        self._load(rows, widths)
         if self.row_count:
             self.move_cursor(row=min(max(cursor, 0), self.row_count - 1), animate=False)
