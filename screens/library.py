@@ -20,9 +20,16 @@ from engine.facade import (
     iso_utc,
 )
 from gno_tui.messages import OpenChain
-from gno_tui.render.library import COLUMN_RANKS, COLUMNS, TABS, detail_text, fact_cells
+from gno_tui.render.library import (
+    COLUMN_RANKS,
+    COLUMNS,
+    SUMMARY_LEAST,
+    TABS,
+    detail_text,
+    fact_cells,
+)
 from gno_tui.widgets.fact_table import FactTable
-from gno_tui.widgets.fitted_table import Column, FittedTable
+from gno_tui.widgets.fitted_table import ROOM_LEFT, Column, FittedTable
 from gno_tui.widgets.footer import WorkbenchFooter
 from gno_tui.widgets.header import WorkbenchHeader
 from screens.base import Workbench
@@ -30,6 +37,7 @@ from screens.commands.library import LIBRARY_COMMANDS
 from screens.library_marks import LibraryMarks
 from screens.modal import ask, quoted
 from screens.reason_prompt import ReasonPrompt
+from screens.whole_row import list_in_focus, show_whole_row, whole_text_command
 
 PAGE_SIZE = 200
 FILTER_SETTING = "library.filter"  # the home's surface setting that keeps the filter
@@ -76,6 +84,8 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
   and stale facts.
 - `c` confirms the fact (user_confirmed), `S` marks it stale, `X` retires it (with a reason),
   `u` restores a retired fact. Nothing is ever deleted.
+- `W` shows the highlighted fact's row in full (every column, uncut); the summary takes the
+  room the other columns leave and, where facts start alike, shows where they differ.
 - `space` marks a fact and moves on; `v` starts a range and `v` again marks every row
   between (`ctrl+a` marks every row shown, `ctrl+\\` clears);
   `y` then lists the marked facts: `c`/`S`/`E`/`X` decide the highlighted one and move on,
@@ -99,7 +109,7 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     """
 
     DETAIL_PANE = "#library-detail"
-    COMMANDS_LIST = LIBRARY_COMMANDS
+    COMMANDS_LIST = (*LIBRARY_COMMANDS, whole_text_command("library", "fact"))
 
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)
@@ -121,7 +131,12 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
         )
         with Horizontal(id="library-body"):
             with Vertical(id="library-list"):
-                columns = [Column(title, width, COLUMN_RANKS[title]) for title, width in COLUMNS]
+                columns = [
+                    Column(title, width, COLUMN_RANKS[title])
+                    if title != "summary"
+                    else Column(title, ROOM_LEFT, 0, min_width=SUMMARY_LEAST, share=0.5)
+                    for title, width in COLUMNS
+                ]
                 yield FittedTable(columns, id="library-table")
                 yield Static("", id="library-summary")
             with VerticalScroll(id="library-detail"):
@@ -301,6 +316,9 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     def tab_activated(self, event: Tabs.TabActivated) -> None:
         self.tab = (event.tab.id or "tab-all").removeprefix("tab-")
         self.reload()
+
+    def action_whole_text(self) -> None:
+        show_whole_row(self, list_in_focus(self, "#library-table"))
 
     def action_next_tab(self) -> None:
         self.query_one(Tabs).action_next_tab()

@@ -30,6 +30,7 @@ from gno_tui.messages import OpenChain
 from gno_tui.render.recall import (
     COLUMN_FIT,
     COLUMNS,
+    FACT_SHARE,
     cut_line,
     fact_cells,
     schema_verdict,
@@ -46,6 +47,7 @@ from screens.base import Workbench
 from screens.commands.recall import RECALL_COMMANDS
 from screens.json_modal import JsonModal
 from screens.recall_labelling import RecallLabelling
+from screens.whole_row import list_in_focus, show_whole_row, whole_text_command
 
 FORMATS = ("gno", "ob1")
 SCHEMA_LABELS = {
@@ -96,6 +98,7 @@ Recall the facts an agent would get for a query, under a budget.
 - The table lists the facts in rank order with their score, what the score is made of, the
   spanHash, egress badge and use policy (instruction or evidence; `conf?` = still needs a
   person's confirmation); the line at the bottom is the budget cut (matches that did not fit).
+  `W` shows the highlighted fact's row in full.
 - Score parts: `lex` is BM25 over the query's ceiling (1 = every query word, at saturation),
   `cos` the sentence cosine, `align` the word alignment (each query word to the fact's closest
   word); hybrid score = lex + {SEMANTIC_WEIGHT:g} x cos + {ALIGNMENT_WEIGHT:g} x align.
@@ -130,7 +133,7 @@ Recall the facts an agent would get for a query, under a budget.
     """
 
     DETAIL_PANE = "#recall-receipt-pane"
-    COMMANDS_LIST = RECALL_COMMANDS
+    COMMANDS_LIST = (*RECALL_COMMANDS, whole_text_command("recall", "fact"))
 
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)
@@ -164,7 +167,10 @@ Recall the facts an agent would get for a query, under a budget.
             yield Label("budget: no recall yet", id="recall-budget-label")
         with Horizontal(id="recall-body"):
             with Vertical(id="recall-results"):
-                columns = [Column(t, *COLUMN_FIT[t]) for t in COLUMNS]
+                columns = [
+                    Column(t, *COLUMN_FIT[t], share=FACT_SHARE if t == "fact" else 0.0)
+                    for t in COLUMNS
+                ]
                 yield FittedTable(columns, id="recall-table")
             with VerticalScroll(id="recall-receipt-pane"):
                 yield Static("Run a recall to see its receipt.", id="recall-receipt")
@@ -295,6 +301,9 @@ Recall the facts an agent would get for a query, under a budget.
 
     # t and e never recall again: a recall issues a receipt, and a person flipping through
     # the formats would leave a receipt per press. `enter` recalls.
+
+    def action_whole_text(self) -> None:
+        show_whole_row(self, list_in_focus(self, "#recall-table"))
 
     def action_cycle_format(self) -> None:
         self.format = FORMATS[(FORMATS.index(self.format) + 1) % len(FORMATS)]

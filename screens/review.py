@@ -37,6 +37,7 @@ from screens.whole_row import list_in_focus, show_whole_row, whole_text_command
 
 PROPOSAL_ACTIONS = {
     "add",
+    "add_confirmed",
     "supersede",
     "reject",
     "edit",
@@ -91,7 +92,11 @@ precision and recall tell whether it suits this store.
   one and move on, `*` then a key decides them all; a summary ("2 add · 1 reject"), then
   `y` applies (one `z` undoes the batch) or `n` cancels.
 
-**Duplicates**: near-duplicate pairs among the current facts of a scope.
+**Duplicates**: near-duplicate pairs among the current facts of every scope, or of the scope
+picked above the list (both facts in it). `scopes` shows each side's scopes, older ↔ newer
+when they differ: such a pair is one fact stored twice, and retiring a side leaves the scopes
+only it had without the fact (the detail says which). The best 200 pairs are listed; a big
+store compares its newest 10,000 facts (3,000 without a model), as the line under them says.
 
 - `r` retires the older fact as a duplicate of the newer, `R` the newer one.
 - `b` keeps both; the pair is not offered again.

@@ -131,6 +131,13 @@ class CurationApi(Namespace):
         """A person's decision on a proposal; the remember result (a rejection: the proposal)."""
         return review.decide(self._engine, decision)
 
+    def duplicates(self, *, scope: str | None = None) -> duplicates.DuplicatesFound:
+        """Near-duplicate pairs among current facts, best first, across every scope (None) or
+        with both facts in `scope`; a pair's facts may be in different scopes. The pairs a
+        person kept both of are left out; the result says how many there are in all and how
+        many facts were compared (the newest of a big store)."""
+        return duplicates.find_pairs(self._engine, scope=scope)
+
     def keep_both(self, verdict: DuplicateVerdict) -> None:
         """The pair is not one fact: logged, so it is not offered again."""
         duplicates.keep_both(self._engine, left=verdict.kept, right=verdict.other,

@@ -4,13 +4,13 @@ RetrievalIndex with numpy. Built by engine/retrieval/snapshot.py's SnapshotCache
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any, overload
 
 import numpy as np
 
 from engine.retrieval.embeddings import Embedder
-from engine.retrieval.lexical import similarity as lexical_similarity
+from engine.retrieval.lexical import fuzzy_text
 from engine.retrieval.matching import (
     LEXICAL_TIERS,
     SEMANTIC_TIERS,
@@ -19,6 +19,7 @@ from engine.retrieval.matching import (
     semantic_candidates_many,
     tier_of,
 )
+from engine.retrieval.pair_blocks import close_vectors, empty_pairs, fuzzy_similarities, listed
 from engine.retrieval.ranking import RankedMatches, rank
 from engine.retrieval.seam import (
     BATCH_CANDIDATES,
@@ -26,6 +27,7 @@ from engine.retrieval.seam import (
     SEMANTIC,
     DuplicatePair,
     Match,
+    PairsFound,
     Ranking,
     Visibility,
 )
@@ -104,51 +106,100 @@ class InMemoryIndex:
                     return self.snapshot.facts[position]
             return None
 
-    def duplicate_pairs(self, visibility: Visibility) -> list[DuplicatePair]:
+    def duplicate_pairs(
+        self,
+        visibility: Visibility,
+        *,
+        limit: int | None = None,
+        skip: Collection[frozenset[str]] = (),
+        newest: int | None = None,
+    ) -> PairsFound:
         with self.snapshot.lock:
-            pairs = self._duplicate_pairs(visibility)
+            found = self._duplicate_pairs(visibility, limit, skip, newest)
         # Each pair older fact first, and ties by the facts' age: the same list whatever
         # order the index learnt of the facts in.
-        pairs = [
+        found[:] = [
             pair
             if _age(pair.left) <= _age(pair.right)
             else DuplicatePair(pair.right, pair.left, pair.similarity, pair.tier, pair.method)
-            for pair in pairs
+            for pair in found
         ]
-        pairs.sort(key=lambda pair: (-pair.similarity, _age(pair.left), _age(pair.right)))
-        return pairs
+        found.sort(key=lambda pair: (-pair.similarity, _age(pair.left), _age(pair.right)))
+        return found
 
-    def _duplicate_pairs(self, visibility: Visibility) -> list[DuplicatePair]:
+    def _duplicate_pairs(
+        self,
+        visibility: Visibility,
+        limit: int | None,
+        skip: Collection[frozenset[str]],
+        newest: int | None,
+    ) -> PairsFound:
         snapshot = self.snapshot
         positions = np.flatnonzero(self._mask(visibility))
+        visible = len(positions)
         # Oldest first: the same block, bit for bit, however the index learnt of the facts.
         created, ids = snapshot.order_keys(positions)
         positions = positions[np.lexsort((ids, created))]
-        pairs: list[DuplicatePair] = []
-        if len(positions) < 2:
-            return pairs
+        if newest is not None and visible > newest:
+            positions = positions[visible - newest :]
+        groups = snapshot.facts.values["collection"].codes.view()[positions]
         if SEMANTIC in self.capabilities and snapshot.semantic:
             block = snapshot.whole_vectors(positions)
-            upper = np.triu(np.clip(block @ block.T, 0, 1), k=1)
-            for i, j in zip(*np.nonzero(upper >= SEMANTIC_TIERS.weak), strict=True):
-                left, right = snapshot.facts[int(positions[i])], snapshot.facts[int(positions[j])]
-                if left.collection == right.collection:
-                    score = float(upper[i, j])
-                    tier = tier_of(score, SEMANTIC_TIERS) or "weak"
-                    pairs.append(DuplicatePair(left, right, round(score, 4), tier, "semantic"))
+            i, j, scores = close_vectors(block, groups, SEMANTIC_TIERS.weak)
+            method, tiers = "semantic", SEMANTIC_TIERS
         else:
-            facts = snapshot.facts
-            for a_index, a in enumerate(positions.tolist()):
-                left = facts[a]
-                scores = snapshot.lexical.scores(left.text, len(facts))
-                for b in positions[a_index + 1 :].tolist():
-                    if scores[b] <= 0 or left.collection != facts.collection(b):
-                        continue
-                    score = lexical_similarity(left.text, facts.text(b))
-                    if lexical_tier := tier_of(score, LEXICAL_TIERS):
-                        pairs.append(
-                            DuplicatePair(left, facts[b], round(score, 4), lexical_tier, "lexical")
-                        )
+            i, j, scores = self._lexical_pairs(positions, groups)
+            method, tiers = "lexical", LEXICAL_TIERS
+        chosen, total = listed(i, j, scores, limit=limit, skip=self._skipped(positions, skip))
+        facts = snapshot.facts.take(positions[np.concatenate([i[chosen], j[chosen]])].tolist())
+        return PairsFound(
+            (
+                DuplicatePair(left, right, round(score, 4), tier_of(score, tiers) or "weak", method)
+                for left, right, score in zip(
+                    facts[: len(chosen)], facts[len(chosen) :], scores[chosen].tolist(), strict=True
+                )
+            ),
+            total=total,
+            compared=len(positions),
+            visible=visible,
+        )
+
+    def _lexical_pairs(
+        self, positions: np.ndarray, groups: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Pairs of one collection that share a word (BM25 above 0), scored by rapidfuzz."""
+        snapshot = self.snapshot
+        texts = snapshot.facts.texts["text"].take(positions.tolist())
+        fuzzy = [fuzzy_text(text) for text in texts]
+        found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        for a, text in enumerate(texts):
+            scores = snapshot.lexical.scores(text, len(snapshot.facts))
+            later = np.flatnonzero(
+                (scores[positions[a + 1 :]] > 0) & (groups[a + 1 :] == groups[a])
+            )
+            if not len(later):
+                continue
+            later += a + 1
+            similar = fuzzy_similarities(fuzzy[a], [fuzzy[b] for b in later.tolist()])
+            close = similar >= LEXICAL_TIERS.weak
+            found.append((np.full(int(close.sum()), a), later[close], similar[close]))
+        if not found:
+            return empty_pairs()
+        i, j, scores = (np.concatenate(parts) for parts in zip(*found, strict=True))
+        return i.astype(np.int64), j.astype(np.int64), scores
+
+    def _skipped(
+        self, positions: np.ndarray, skip: Collection[frozenset[str]]
+    ) -> list[tuple[int, int]]:
+        """`skip`'s record-id pairs as pairs (i, j) of indices into `positions`."""
+        if not skip:
+            return []
+        index = {p: n for n, p in enumerate(positions.tolist())}
+        pairs = []
+        for pair in skip:
+            found = [index.get(self.snapshot.position_of(record_id), -1) for record_id in pair]
+            if len(found) == 2 and min(found) >= 0:
+                pairs.append((min(found), max(found)))
         return pairs
 
 

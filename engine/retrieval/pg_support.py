@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
+from itertools import groupby
 from typing import Any, overload
 
 import numpy as np
@@ -13,9 +14,9 @@ from sqlalchemy import Connection, Engine, select, text
 from sqlmodel import col
 
 from engine.retrieval import pg_derived
-from engine.retrieval.lexical import content_words
-from engine.retrieval.lexical import similarity as lexical_similarity
+from engine.retrieval.lexical import content_words, fuzzy_text
 from engine.retrieval.matching import LEXICAL_TIERS, SEMANTIC_TIERS, tier_of
+from engine.retrieval.pair_blocks import close_vectors, fuzzy_similarities
 from engine.retrieval.seam import Match, Visibility
 from engine.retrieval.snapshot import SNAPSHOT_COLUMNS, IndexedFact, record_id_key
 from engine.retrieval.word_alignment import (
@@ -237,32 +238,36 @@ def semantic_pairs(rows: Sequence[Any]) -> list[Pair]:
     if len(rows) < 2:
         return []
     block = np.vstack([pg_derived.parse_vector(row.vector) for row in rows])
-    upper = np.triu(np.clip(block @ block.T, 0, 1), k=1)
-    found = []
-    for i, j in zip(*np.nonzero(upper >= SEMANTIC_TIERS.weak), strict=True):
-        if rows[i].collection == rows[j].collection:
-            score = float(upper[i, j])
-            tier = tier_of(score, SEMANTIC_TIERS) or "weak"
-            found.append((rows[i].record_id, rows[j].record_id, score, tier, "semantic"))
-    return found
+    _, groups = np.unique([row.collection for row in rows], return_inverse=True)
+    i, j, scores = close_vectors(block, groups, SEMANTIC_TIERS.weak)
+    return [
+        (rows[a].record_id, rows[b].record_id, s, tier_of(s, SEMANTIC_TIERS) or "weak", "semantic")
+        for a, b, s in zip(i.tolist(), j.tolist(), scores.tolist(), strict=True)
+    ]
 
 
 def lexical_pairs(connection: Connection, where: str, params: dict[str, Any]) -> list[Pair]:
-    """Pairs in one collection sharing a lexeme (found by a self-join), then rapidfuzz."""
-    visible = f"SELECT s.record_id, s.collection, s.tsv, f.text FROM fact_search s " \
-        f"JOIN facts f ON f.record_id = s.record_id WHERE {where}"  # fmt: skip
+    """Pairs in one collection sharing a lexeme (found by a self-join), then rapidfuzz. Each
+    fact's lexemes are listed once (per pair, they cost most of the join) and its text is
+    read and made fuzzy once, not once per pair."""
+    visible = f"SELECT s.record_id, s.collection, tsvector_to_array(s.tsv) AS words " \
+        f"FROM fact_search s WHERE {where}"  # fmt: skip
     rows = connection.execute(
         text(
-            f"""WITH v AS ({visible})
-            SELECT a.record_id, b.record_id, a.text, b.text FROM v a JOIN v b
-            ON a.collection = b.collection AND a.record_id < b.record_id
-            AND tsvector_to_array(a.tsv) && tsvector_to_array(b.tsv)"""
+            f"""WITH v AS MATERIALIZED ({visible})
+            SELECT a.record_id, b.record_id FROM v a JOIN v b
+            ON a.collection = b.collection AND a.record_id < b.record_id AND a.words && b.words
+            ORDER BY a.record_id"""
         ),
         params,
     ).all()
+    ids = {str(rid) for row in rows for rid in row}
+    fuzzy = {rid: fuzzy_text(fact.text) for rid, fact in fetch_facts(connection, ids).items()}
     found: list[Pair] = []
-    for row in rows:
-        score = lexical_similarity(str(row[2]), str(row[3]))
-        if tier := tier_of(score, LEXICAL_TIERS):
-            found.append((str(row[0]), str(row[1]), score, tier, "lexical"))
+    for left, pairs in groupby(rows, key=lambda row: str(row[0])):
+        rights = [str(row[1]) for row in pairs]
+        scores = fuzzy_similarities(fuzzy[left], [fuzzy[right] for right in rights])
+        for right, score in zip(rights, scores.tolist(), strict=True):
+            if tier := tier_of(score, LEXICAL_TIERS):
+                found.append((left, right, score, tier, "lexical"))
     return found

@@ -23,7 +23,7 @@ proportion, and a visibility of few facts is scanned exactly."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from math import ceil
 
 import numpy as np
@@ -40,6 +40,7 @@ from engine.retrieval.matching import (
     ScoredCandidate,
     tier_of,
 )
+from engine.retrieval.pair_blocks import best_of
 from engine.retrieval.pg_lexical import best_bm25, bm25_of, query_terms
 from engine.retrieval.pg_support import (
     MatchesReadAsReached,
@@ -62,6 +63,7 @@ from engine.retrieval.seam import (
     SEMANTIC,
     DuplicatePair,
     Match,
+    PairsFound,
     Ranking,
     Visibility,
 )
@@ -175,12 +177,26 @@ class PostgresIndex:
             )
             return fetch_facts(connection, [found])[found] if found else None
 
-    def duplicate_pairs(self, visibility: Visibility) -> list[DuplicatePair]:
-        """Over the visible facts (a scope, as the Duplicates tab asks), as the in-memory
-        index does: every pair's whole-text cosine, or shared lexemes then rapidfuzz."""
+    def duplicate_pairs(
+        self,
+        visibility: Visibility,
+        *,
+        limit: int | None = None,
+        skip: Collection[frozenset[str]] = (),
+        newest: int | None = None,
+    ) -> PairsFound:
+        """As the in-memory index does, over the visible facts (every scope, or one): every
+        pair's whole-text cosine, or shared lexemes then rapidfuzz; the `newest` of them."""
         self._docs = pg_derived.sync(self._db, self._embedder)
         where, params = visible(visibility)
         with self._db.connect() as connection:
+            counted = text(f"SELECT count(*) FROM fact_search s WHERE {where}")
+            count = int(connection.scalar(counted, params) or 0)
+            if newest is not None and count > newest:
+                inner, _ = visible(visibility, "n")
+                where += f""" AND s.record_id IN (SELECT n.record_id FROM fact_search n
+                    WHERE {inner} ORDER BY n.created_at DESC, n.record_id DESC LIMIT :newest)"""
+                params = {**params, "newest": newest}
             if self._embedder is not None:
                 rows = connection.execute(
                     text(
@@ -194,13 +210,15 @@ class PostgresIndex:
                 found = semantic_pairs(rows)
             else:
                 found = lexical_pairs(connection, where, params)
-            facts = fetch_facts(connection, {rid for pair in found for rid in pair[:2]})
+            shown, total = best_of(found, limit, skip)
+            facts = fetch_facts(connection, {rid for pair in shown for rid in pair[:2]})
         pairs = []
-        for left, right, score, tier, method in found:
+        for left, right, score, tier, method in shown:
             a, b = sorted((facts[left], facts[right]), key=age)
             pairs.append(DuplicatePair(a, b, round(score, 4), tier, method))
         pairs.sort(key=lambda pair: (-pair.similarity, age(pair.left), age(pair.right)))
-        return pairs
+        compared = count if newest is None else min(count, newest)
+        return PairsFound(pairs[:limit], total=total, compared=compared, visible=count)
 
     # -- ranking ----------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ caller can say why a leg is missing instead of guessing. To add one, implement
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -63,6 +63,18 @@ class DuplicatePair:
     method: str  # semantic | lexical
 
 
+class PairsFound(list[DuplicatePair]):
+    """Near-duplicate pairs, best first, and what they were found among: `total` pairs in all
+    (more than listed when a limit cut the list), among `compared` of the `visible` facts
+    (fewer when only the newest were compared)."""
+
+    def __init__(
+        self, pairs: Iterable[DuplicatePair] = (), *, total: int, compared: int, visible: int
+    ) -> None:
+        super().__init__(pairs)
+        self.total, self.compared, self.visible = total, compared, visible
+
+
 class RetrievalIndex(Protocol):
     capabilities: frozenset[str]
 
@@ -79,8 +91,17 @@ class RetrievalIndex(Protocol):
         """The oldest visible current fact with this content hash."""
         ...
 
-    def duplicate_pairs(self, visibility: Visibility) -> list[DuplicatePair]:
-        """Near-duplicate pairs among the visible facts, within one collection, best first."""
+    def duplicate_pairs(
+        self,
+        visibility: Visibility,
+        *,
+        limit: int | None = None,
+        skip: Collection[frozenset[str]] = (),
+        newest: int | None = None,
+    ) -> PairsFound:
+        """Near-duplicate pairs among the visible facts, within one collection, best first:
+        at most `limit`, none of `skip` (record-id pairs a person kept both of), among the
+        `newest` visible facts (None: all of them)."""
         ...
 
 

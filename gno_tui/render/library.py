@@ -10,7 +10,9 @@ from rich.text import Text
 from engine.facade import FactRecord, collapse_text, is_stale, iso_utc, status_at, status_of
 from gno_tui.render.badges import stamp
 
-# The table's columns and fixed widths (fact_cells fills them).
+# The table's columns and their widths (fact_cells fills them); the summary takes the room
+# the others leave (screens/library.py), from SUMMARY_LEAST cells up.
+SUMMARY_LEAST = 24
 COLUMNS = (
     ("summary", 36),
     ("scopes", 18),
@@ -57,8 +59,8 @@ def fact_cells(
         "·confirm?" if policy.get("requiresUserConfirmation") else ""
     )
     cells = [
-        # Short cells so that every column fits beside the detail pane; the pane has it all.
-        ("● " if marked else "") + collapse_text(row.text)[: 34 if marked else 36],
+        # The table cuts the summary to the room it has, showing where alike rows differ.
+        ("● " if marked else "") + collapse_text(row.text),
         ",".join(row.scopes)[:18],
         row.collection,
         status,

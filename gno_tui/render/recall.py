@@ -8,7 +8,7 @@ from typing import Any
 from rich.text import Text
 
 from engine.facade import LabelSummary, ScoreParts
-from gno_tui.render.badges import clip, egress_badge, short_hash
+from gno_tui.render.badges import egress_badge, short_hash
 
 
 def use_policy(workbench: dict[str, Any]) -> str:
@@ -22,12 +22,15 @@ def use_policy(workbench: dict[str, Any]) -> str:
 COLUMNS = ("#", "score", "lex", "cos", "align", "spanHash", "egress", "use", "label", "fact")
 # Each column's (width, rank, least width) for a table that fits its width: the rank, the
 # fact and its score stay whatever the width (a low rank stays longest); the fact takes the
-# room that is left, from 30 cells up to its whole clipped text.
+# room that is left, from 26 cells up to FACT_WIDTH.
 FACT_WIDTH = 80
+# Of the table's width, what the fact keeps before the score parts and the hash come in:
+# the text is what a person reads; the parts are for when there is room.
+FACT_SHARE = 0.4
 COLUMN_FIT: dict[str, tuple[int, int, int | None]] = {
     "#": (2, 0, None), "score": (5, 1, None), "lex": (4, 6, None), "cos": (4, 6, None),
     "align": (5, 6, None), "spanHash": (9, 5, None), "egress": (12, 2, None),
-    "use": (10, 3, None), "label": (5, 4, None), "fact": (FACT_WIDTH, 0, 30),
+    "use": (10, 4, None), "label": (5, 3, None), "fact": (FACT_WIDTH, 0, 26),
 }  # fmt: skip
 LABEL_MARKS = {"relevant": ("✓ rel", "green"), "irrelevant": ("✗ irr", "red")}
 LABEL_NAMES = ("relevant", "irrelevant", "missing")
@@ -76,7 +79,7 @@ def fact_cells(
         if parts is not None
         else [part(None)] * 3
     )
-    text = clip(fact["text"], FACT_WIDTH)
+    text = fact["text"]  # whole: the table cuts it to its room, showing where rows differ
     return [str(rank), f"{fact['score']:.3f}", *breakdown, short_hash(fact["spanHash"], 8),
             egress_badge(policy), use, label_cell(label), text]  # fmt: skip
 

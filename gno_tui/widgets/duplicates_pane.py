@@ -1,5 +1,11 @@
-"""The Review screen's Duplicates tab: near-duplicate pairs among the current facts of a scope,
-with a word diff, and the person's decisions on a pair (retire one, keep both)."""
+"""The Review screen's Duplicates tab: near-duplicate pairs among the current facts of every
+scope (the default) or of one picked in `#dup-scope`, each row with the scopes of both sides,
+a word diff, and the person's decisions on a pair (retire one, keep both).
+
+A pair whose facts are in different scopes is listed too (it is the same fact twice); its
+detail says which scope retiring either side leaves without it. Finding the pairs compares
+every two facts: only the best are listed and only the newest facts of a big store compared,
+and the line under the list says so (engine/curation/duplicates.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +20,25 @@ from textual.worker import Worker, get_current_worker
 
 from engine.facade import DuplicatePair, DuplicateVerdict, MemoryService
 from gno_tui.messages import forward_failure
-from gno_tui.render.duplicates import ordered, pair_cells, pair_text
+from gno_tui.render.duplicates import ordered, pair_cells, pair_text, pairs_summary
 from gno_tui.widgets.fact_table import FactTable
+from gno_tui.widgets.fitted_table import ROOM_LEFT, Column, FittedTable
 from gno_tui.widgets.live_select import LiveSelect
+
+# The dropdown's value for every scope: no scope can be "*" (a scope starts with a letter or
+# digit), and a dropdown value is a string.
+ALL_SCOPES = "*"
+ALL_SCOPES_LABEL = "all scopes"
+
+# The two texts take the room left; the method (one per store) goes first when it is short.
+PAIR_COLUMNS = [
+    Column("similarity", 10, 0),
+    Column("tier", 6, 3),
+    Column("method", 8, 4),
+    Column("scopes", 40, 1, to_content=True),  # both sides', older ↔ newer when they differ
+    Column("older", ROOM_LEFT, 2, min_width=16, share=0.25, to_content=True),
+    Column("newer", ROOM_LEFT, 2, min_width=16, share=0.25, to_content=True),
+]
 
 
 @dataclass
@@ -26,8 +48,11 @@ class ScopesLoaded(Message):
 
 @dataclass
 class PairsLoaded(Message):
-    scope: str
+    scope: str  # ALL_SCOPES or a scope
     pairs: list[DuplicatePair]
+    total: int  # pairs in all (the list has the best of them)
+    compared: int  # facts compared, the newest of
+    visible: int  # the facts in view
 
 
 @dataclass
@@ -42,7 +67,7 @@ class DuplicatesPane(Vertical):
     DuplicatesPane {
         #dup-scope { width: 50; }
         #dup-table { height: 1fr; }
-        #dup-summary { height: 1; padding: 0 1; color: $text-muted; }
+        #dup-summary { height: auto; max-height: 2; padding: 0 1; color: $text-muted; }
         #dup-diff { height: auto; max-height: 12; border-top: solid $panel; padding: 0 1; }
     }
     """
@@ -57,16 +82,21 @@ class DuplicatesPane(Vertical):
         super().__init__(id=id)
         self.service = service
         self.pairs: list[DuplicatePair] = []
-        self.scope: str | None = None
+        self.scope = ALL_SCOPES
+        self.loaded = False  # pairs shown at least once
 
     def compose(self) -> ComposeResult:
-        yield LiveSelect(prompt="scope", id="dup-scope")
-        yield FactTable(id="dup-table")
+        # No blank: "all scopes" is always there, so a scope that goes falls back to it.
+        yield LiveSelect(
+            [(ALL_SCOPES_LABEL, ALL_SCOPES)],
+            prompt="scope",
+            allow_blank=False,
+            value=ALL_SCOPES,
+            id="dup-scope",
+        )
+        yield FittedTable(PAIR_COLUMNS, id="dup-table")
         yield Static("", id="dup-summary")
         yield Static("", id="dup-diff")
-
-    def on_mount(self) -> None:
-        self.query_one(FactTable).add_columns("similarity", "tier", "method", "older", "newer")
 
     def reload(self) -> None:
         self.load_scopes()
@@ -77,31 +107,41 @@ class DuplicatesPane(Vertical):
 
     def on_scopes_loaded(self, message: ScopesLoaded) -> None:
         # The scope stays chosen (a new scope, or the dropdown open, changes nothing of it);
-        # a scope gone picks the first one, and Select.Changed loads its pairs.
-        self.query_one("#dup-scope", LiveSelect).offer([(s, s) for s in message.scopes])
-        if self.scope in message.scopes:
+        # a scope gone falls back to all scopes, and Select.Changed loads their pairs.
+        options = [(ALL_SCOPES_LABEL, ALL_SCOPES), *((s, s) for s in message.scopes)]
+        self.query_one("#dup-scope", LiveSelect).offer(options)
+        if self.scope == ALL_SCOPES or self.scope in message.scopes:
             self.load_pairs(self.scope)
 
     @on(Select.Changed, "#dup-scope")
     def scope_changed(self, event: Select.Changed) -> None:
         if isinstance(event.value, str) and event.value != self.scope:
             self.scope = event.value
+            where = "across all scopes" if self.scope == ALL_SCOPES else f"in scope {self.scope}"
+            self.query_one("#dup-summary", Static).update(f"finding near-duplicates {where} …")
             self.load_pairs(event.value)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="dup-pairs")
     def load_pairs(self, scope: str) -> None:
-        self.deliver(PairsLoaded(scope, self.service.facts.duplicate_pairs(scope=scope)))
+        found = self.service.curation.duplicates(scope=None if scope == ALL_SCOPES else scope)
+        self.deliver(PairsLoaded(scope, found.pairs, found.total, found.compared, found.visible))
 
     def on_pairs_loaded(self, message: PairsLoaded) -> None:
-        self.pairs = message.pairs
+        self.pairs, self.loaded = message.pairs, True
         # Keyed by the pair's two facts, so a refresh keeps the cursor on the same pair.
         self.query_one(FactTable).refill(
             (pair_cells(pair), f"{pair.left.record_id}|{pair.right.record_id}")
             for pair in self.pairs
         )
-        self.query_one("#dup-summary", Static).update(
-            f"{len(self.pairs)} near-duplicate pair(s) in scope {message.scope}"
+        scope = None if message.scope == ALL_SCOPES else message.scope
+        summary = pairs_summary(
+            self.pairs,
+            scope=scope,
+            total=message.total,
+            compared=message.compared,
+            visible=message.visible,
         )
+        self.query_one("#dup-summary", Static).update(summary)
         self.post_message(PairsCounted(len(self.pairs)))
         self.show_pair()
 
@@ -117,9 +157,11 @@ class DuplicatesPane(Vertical):
         diff = self.query_one("#dup-diff", Static)
         if pair is None:
             diff.update(
-                "No near-duplicate pair in this scope."
-                if self.scope
-                else "No scope yet: facts appear here once there are some."
+                "Finding near-duplicate pairs …"
+                if not self.loaded
+                else "No near-duplicate pair across the scopes."
+                if self.scope == ALL_SCOPES
+                else "No near-duplicate pair in this scope."
             )
             return
         diff.update(pair_text(pair))

@@ -14,7 +14,7 @@ from engine.curation import review
 from engine.curation.calibration import judged_pairs
 from engine.memory import browse
 from engine.storage import proposals
-from gno_tui.widgets.duplicates_pane import DuplicatesPane
+from gno_tui.widgets.duplicates_pane import ALL_SCOPES, DuplicatesPane
 from screens.batch_prompt import BatchPrompt
 from screens.decision_log import DecisionLogScreen
 from screens.edit_prompt import EditPrompt, MergePrompt
@@ -362,7 +362,7 @@ async def test_duplicates_keep_both_then_retire(engine: Any, client: Any) -> Non
         await settle(pilot)
         assert app.screen.query_one(TabbedContent).active == "duplicates"
         pane = app.screen.query_one("#dup-pane", DuplicatesPane)
-        assert pane.scope == "user:alice"
+        assert pane.scope == ALL_SCOPES  # every scope, by default
         assert len(pane.pairs) == 2
         first = pane.current_pair()
         assert first is not None

@@ -17,7 +17,7 @@ from engine.facade.factory import open_engine
 from engine.facade.service import MemoryService
 from engine.memory.remember import RememberRequest
 from engine.retrieval.embeddings import EmbedderStatus
-from gno_tui.widgets.duplicates_pane import DuplicatesPane
+from gno_tui.widgets.duplicates_pane import ALL_SCOPES, DuplicatesPane
 from screens.remember import RememberScreen
 from screens.review import ReviewScreen
 
@@ -61,13 +61,13 @@ async def test_duplicates_scope_highlight_stays_through_a_write(
         await settle(pilot)
         assert app.screen.query_one(TabbedContent).active == "duplicates"
         pane = app.screen.query_one(DuplicatesPane)
-        assert pane.scope == "project:gno-tui"  # the first scope
+        assert pane.scope == ALL_SCOPES  # every scope, by default
         select = pane.query_one("#dup-scope", Select)
         await pilot.press("shift+tab")  # from the pairs to the scope dropdown
         assert select.has_focus
         await pilot.press("enter")
-        assert select.expanded and highlighted(select) == "project:gno-tui"
-        await pilot.press("down")
+        assert select.expanded and highlighted(select) == "all scopes"
+        await pilot.press("down", "down")
         assert highlighted(select) == "user:alice"
         # A new scope that sorts between the two: the options change under the highlight.
         write(other, "Backups run nightly", "team:infra")

@@ -228,3 +228,46 @@ async def test_whole_text_is_in_the_help_and_the_palette(
             "receipts": "shell-2211",
         }
         assert whole[mode] in said, said
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
+async def test_library_summaries_take_the_room_and_w_shows_one_whole(
+    engine: Any, client: Any, size: tuple[int, int]
+) -> None:
+    for number in range(1, 4):
+        client.add(HOST.format(number), "user:alice")
+    app, running = run(engine, "library", size)
+    async with running as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#library-table")
+        lines = shown_in(app, table)
+        for number in range(1, 4):
+            # Three facts alike for 80 characters: each row shows the host that differs.
+            assert sum(f"deploy-0{number}" in line for line in lines) == 1, lines
+        if size[0] == 180:
+            await pilot.press("backslash")  # the detail pane hidden: the summary takes its room
+            await settle(pilot)
+            assert any(HOST.format(1)[:80] in line for line in shown_in(app, table))
+        await pilot.press("W")
+        await settle(pilot)
+        said = modal_words(app)
+        assert any(HOST.format(n) in said for n in range(1, 4)) and "user:alice" in said
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
+async def test_recall_keeps_the_label_column_and_w_shows_a_fact_whole(
+    engine: Any, client: Any, size: tuple[int, int]
+) -> None:
+    for number in range(1, 4):
+        client.add(HOST.format(number), "user:alice")
+    app, running = run(engine, "recall", size)
+    async with running as pilot:
+        await settle(pilot)
+        await pilot.press(*keys("staging billing host"), "tab", *keys("user:alice"), "enter")
+        await settle(pilot)
+        table = app.screen.query_one("#recall-table")
+        header = shown_in(app, table)[0]
+        assert "label" in header, header
+        await pilot.press("escape", "W")
+        await settle(pilot)
+        assert any(HOST.format(n) in modal_words(app) for n in range(1, 4))
