@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from pilot_helpers import CHANGE_WAIT_SECONDS, keys, settle, shown, store_change_shown, workbench
-from textual.widgets import Input, Label, Static, Tab, TabbedContent
+from textual.widgets import DataTable, Input, Label, Static, Tab, TabbedContent
 
 from engine.facade.factory import open_engine
 from engine.retrieval.embeddings import EmbedderStatus
@@ -209,7 +209,7 @@ async def test_receipts_after_a_switch_show_the_receipts_just_issued(
         gate.set()
         await settle(pilot)
         assert len(receipts.receipts) == 4
-        assert receipts.query_one("#receipts-table").row_count == 4
+        assert receipts.query_one("#receipts-table", DataTable).row_count == 4
         assert "loading" not in str(receipts.query_one("#receipts-title", Label).content)
 
 
