@@ -19,6 +19,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine.facade import ChangeFeed, MemoryFailure, MemoryService, open_service
 from gno_tui.idle_work import CHECK_SECONDS, IdleWork
+from gno_tui.jump_back import JumpBack
 from gno_tui.messages import (
     OpenChain,
     OpenLibraryAsOf,
@@ -26,12 +27,13 @@ from gno_tui.messages import (
     WorkerFailed,
     forward_failure,
 )
+from gno_tui.palette import palette_commands
 from gno_tui.render.decision_log import fact_uris
 from gno_tui.theme import WORKBENCH_THEME
+from gno_tui.toast_hold import ToastHold
 from gno_tui.undo_keys import UndoKeys
 from gno_tui.workbench_commands import (
     GLOBAL_COMMANDS,
-    WorkbenchCommand,
     bindings,
     screen_keys_in_inputs,
     writes,
@@ -39,7 +41,7 @@ from gno_tui.workbench_commands import (
 from screens import SCREENS_BY_MODE, workbench_styles
 from screens.base import UsesWorkbench, Workbench, WorkbenchScreen
 from screens.decision_log import DecisionLogScreen
-from screens.help_screen import HelpScreen, key_names
+from screens.help_screen import HelpScreen
 from screens.library import LibraryScreen
 from screens.reason_prompt import ReasonPrompt
 from screens.supersession import SupersessionScreen
@@ -72,8 +74,10 @@ def failure_notice(worker: Worker[Any]) -> tuple[str, str]:
     return "Error", f"{type(error).__name__}: {error}"
 
 
-class GnoApp(UndoKeys, UsesWorkbench, App[None]):
-    """Undo and redo (`z`, `ctrl+z`) are UndoKeys' (gno_tui/undo_keys.py)."""
+class GnoApp(UndoKeys, JumpBack, ToastHold, UsesWorkbench, App[None]):
+    """Undo and redo (`z`, `ctrl+z`) are UndoKeys' (gno_tui/undo_keys.py); going back from
+    a chain to where it was opened, JumpBack's (gno_tui/jump_back.py); holding toasts while
+    the help or the log is in front, ToastHold's (gno_tui/toast_hold.py)."""
 
     TITLE = "gno-tui"
     CSS_PATH = "app.tcss"
@@ -263,6 +267,7 @@ class GnoApp(UndoKeys, UsesWorkbench, App[None]):
 
     def on_open_chain(self, message: OpenChain) -> None:
         """Library's and Recall's enter, and `:`: the Supersession screen on that fact."""
+        self.remember_place()  # where ctrl+o on the Chain comes back to
         chain = self._show("supersession", SupersessionScreen)
         # Queued on the screen: a screen built just now opens it once mounted.
         chain.call_later(chain.open, message.ref)
@@ -336,21 +341,7 @@ class GnoApp(UndoKeys, UsesWorkbench, App[None]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        own = screen.COMMANDS_LIST if isinstance(screen, WorkbenchScreen) else ()
-        for command in (*GLOBAL_COMMANDS, *own):
-            # The key in the title: the palette teaches the key for next time.
-            yield SystemCommand(
-                f"{command.title} ({key_names(self, command)})",
-                command.help,
-                lambda c=command: self._run_command(c, screen),
-            )
-
-    def _run_command(self, command: WorkbenchCommand, screen: Screen[Any]) -> None:
-        # run_action is a coroutine: scheduled, so the palette's synchronous callback can fire it.
-        if command.action.startswith("app."):
-            self.call_later(self.run_action, command.action.removeprefix("app."))
-        else:
-            self.call_later(screen.run_action, command.action)
+        yield from palette_commands(self, screen)  # every screen's (gno_tui/palette.py)
 
 
 def _user() -> str:

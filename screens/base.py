@@ -16,7 +16,9 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine.facade import Curation, CurationAction, FactRecord, MemoryService
 from gno_tui.messages import StoreChanged, forward_failure
+from gno_tui.widgets import list_search
 from gno_tui.workbench_commands import WorkbenchCommand, bindings, writes
+from screens.commands.shared import with_list_commands
 from screens.modal import ask, quoted
 from screens.reason_prompt import ReasonPrompt, confidence_problem
 
@@ -52,12 +54,14 @@ class UsesWorkbench:
 
 
 class WorkbenchScreen(UsesWorkbench, Screen[None]):
-    """A screen declares its COMMANDS_LIST; its key bindings are made from it."""
+    """A screen declares its COMMANDS_LIST; its key bindings are made from it, with the list
+    keys every screen has (search, n / N, sort: screens.commands.shared) added."""
 
     COMMANDS_LIST: ClassVar[tuple[WorkbenchCommand, ...]] = ()
 
     def __init_subclass__(cls, **options: Any) -> None:
         if "COMMANDS_LIST" in cls.__dict__:  # before Textual merges the class's BINDINGS
+            cls.COMMANDS_LIST = with_list_commands(cls.COMMANDS_LIST)
             cls.BINDINGS = bindings(cls.COMMANDS_LIST)
         super().__init_subclass__(**options)
 
@@ -101,6 +105,20 @@ class WorkbenchScreen(UsesWorkbench, Screen[None]):
         pane.display = not pane.display
         if not pane.display and pane.has_focus_within:
             self.focus_next()  # the focus leaves with the pane
+
+    # -- the list keys (ctrl+f, n / N, O), on the list in focus ------------------------------
+
+    def action_find(self) -> None:
+        list_search.open_search(self)
+
+    def action_find_next(self) -> None:
+        list_search.find_again(self, 1)
+
+    def action_find_prev(self) -> None:
+        list_search.find_again(self, -1)
+
+    def action_sort(self) -> None:
+        list_search.choose_sort(self)
 
     def remeasure_tab_underline(self, tabs: Tabs) -> None:
         """Call after changing tab labels (counts). Tabs moves its underline when a label

@@ -34,6 +34,7 @@ from gno_tui.widgets.footer import WorkbenchFooter
 from gno_tui.widgets.header import WorkbenchHeader
 from screens.base import Workbench
 from screens.commands.library import LIBRARY_COMMANDS
+from screens.fact_actions import FactActions, fact_commands
 from screens.library_marks import LibraryMarks
 from screens.modal import ask, quoted
 from screens.reason_prompt import ReasonPrompt
@@ -65,7 +66,7 @@ class DetailLoaded(Message):
     body: Text
 
 
-class LibraryScreen(LibraryMarks):
+class LibraryScreen(FactActions, LibraryMarks):
     HELP = """
 ## Library
 
@@ -87,11 +88,14 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
 - `W` shows the highlighted fact's row in full (every column, uncut); the summary takes the
   room the other columns leave and, where facts start alike, shows where they differ.
 - `space` marks a fact and moves on; `v` starts a range and `v` again marks every row
-  between (`ctrl+a` marks every row shown, `ctrl+\\` clears);
+  between (`ctrl+a` marks every row shown, `~` inverts the marks shown, `ctrl+\\` clears);
   `y` then lists the marked facts: `c`/`S`/`E`/`X` decide the highlighted one and move on,
   `*` then a key decides them all; a summary, then `y` applies (one `z` undoes it) or `n`.
-- `enter` opens the fact's supersession chain. `\\` hides the detail pane (more columns
-  fit; the narrowest tables keep summary and status).
+- `Y` copies the fact's text, uri or #docid (then `t`, `u` or `d`); `o` shows its fact file
+  read-only in $VISUAL / $EDITOR.
+- `enter` opens the fact's supersession chain (`ctrl+o` there comes back to this row).
+  `\\` hides the detail pane (more columns fit; the narrowest tables keep summary and
+  status).
 - `z` takes back your latest decision (any screen), `ctrl+z` does it again; `@` shows the log.
 """
 
@@ -109,7 +113,11 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     """
 
     DETAIL_PANE = "#library-detail"
-    COMMANDS_LIST = (*LIBRARY_COMMANDS, whole_text_command("library", "fact"))
+    COMMANDS_LIST = (
+        *LIBRARY_COMMANDS,
+        whole_text_command("library", "fact"),
+        *fact_commands("library", "fact"),
+    )
 
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)

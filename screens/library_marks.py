@@ -1,6 +1,6 @@
-"""The Library's marks and batch decisions: `space` marks and moves on, `v` marks a range,
-`ctrl+a` marks every row shown, `ctrl+\\` clears, `y` decides the marked facts (each its own
-decision or one for all) in the batch prompt, applied as one undo step."""
+"""The Library's marks and batch decisions: the marking keys of every list (screens.list_marks:
+`space`, `v`, `ctrl+a`, `~`, `ctrl+\\`) over its facts, and `y`, which decides the marked
+facts (each its own decision or one for all) in the batch prompt, applied as one undo step."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from textual.coordinate import Coordinate
 from engine.facade import Curation, CurationAction, FactRecord, LibraryFilter, MemoryFailure
 from gno_tui.render.library import fact_cells
 from gno_tui.widgets.fact_table import FactTable
-from screens.base import WorkbenchScreen
 from screens.batch_prompt import BatchChoice, BatchItem, FactBatchPrompt
+from screens.list_marks import ListMarks
 
 
 def batch_curation(choice: BatchChoice) -> Callable[[str, str], Curation]:
@@ -26,19 +26,12 @@ def batch_curation(choice: BatchChoice) -> Callable[[str, str], Curation]:
     return lambda ref, actor: Curation(action, ref, actor, reason=choice.reason or "")
 
 
-class LibraryMarks(WorkbenchScreen):
-    """The half of LibraryScreen (its subclass) that marks and decides in batches."""
+class LibraryMarks(ListMarks[str]):
+    """The half of LibraryScreen (its subclass) that marks and decides in batches; the marks
+    are record ids."""
 
     rows: list[FactRecord]
     filter: LibraryFilter  # its `as_of`: the moment the rows show (None: now)
-    marked: set[str]  # record ids, kept across reloads until applied
-    visual_anchor: int | None  # the row a `v` range starts from
-
-    def _selected(self) -> FactRecord | None:
-        raise NotImplementedError  # the screen's: the fact under the cursor
-
-    def _summary(self) -> None:
-        raise NotImplementedError  # the screen's: the line under the list
 
     def reload(self, offset: int = 0) -> None:
         raise NotImplementedError  # the screen's: load the list again
@@ -46,47 +39,18 @@ class LibraryMarks(WorkbenchScreen):
     def refused_in_the_past(self) -> bool:
         raise NotImplementedError  # the screen's: in the as-of view, says so (True)
 
+    def mark_keys(self) -> list[str]:
+        return [row.record_id for row in self.rows]
+
+    def marks_table(self) -> FactTable:
+        return self.query_one(FactTable)
+
     def _show_mark(self, index: int) -> None:
         row = self.rows[index]
         # As the row was drawn: its state at the as-of moment, if the list shows one.
         cells = fact_cells(row, self.service.now(), row.record_id in self.marked, self.filter.as_of)
-        self.query_one(FactTable).update_cell_at(Coordinate(index, 0), cells[0])
-
-    def action_mark(self) -> None:
-        if (row := self._selected()) is None:
-            return
-        self.marked ^= {row.record_id}
         table = self.query_one(FactTable)
-        index = table.cursor_row
-        self._show_mark(index)
-        table.move_cursor(row=min(index + 1, len(self.rows) - 1))
-        self._summary()
-
-    def action_visual(self) -> None:
-        table = self.query_one(FactTable)
-        if not self.rows:
-            return
-        if self.visual_anchor is None:
-            self.visual_anchor = table.cursor_row
-        else:
-            low, high = sorted((self.visual_anchor, table.cursor_row))
-            self.visual_anchor = None
-            for index in range(low, min(high, len(self.rows) - 1) + 1):
-                self.marked.add(self.rows[index].record_id)
-                self._show_mark(index)
-        self._summary()
-
-    def action_mark_all(self) -> None:
-        self.marked |= {row.record_id for row in self.rows}
-        for index in range(len(self.rows)):
-            self._show_mark(index)
-        self._summary()
-
-    def action_clear_marks(self) -> None:
-        self.marked.clear()
-        for index in range(len(self.rows)):
-            self._show_mark(index)
-        self._summary()
+        table.update_cell_at(Coordinate(table.shown_row(index), 0), cells[0])
 
     def action_batch(self) -> None:
         if self.refused_in_the_past():

@@ -7,16 +7,45 @@ everything here asks first and writes through service.receipts, which logs who d
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from textual import work
 
-from engine.facade import iso_utc, parse_iso
+from engine.facade import MemoryService, iso_utc, parse_iso
 from gno_tui.widgets.fact_table import FactTable
 from screens.base import WorkbenchScreen
 from screens.modal import ask
 from screens.reason_prompt import ReasonPrompt, time_problem
 from screens.yes_no import YesNoPrompt
+
+
+def export_path(text: str) -> Path:
+    """An answer to the export prompt as a full path (~ expanded; relative to the current
+    directory), so the notification names exactly where the file is."""
+    return Path(text.strip()).expanduser().resolve()
+
+
+def export_path_problem(service: MemoryService, text: str) -> str | None:
+    """Why receipts cannot be exported to `text` (None when they can): a new file in an
+    existing folder, never over a file (an export is not a merge) nor inside a collection's
+    root or the home's own files, whose contents are canonical."""
+    path = export_path(text)
+    if path.is_dir():
+        return f"{path} is a folder: end the path with a file name, e.g. receipts.jsonl."
+    if path.exists():
+        return f"{path} exists already: choose a new file name (nothing is overwritten)."
+    # <home>/exports is made by the first export; any other folder must exist (a typo in it
+    # would otherwise scatter folders).
+    if not path.parent.is_dir() and path.parent != service.home.resolve() / "exports":
+        return f"The folder {path.parent} does not exist: create it first, or pick another."
+    if path.parent == service.home.resolve():
+        return f"{path.parent} is the store's home: export under its exports/ folder or elsewhere."
+    for row in service.collections():
+        if row.root and path.is_relative_to(Path(row.root).resolve()):
+            return f"{path} is inside collection {row.name!r}'s root, whose files are facts."
+    return None
+
 
 # The purge prompt starts at this age: older receipts are the usual candidates.
 DEFAULT_PURGE_AGE = timedelta(days=30)
@@ -39,17 +68,28 @@ class ReceiptRetention(WorkbenchScreen):
         return [receipt["digest"]] if receipt is not None else []
 
     def action_export(self) -> None:
+        """Ask where (prefilled with a new file under <home>/exports/), refusing a path that
+        cannot be written in the prompt itself; then say the full path written."""
         digests = self.chosen_digests()
         if not digests:
             self.notify("No receipt to export: highlight or mark one.", severity="warning")
             return
-        self.export_chosen(digests)
+        prompt = ReasonPrompt(
+            f"Export {len(digests)} receipt(s) as JSON lines to (a new file):",
+            initial=str(self.service.receipts.default_export_path()),
+            context=self.receipts_line(digests),
+            check=lambda text: export_path_problem(self.service, text),
+        )
+        ask(self, prompt, lambda answer: self.export_chosen(digests, export_path(answer)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="receipts-retention")
-    def export_chosen(self, digests: list[str]) -> None:
-        path = self.service.receipts.export(digests=digests)
+    def export_chosen(self, digests: list[str], path: Path) -> None:
+        written = self.service.receipts.export(digests=digests, path=path)
         self.app.call_from_thread(
-            self.notify, f"{len(digests)} receipt(s) exported to {path}", title="Exported"
+            self.notify,
+            f"{len(digests)} receipt(s) exported to {written}",
+            title="Exported",
+            markup=False,
         )
 
     def action_delete(self) -> None:

@@ -83,7 +83,8 @@ verifies and whether its facts have changed since (superseded, retired, expired)
 - `f` opens the fence preview: paste a text and see whether remembering it with this
   receipt would be fenced as a replay (MEMORY_FENCED_REPLAY).
 - `space` (in the receipts) marks receipts; `x` exports the marked ones, else the
-  highlighted one, as JSON lines under `<home>/exports/`; `d` deletes them after `y`;
+  highlighted one, as JSON lines to a new file: it asks where (a new file under
+  `<home>/exports/` is filled in) and says the full path it wrote; `d` deletes them after `y`;
   `D` purges every receipt issued before a time you give, after you type `purge N`.
   A deleted receipt no longer fences and can no longer be presented; the decision log
   keeps the digests and who deleted them.

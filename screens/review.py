@@ -32,6 +32,7 @@ from gno_tui.widgets.footer import WorkbenchFooter
 from gno_tui.widgets.header import WorkbenchHeader
 from screens.base import Workbench
 from screens.commands.review import REVIEW_COMMANDS
+from screens.list_marks import ListMarks
 from screens.review_decide import ProposalDecisions
 from screens.whole_row import list_in_focus, show_whole_row, whole_text_command
 
@@ -43,6 +44,10 @@ PROPOSAL_ACTIONS = {
     "edit",
     "merge",
     "mark",
+    "visual",
+    "mark_all",
+    "invert_marks",
+    "clear_marks",
     "batch",
     "next_target",
     "prev_target",
@@ -73,7 +78,7 @@ class QueueLoaded(Message):
     queue: ReviewQueue
 
 
-class ReviewScreen(ProposalDecisions):
+class ReviewScreen(ListMarks[int], ProposalDecisions):
     HELP = """
 ## Review
 
@@ -88,9 +93,11 @@ precision and recall tell whether it suits this store.
   (`J`/`K` choose) · `m` merge with the chosen candidate: one text for both, edited
   first, that supersedes it · `x` reject, with a reason · `e` edit the text, then add
   (`ctrl+o` there opens it in $VISUAL / $EDITOR).
-- `space` marks a proposal; `y` lists the marked ones: `a`/`x`/`e` decide the highlighted
-  one and move on, `*` then a key decides them all; a summary ("2 add · 1 reject"), then
-  `y` applies (one `z` undoes the batch) or `n` cancels.
+- `space` marks a proposal and moves on; `v` starts a range and `v` again marks every row
+  between; `ctrl+a` marks every proposal, `~` inverts the marks, `ctrl+\\` clears them.
+  `y` lists the marked ones: `a`/`x`/`e` decide the highlighted one and move on, `*` then
+  a key decides them all; a summary ("2 add · 1 reject"), then `y` applies (one `z` undoes
+  the batch) or `n` cancels.
 
 **Duplicates**: near-duplicate pairs among the current facts of every scope, or of the scope
 picked above the list (both facts in it). `scopes` shows each side's scopes, older ↔ newer
@@ -130,7 +137,8 @@ Reject only sets a state and retire keeps the file; the one thing that removes a
         self.proposals: list[dict[str, Any]] = []
         self.predecessors: dict[str, dict[str, Any]] = {}
         self.heads: dict[str, dict[str, Any]] = {}  # a superseded target's uri -> its head
-        self.marked: set[int] = set()
+        self.marked: set[int] = set()  # proposal ids (marking: screens.list_marks)
+        self.visual_anchor: int | None = None  # the row a `v` range starts from
         self.chosen = 0
         self.chosen_for: int | None = None  # the proposal `chosen` picks a target of
         self.restored: int | None = None  # an undo put it back: the cursor goes to it
@@ -249,12 +257,19 @@ Reject only sets a state and retire keeps the file; the one thing that removes a
             self.query_one("#review-summary", Static).update("… pending: loading the queue")
             return
         marked = f" · {len(self.marked)} marked (y decides them)" if self.marked else ""
+        marked += " · visual: v marks to here" if self.visual_anchor is not None else ""
         self.query_one("#review-summary", Static).update(
             f"{len(self.proposals)} pending{marked}\n{calibration_line(self.calibration)}"
         )
 
     def current(self) -> dict[str, Any] | None:
         return self.query_one("#review-proposals", FactTable).at_cursor(self.proposals)
+
+    def mark_keys(self) -> list[int]:
+        return [proposal["id"] for proposal in self.proposals]
+
+    def marks_table(self) -> FactTable:
+        return self.query_one("#review-proposals", FactTable)
 
     def targets(self, proposal: dict[str, Any]) -> list[dict[str, Any]]:
         """What `s` may supersede: the predecessor the agent named, then the candidates. One

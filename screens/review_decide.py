@@ -8,10 +8,8 @@ from contextlib import nullcontext
 from typing import Any
 
 from textual import work
-from textual.coordinate import Coordinate
 
 from engine.facade import Decision, merged_text
-from gno_tui.widgets.fact_table import FactTable
 from screens.base import WorkbenchScreen
 from screens.batch_prompt import BatchChoice, BatchItem, ProposalBatchPrompt
 from screens.edit_prompt import EditPrompt, MergePrompt
@@ -110,17 +108,6 @@ class ProposalDecisions(WorkbenchScreen):
             ),
             lambda text: self.decide_one(proposal, "merge", target=target["uri"], text=text),
         )
-
-    def action_mark(self) -> None:
-        proposal = self.current()
-        if proposal is None:
-            return
-        self.marked ^= {proposal["id"]}
-        table = self.query_one("#review-proposals", FactTable)
-        row = table.cursor_row
-        table.update_cell_at(Coordinate(row, 0), "●" if proposal["id"] in self.marked else " ")
-        table.move_cursor(row=min(row + 1, len(self.proposals) - 1))
-        self._summary()
 
     def action_batch(self) -> None:
         def apply(chosen: list[tuple[int, BatchChoice]]) -> None:

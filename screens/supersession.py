@@ -25,8 +25,9 @@ from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.fitted_table import ROOM_LEFT, Column, FittedTable
 from gno_tui.widgets.footer import WorkbenchFooter
 from gno_tui.widgets.header import WorkbenchHeader
-from screens.base import Workbench, WorkbenchScreen
+from screens.base import Workbench
 from screens.commands.supersession import SUPERSESSION_COMMANDS
+from screens.fact_actions import FactActions, fact_commands
 from screens.modal import ask, quoted
 from screens.reason_prompt import ReasonPrompt, time_problem
 from screens.whole_row import show_whole_row, whole_text_command
@@ -73,7 +74,7 @@ class Superseded(Message):
     record_id: str
 
 
-class SupersessionScreen(WorkbenchScreen):
+class SupersessionScreen(FactActions):
     HELP = """
 ## Supersession chain
 
@@ -91,6 +92,10 @@ red, added words in green).
   superseded it first, you are told "head changed, refresh" and the chain reloads.
 - `u` reverts to the highlighted older version: a new head with its text (editable first);
   nothing is deleted.
+- `Y` copies the highlighted version's text, uri or #docid (then `t`, `u` or `d`); `o`
+  shows it read-only in $VISUAL / $EDITOR.
+- `ctrl+o` or `backspace` (and `escape`, from the versions) go back to the screen and row
+  the chain was opened from (enter in the Library or Recall, or `:`).
 - `W` shows the highlighted version in full (every field, uncut). The list's text column
   takes the room left and, where versions start alike, shows where they differ
   ("The…is deploy-02 in the Paris region…"; … is the part left out).
@@ -106,7 +111,11 @@ red, added words in green).
     }
     """
 
-    COMMANDS_LIST = (*SUPERSESSION_COMMANDS, whole_text_command("chain", "version"))
+    COMMANDS_LIST = (
+        *SUPERSESSION_COMMANDS,
+        whole_text_command("chain", "version"),
+        *fact_commands("chain", "version"),
+    )
 
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)
@@ -273,6 +282,21 @@ red, added words in green).
 
     def action_focus_table(self) -> None:
         self.query_one("#chain-table", FactTable).focus()
+
+    async def action_back(self) -> None:
+        """escape: out of the box to the versions; from them, back to where the chain was
+        opened (nothing said if it was not opened from anywhere)."""
+        if self.query_one("#chain-ref", Input).has_focus:
+            self.action_focus_table()
+        else:
+            await self.app.run_action("jump_back(True)")
+
+    def shown_fact(self) -> FactRecord | None:
+        """The highlighted version (Y copies it, o shows it)."""
+        row = self.query_one("#chain-table", FactTable).at_cursor(self.versions)
+        if row is None:
+            self.notify("Open a chain first.", severity="warning")
+        return row
 
     @on(Input.Submitted, "#chain-ref")
     def ref_submitted(self, event: Input.Submitted) -> None:

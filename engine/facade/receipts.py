@@ -39,8 +39,12 @@ class ReceiptsApi(Namespace):
             self._engine, digest=digest, caller=caller, used=list(used), ignored=list(ignored)
         )
 
-    def export(self, *, digests: Sequence[str] | None = None) -> Path:
-        return receipts.export_receipts(self._engine, digests=digests)
+    def export(self, *, digests: Sequence[str] | None = None, path: Path | None = None) -> Path:
+        return receipts.export_receipts(self._engine, digests=digests, path=path)
+
+    def default_export_path(self) -> Path:
+        """Where an export goes unless another path is given (a new file under the home)."""
+        return receipts.default_export_path(self._engine.home, self._engine.now())
 
     def issued_before(self, moment: datetime) -> int:
         return receipts.receipts_issued_before(self._engine, moment)

@@ -141,6 +141,9 @@ def earlier_pairs(
         return EarlierPairs(empty, empty, np.zeros(0), len(texts), tiers)
     later_all, first_all = np.concatenate(laters), np.concatenate(firsts)
     score_all = _rounded(np.concatenate(scores))
+    # The floor compares the rounded score, as tier_of does (0.65998 is weak: it shows 0.66).
+    floor = score_all >= tiers.weak
+    later_all, first_all, score_all = later_all[floor], first_all[floor], score_all[floor]
     if sum(len(rows) for rows in groups.values()) > len(members):
         # Items in several groups: one pair per (later, first), its best similarity.
         order = np.lexsort((-score_all, first_all, later_all))
@@ -159,6 +162,10 @@ def _rounded(values: np.ndarray) -> np.ndarray:
     return np.round(values.astype(np.float64), 4)
 
 
+# How far under a floor a score can be and still round up to it (4 places).
+_ROUNDS_UP = 5e-5
+
+
 def _semantic_pairs(block: np.ndarray, tiers: Tiers) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(later rows, earlier rows, cosines clipped to 1) of every pair at or above the weak
     tier, later row by later row."""
@@ -166,7 +173,7 @@ def _semantic_pairs(block: np.ndarray, tiers: Tiers) -> tuple[np.ndarray, np.nda
     for start in range(0, len(block), ROW_CHUNK):
         end = min(start + ROW_CHUNK, len(block))
         similarity = block[start:end] @ block[:end].T
-        hit = similarity >= tiers.weak
+        hit = similarity >= tiers.weak - _ROUNDS_UP
         hit[:, start:end] &= _BEFORE[: end - start, : end - start]
         rows, cols = _hits(hit)
         laters.append(rows + start)
@@ -183,7 +190,7 @@ def _lexical_pairs(texts: list[str], tiers: Tiers) -> tuple[np.ndarray, np.ndarr
     sort = process.cdist(words, words, scorer=fuzz.token_sort_ratio, dtype=np.float32)
     kept = process.cdist(words, words, scorer=fuzz.token_set_ratio, dtype=np.float32)
     similarity = (sort + kept) / 200.0
-    hit = np.tril(similarity >= tiers.weak, -1)
+    hit = np.tril(similarity >= tiers.weak - _ROUNDS_UP, -1)
     has_words = np.asarray([bool(w) for w in words])
     hit &= has_words[:, None] & has_words[None, :]
     rows, cols = _hits(hit)

@@ -331,9 +331,18 @@ def recall_usage(engine: MemoryEngine, record_id: str) -> tuple[int, str | None]
 # and no longer counts in "recalled N×"; the decision log keeps the digests and who deleted them.
 
 
-def export_receipts(engine: MemoryEngine, *, digests: Sequence[str] | None = None) -> Path:
-    """Write the receipts (all, or those digests) as JSON lines under <home>/exports/, newest
-    first; returns the file's path. Nothing is written when there is nothing to export."""
+def default_export_path(home: Path, now: datetime) -> Path:
+    """Where receipts are exported unless another path is given: a file named by the time."""
+    stamp = iso_utc(now).replace(":", "").replace("-", "").replace(".", "")
+    return home / "exports" / f"receipts-{stamp}.jsonl"
+
+
+def export_receipts(
+    engine: MemoryEngine, *, digests: Sequence[str] | None = None, path: Path | None = None
+) -> Path:
+    """Write the receipts (all, or those digests) as JSON lines to `path` (by default a new
+    file under <home>/exports/), newest first; returns the file's path. Nothing is written
+    when there is nothing to export."""
     from engine.storage.factfiles import write_atomically
 
     wanted = recent_receipts(engine, limit=1_000_000)
@@ -342,10 +351,8 @@ def export_receipts(engine: MemoryEngine, *, digests: Sequence[str] | None = Non
         wanted = [receipt for receipt in wanted if receipt["digest"] in chosen]
     if not wanted:
         raise MemoryFailure("MEMORY_NOT_FOUND", "No receipt to export: select or mark one.")
-    folder = engine.home / "exports"
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = iso_utc(engine.now()).replace(":", "").replace("-", "").replace(".", "")
-    path = folder / f"receipts-{stamp}.jsonl"
+    path = path or default_export_path(engine.home, engine.now())
+    path.parent.mkdir(parents=True, exist_ok=True)
     lines = "".join(json.dumps(receipt, sort_keys=True) + "\n" for receipt in wanted)
     write_atomically(path, lines)
     return path

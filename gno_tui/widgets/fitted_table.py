@@ -6,7 +6,8 @@ flexible column's cells show where rows that share a start differ (gno_tui.rende
 
 The table keeps every row's full cells, so a resize (or hiding the detail pane) refits the
 columns without asking the screen to load its rows again, and `row_fields` gives a row's
-whole text for the screens' "whole text" key."""
+whole text for the screens' "whole text" key (and for a search). A sort compares whole cells,
+and survives a refit: the rows are loaded again in the order they were added, then sorted."""
 
 from __future__ import annotations
 
@@ -101,9 +102,18 @@ class FittedTable(FactTable):
         for index, width in self.widths.items():
             title = self.spec[index].title
             self.add_column(title, width=width, key=title)
+        self._show_arrow()
 
     def shown_titles(self) -> list[str]:
         return [self.spec[index].title for index in self.widths]
+
+    def sort_titles(self) -> list[str]:
+        return [title for title in self.shown_titles() if title.strip()]
+
+    def sort_cell(self, key: RowKey, title: str) -> object:
+        index = next((i for i, c in enumerate(self.spec) if c.title == title), None)
+        cells = self.full.get(key, [])
+        return cells[index] if index is not None and index < len(cells) else ""
 
     @property
     def measured(self) -> bool:
@@ -134,6 +144,8 @@ class FittedTable(FactTable):
         keep, key = self.cursor_row, self.key_at_cursor()
         listed = [(list(cells), row_key) for cells, row_key in rows]
         self._load(listed, self._fit([cells for cells, _ in listed]))
+        if self.sort_by is not None:
+            self.apply_sort(keep_cursor=False)
         self.place_cursor(key, keep)
 
     def _load(
@@ -245,11 +257,14 @@ class FittedTable(FactTable):
         """Fit the columns to the table's width again (after a resize, or rows added one by
         one); the rows are shown again only when a width changed, or when `force`d."""
         self.refit_due = False
-        rows = [(self.full[row.key], row.key.value) for row in self.ordered_rows]
+        # In the order added (the screen's items), sorted again after: see FactTable.item_index.
+        rows = [(self.full[key], key.value) for key in self.rows]
         widths = self._fit([cells for cells, _ in rows])
         if not force and widths in (None, self.widths):
             return
-        cursor = self.cursor_row
+        cursor, key = self.cursor_row, self.key_at_cursor()
         self._load(rows, widths)
+        if self.sort_by is not None:
+            self.apply_sort(keep_cursor=False)
         if self.row_count:
-            self.move_cursor(row=min(max(cursor, 0), self.row_count - 1), animate=False)
+            self.place_cursor(key, cursor)

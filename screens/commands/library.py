@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gno_tui.workbench_commands import LESS_USED, VERB, WorkbenchCommand
+from screens.commands.marks import marking
 from screens.commands.shared import shared
 
 # The footer (rank): filter first, then the decisions a curator makes on a fact most (retire,
@@ -62,29 +63,11 @@ LIBRARY_COMMANDS: tuple[WorkbenchCommand, ...] = (
         show=False,
     ),
     shared("library", "mark", "Mark the fact for a batch decision and move on", rank=VERB + 4),
-    WorkbenchCommand(
-        "library.visual",
-        "v",
-        "visual",
-        "Visual",
-        "Start a range at the cursor; v again marks every row between",
-        show=False,
-    ),
-    WorkbenchCommand(
-        "library.mark_all",
-        "ctrl+a",
-        "mark_all",
-        "Mark all",
-        "Mark every fact shown (the filter's loaded rows)",
-        show=False,
-    ),
-    WorkbenchCommand(
-        "library.clear_marks",
-        "ctrl+backslash",
-        "clear_marks",
-        "Clear marks",
-        "Unmark every fact",
-        show=False,
+    *marking(
+        "library",
+        "fact",
+        "fact shown (the filter's loaded rows)",
+        " (marks on facts the filter hides stay)",
     ),
     shared(
         "library",

@@ -44,7 +44,7 @@ RECEIPTS_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "x",
         "export",
         "Export",
-        "Export the marked receipts (else the highlighted one) as JSON lines",
+        "Export the marked receipts (else the highlighted one) as JSON lines; asks where",
         rank=VERB + 2,
     ),
     WorkbenchCommand(

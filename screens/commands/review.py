@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gno_tui.workbench_commands import VERB, WorkbenchCommand
+from screens.commands.marks import marking
 from screens.commands.shared import shared
 
 # The footer (rank): a triage's decisions first, the commonest first: add, reject, supersede,
@@ -58,6 +59,7 @@ REVIEW_COMMANDS: tuple[WorkbenchCommand, ...] = (
         rank=VERB + 3,
     ),
     shared("review", "mark", "Mark the proposal for a batch decision and move on", rank=VERB + 5),
+    *marking("review", "proposal", "proposal in the queue"),
     shared("review", "batch", "Decide every marked proposal after a summary", rank=VERB + 6),
     WorkbenchCommand(
         "review.next_target",

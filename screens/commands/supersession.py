@@ -6,7 +6,7 @@ from gno_tui.workbench_commands import VERB, VIEW, WorkbenchCommand
 
 # The footer (rank): the chain's two writes first (supersede the head, revert), then opening
 # another chain and the as-of time; moving between versions (h/l, also j/k in the list) and the
-# diff's layout after them.
+# diff's layout after them; back (ctrl+o) after the moves.
 SUPERSESSION_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand("chain.older", "h", "older", "Older", "The older version", rank=VERB + 4),
     WorkbenchCommand("chain.newer", "l", "newer", "Newer", "The newer version", rank=VERB + 5),
@@ -70,11 +70,19 @@ SUPERSESSION_COMMANDS: tuple[WorkbenchCommand, ...] = (
     ),
     WorkbenchCommand("chain.reload", "ctrl+r", "reload", "Reload", "Reload the chain", show=False),
     WorkbenchCommand(
+        "chain.back",
+        "ctrl+o,backspace",
+        "app.jump_back",
+        "Back",
+        "Back to the screen and row this chain was opened from (enter, or :)",
+        rank=VERB + 6,
+    ),
+    WorkbenchCommand(
         "chain.table",
         "escape",
-        "focus_table",
-        "Versions",
-        "Leave the box for the versions",
+        "back",
+        "Versions / back",
+        "Leave the box for the versions; from the versions, back to where the chain was opened",
         show=False,
     ),
 )

@@ -205,8 +205,10 @@ async def test_export_delete_and_purge_receipts_each_ask_first(engine: Any, clie
         issued.append(client.recall("alice tea", ["user:alice"])["receipt"]["digest"])
     async with workbench(engine, "receipts") as (app, pilot):
         screen = shown(app, ReceiptsScreen)
-        # Newest first: mark the two newest, export them.
+        # Newest first: mark the two newest, export them (enter takes the path offered).
         await pilot.press("space", "space", "x")
+        await settle(pilot)
+        await pilot.press("enter")
         await settle(pilot)
         assert screen.marked_receipts == set(issued[1:])
         (exported,) = sorted((engine.home / "exports").glob("receipts-*.jsonl"))

@@ -1,0 +1,114 @@
+"""The command palette (ctrl+p): every command of every screen, from any screen.
+
+The screen in front offers its own commands as they are ("Reject (x)"); every other screen's
+are named with their screen ("Review: Reject (x)"). Running one of those switches to its
+screen, waits for that screen's loads (a command that needs a row acts on the row it
+highlights, which a screen built just now has only then), and runs it there; one that
+cannot run there (read-only, another tab) says why instead."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any
+
+from textual.actions import parse
+from textual.app import SystemCommand
+from textual.screen import Screen
+from textual.worker import WorkerError, WorkerState
+
+from gno_tui.workbench_commands import GLOBAL_COMMANDS, SCREEN_MODES, WorkbenchCommand
+from screens import SCREENS_BY_MODE
+from screens.help_screen import key_names
+
+if TYPE_CHECKING:
+    from gno_tui.app import GnoApp
+
+BUSY = (WorkerState.PENDING, WorkerState.RUNNING)
+# How many rounds of loads (a load whose result starts another) a switch waits for at most.
+LOAD_ROUNDS = 50
+
+# Each screen's name as its key 1-6 shows it (the Supersession screen is "Chain").
+SCREEN_TITLES = {
+    mode: command.title
+    for command in GLOBAL_COMMANDS
+    for mode in SCREEN_MODES
+    if command.action == f"app.switch_mode('{mode}')"
+}
+
+
+def mode_of(screen: Screen[Any]) -> str | None:
+    return next((m for m, kind in SCREENS_BY_MODE.items() if type(screen) is kind), None)
+
+
+def palette_commands(app: GnoApp, screen: Screen[Any]) -> Iterator[SystemCommand]:
+    """The workbench's palette entries for `screen` (Textual's own come before them)."""
+    here = mode_of(screen)
+
+    def entry(command: WorkbenchCommand, mode: str | None, label: str = "") -> SystemCommand:
+        # The key in the title: the palette teaches the key for next time.
+        return SystemCommand(
+            f"{label}{command.title} ({key_names(app, command)})",
+            command.help,
+            lambda: app.call_later(run_command, app, command, mode),
+        )
+
+    for command in GLOBAL_COMMANDS:
+        yield entry(command, None)
+    if here is not None:
+        for command in SCREENS_BY_MODE[here].COMMANDS_LIST:
+            yield entry(command, here)
+    for mode, kind in SCREENS_BY_MODE.items():
+        if mode != here:
+            for command in kind.COMMANDS_LIST:
+                yield entry(command, mode, f"{SCREEN_TITLES[mode]}: ")
+
+
+async def run_command(app: GnoApp, command: WorkbenchCommand, mode: str | None) -> None:
+    """Run `command`: an app command at once; a screen's on its screen, switched to first
+    (the waiting for its loads runs in a worker, so the app goes on handling messages)."""
+    if mode is None:
+        await app.run_action(command.action.removeprefix("app."))
+    elif mode == app.current_mode and mode_of(app.screen) == mode:
+        await run_there(app, command, app.screen)
+    else:
+        app.run_worker(switch_and_run(app, command, mode), group="palette-run")
+
+
+async def switch_and_run(app: GnoApp, command: WorkbenchCommand, mode: str) -> None:
+    await app.switch_mode(mode)
+    # The mode's own screen, not a modal over it (the palette may be opened over the help).
+    screen = app._mode_screens.get(mode, app.screen)
+    for _ in range(LOAD_ROUNDS):
+        busy = [w for w in app.workers if w.node is screen and w.state in BUSY]
+        if not busy:
+            break
+        running = [w for w in busy if w.state == WorkerState.RUNNING]
+        with suppress(WorkerError):  # a failed load is the app's to show
+            if running:
+                await app.workers.wait_for_complete(running)
+            else:
+                await asyncio.sleep(0)  # (a pending worker starts on the next turn)
+        # What they posted (the rows) is handled before the screen's next message.
+        handled = asyncio.Event()
+        screen.call_later(handled.set)
+        await handled.wait()
+    await run_there(app, command, screen)
+
+
+async def run_there(app: GnoApp, command: WorkbenchCommand, screen: Screen[Any]) -> None:
+    """Run a screen's command on `screen`, unless the screen would refuse its key now: then
+    say why (a key refused is greyed out in the footer; a palette entry has no such look)."""
+    _, name, parameters = parse(command.action)
+    allowed = screen.check_action(name, parameters)
+    if allowed:
+        await screen.run_action(command.action)
+        return
+    title = SCREEN_TITLES.get(mode_of(screen) or "", "this screen")
+    why = (
+        "the workbench is read-only"
+        if allowed is None and getattr(app.workbench, "read_only", False)
+        else f"not on {title} as it is now (another tab, or a text box in use)"
+    )
+    app.notify(f"{command.title} cannot run: {why}.", title=title, severity="warning")
