@@ -57,7 +57,14 @@ DEMO_SCREENS = {
     "review": Target("3", r"Proposals", r"\d+ pending", False),
     "recall": Target("4", r"egress ceiling", r"scopes.*\n.*project:", True),
     "supersession": Target("5", r"No fact chosen", r"No fact chosen", True),
-    "receipts": Target("6", r"Receipts, newest first", r"\d\d:\d\d:\d\d  (mcp|cli):", False),
+    # A receipt's time: HH:MM:SS (today's, or any in trees before 2026-12-06), MM-DD HH:MM
+    # (this year's), or the date.
+    "receipts": Target(
+        "6",
+        r"Receipts, newest first",
+        r"(\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d)\s+(mcp|cli):",
+        False,
+    ),
 }
 UNBOXED_FOOTER = re.compile(r"(?<!alt\+)1-6 Screens")  # the digits switch screens here
 
