@@ -4,6 +4,7 @@ facts (each its own decision or one for all) in the batch prompt, applied as one
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable
 
 from textual import work
@@ -33,11 +34,13 @@ class LibraryMarks(ListMarks[str]):
     rows: list[FactRecord]
     filter: LibraryFilter  # its `as_of`: the moment the rows show (None: now)
 
+    @abstractmethod
     def reload(self, offset: int = 0) -> None:
-        raise NotImplementedError  # the screen's: load the list again
+        """The screen's: load the list again."""
 
+    @abstractmethod
     def refused_in_the_past(self) -> bool:
-        raise NotImplementedError  # the screen's: in the as-of view, says so (True)
+        """The screen's: in the as-of view, says so (True)."""
 
     def mark_keys(self) -> list[str]:
         return [row.record_id for row in self.rows]

@@ -6,6 +6,7 @@ with `y`; this mixin only changes which are marked and redraws their mark cells.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
@@ -26,14 +27,17 @@ class ListMarks(WorkbenchScreen, Generic[_Key]):
     # it, and the range starts where that row is now, not at its old row number.
     visual_from: object = None
 
+    @abstractmethod
     def mark_keys(self) -> list[_Key]:
-        raise NotImplementedError  # the screen's: the ids of the rows shown, in their order
+        """The screen's: the ids of the rows shown, in their order."""
 
+    @abstractmethod
     def marks_table(self) -> FactTable:
-        raise NotImplementedError  # the screen's: the table listing them
+        """The screen's: the table listing them."""
 
+    @abstractmethod
     def _summary(self) -> None:
-        raise NotImplementedError  # the screen's: the line under the list (says the count)
+        """The screen's: the line under the list (says the count)."""
 
     def _show_mark(self, index: int) -> None:
         """Redraw row `index`'s mark cell (the first column); a screen whose cell says more

@@ -7,6 +7,7 @@ every policy change goes through the service, which logs who made it."""
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +37,9 @@ class CollectionPolicies(WorkbenchScreen):
     marked: set[str]  # collection names
     effective: dict[str, Any] | None
 
+    @abstractmethod
     def action_reload(self) -> None:
-        raise NotImplementedError
+        """Load the receipts and the collections again (ReceiptsScreen's)."""
 
     def selected_collection(self) -> CollectionRecord | None:
         row = self.query_one("#collections-table", FactTable).at_cursor(self.collections)

@@ -4,6 +4,7 @@ behind the batch summary. Every decision goes through the engine's review path a
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from contextlib import nullcontext
 from typing import Any
 
@@ -25,17 +26,21 @@ class ProposalDecisions(WorkbenchScreen):
     chosen: int
     chosen_for: int | None
 
+    @abstractmethod
     def current(self) -> dict[str, Any] | None:
-        raise NotImplementedError
+        """The proposal under the cursor, None when the queue is empty (ReviewScreen's)."""
 
+    @abstractmethod
     def targets(self, proposal: dict[str, Any]) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        """The facts a supersede or merge of `proposal` can target (ReviewScreen's)."""
 
+    @abstractmethod
     def show_proposal(self) -> None:
-        raise NotImplementedError
+        """Show the proposal under the cursor and its candidates (ReviewScreen's)."""
 
+    @abstractmethod
     def _summary(self) -> None:
-        raise NotImplementedError
+        """Rewrite the line under the queue (ReviewScreen's)."""
 
     def action_next_target(self) -> None:
         self._move_target(1)
