@@ -2,8 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 from textual.notifications import Notification
+
+from engine.facade.factory import open_engine
+from engine.facade.service import MemoryService
+from engine.retrieval.embeddings import EmbedderStatus
+
+
+@pytest.fixture
+def other(engine: Any) -> Iterator[MemoryService]:
+    """Another process on the same home: its own engine, database connection and lock. Its
+    writes reach the workbench through the store, as an agent's over MCP do (a test file may
+    define its own, with another clock, say)."""
+    second = open_engine(
+        home=engine.home, embedder_status=EmbedderStatus(None, "no model in this test")
+    )
+    yield MemoryService(second)
+    second.db.dispose()
 
 
 @pytest.fixture(autouse=True)

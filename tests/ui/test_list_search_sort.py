@@ -3,19 +3,15 @@ keys on every screen, acting on the list in focus (gno_tui.widgets.list_search).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from pilot_helpers import keys, settle, shown, store_change_shown, workbench
 from textual.coordinate import Coordinate
 from textual.widgets import Label, OptionList
 
-from engine.facade.factory import open_engine
 from engine.facade.service import MemoryService
 from engine.memory import browse
 from engine.memory.remember import RememberRequest
-from engine.retrieval.embeddings import EmbedderStatus
 from gno_tui.render.distinct import plain
 from gno_tui.widgets.fitted_table import FittedTable
 from screens import SCREENS_BY_MODE
@@ -24,16 +20,6 @@ from screens.library import LibraryScreen
 # A coffee fact whose word is past any width the summary column gets: only its whole text has it.
 LONG = "The team agreed on a long list of things for the offsite, " * 4 + "and coffee"
 COFFEE = {3, 8, 11, 17, 22, 26}  # the other facts that say coffee (of 30)
-
-
-@pytest.fixture
-def other(engine: Any) -> Iterator[MemoryService]:
-    """Another process on the same home: its own engine and database connection."""
-    second = open_engine(
-        home=engine.home, embedder_status=EmbedderStatus(None, "no model in this test")
-    )
-    yield MemoryService(second)
-    second.db.dispose()
 
 
 def seed(client: Any) -> None:

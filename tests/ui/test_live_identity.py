@@ -5,20 +5,16 @@ workbench through the store's change feed, which the app's store watcher waits o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from pilot_helpers import keys, settle, shown, store_change_shown, workbench
 from textual.widgets import Static
 
 from engine.curation import review
-from engine.facade.factory import open_engine
 from engine.facade.service import MemoryService
 from engine.memory import browse
 from engine.memory.recall import RecallRequest
 from engine.memory.remember import RememberRequest
-from engine.retrieval.embeddings import EmbedderStatus
 from engine.storage import proposals
 from gno_tui.widgets.fact_table import FactTable
 from gno_tui.widgets.fitted_table import FittedTable
@@ -27,16 +23,6 @@ from screens.recall import RecallScreen
 from screens.receipts import ReceiptsScreen
 from screens.review import ReviewScreen
 from screens.supersession import SupersessionScreen
-
-
-@pytest.fixture
-def other(engine: Any) -> Iterator[MemoryService]:
-    """Another process on the same home: its own engine, database connection and lock."""
-    second = open_engine(
-        home=engine.home, embedder_status=EmbedderStatus(None, "no model in this test")
-    )
-    yield MemoryService(second)
-    second.db.dispose()
 
 
 def write(service: MemoryService, text: str, scope: str = "team:infra", **fields: Any) -> Any:

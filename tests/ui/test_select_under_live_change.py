@@ -5,31 +5,17 @@ current value. Another process is a second engine on the same home (see test_liv
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from pilot_helpers import keys, pending_proposal, settle, shown, store_change_shown, workbench
 from textual.widgets import Select, TabbedContent, TextArea
 from textual.widgets._select import SelectOverlay
 
-from engine.facade.factory import open_engine
 from engine.facade.service import MemoryService
 from engine.memory.remember import RememberRequest
-from engine.retrieval.embeddings import EmbedderStatus
 from gno_tui.widgets.duplicates_pane import ALL_SCOPES, DuplicatesPane
 from screens.remember import RememberScreen
 from screens.review import ReviewScreen
-
-
-@pytest.fixture
-def other(engine: Any) -> Iterator[MemoryService]:
-    """Another process on the same home: its own engine, database connection and lock."""
-    second = open_engine(
-        home=engine.home, embedder_status=EmbedderStatus(None, "no model in this test")
-    )
-    yield MemoryService(second)
-    second.db.dispose()
 
 
 def write(service: MemoryService, text: str, scope: str) -> None:
