@@ -53,7 +53,8 @@ def test_likely_and_repeats_are_the_pairs_found_by_hand(seed: int, size: int, sp
         # way: one matrix product against one dot product), best first, then in file order.
         assert sorted(f for _, f in got) == sorted(f for _, f in wanted)
         scores = dict((f, s) for s, f in wanted)
-        assert all(abs(s - scores[f]) <= 1e-4 for s, f in got)
+        # One unit of the fourth place, which as a float difference is a hair over 1e-4.
+        assert all(abs(s - scores[f]) <= 1e-4 + 1e-9 for s, f in got)
         assert got == sorted(got, key=lambda pair: (-pair[0], pair[1]))
         likely = [(e.similarity, e.item, e.tier) for e in pairs.likely(item)]
         assert [(s, f) for s, f, _ in likely] == [
