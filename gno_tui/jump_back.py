@@ -1,6 +1,7 @@
-"""Jump back, a part of GnoApp: enter on a fact (Library, Recall) or `:` opens a chain; on the
-Chain screen `ctrl+o` or `backspace` (and `escape`, from the versions) returns to the screen,
-and the row, it was opened from. Several jumps stack up, as in vim's jump list and tig."""
+"""Jump back, a part of GnoApp: enter on a fact (Library, Recall), `:` or the Chain's own key
+(5) opens a chain; on the Chain screen `ctrl+o` or `backspace` (and `escape`, from the
+versions) returns to the screen, and the row, it was opened from. Several jumps stack up, as
+in vim's jump list and tig."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from typing import Any
 
 from textual.app import App
 from textual.css.query import NoMatches
+from textual.widget import AwaitMount
 
 from gno_tui.widgets.fact_table import FactTable
+from screens import SCREENS_BY_MODE
 from screens.supersession import SupersessionScreen
 
+CHAIN_MODE = "supersession"
 JUMPS_KEPT = 50  # older places are forgotten: nobody goes back fifty chains
 
 
@@ -44,6 +48,17 @@ class JumpBack(App[None]):
         )
         if not self.jumps or self.jumps[-1] != place:
             self.jumps = [*self.jumps[-(JUMPS_KEPT - 1) :], place]
+
+    def switch_mode(self, mode: str) -> AwaitMount:
+        """Coming to the Chain by its key (5, or the palette) is a jump too: escape or ctrl+o
+        there returns to the screen and row the person came from. Unless the chain was opened
+        from that same screen (enter, then back there and 5): back goes to the fact it was
+        opened on, not to wherever the cursor wandered since."""
+        came_from = self.current_mode
+        to_chain = mode == CHAIN_MODE and came_from in SCREENS_BY_MODE and came_from != CHAIN_MODE
+        if to_chain and (not self.jumps or self.jumps[-1].mode != came_from):
+            self.remember_place()
+        return super().switch_mode(mode)
 
     def action_jump_back(self, quiet: bool = False) -> None:
         """Back to the latest place a chain was opened from; `quiet` (escape): nothing said

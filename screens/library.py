@@ -262,8 +262,8 @@ Every fact in the store, newest first, a page at a time. Rows that are not curre
     @work(thread=True, exclusive=True, exit_on_error=False, group="library-detail")
     def load_detail(self, record_id: str) -> None:
         service, as_of = self.service, self.filter.as_of
-        row = service.facts.get(record_id)
-        recalled, last_by = service.receipts.usage(record_id)
+        row = service.facts.get_as_of(record_id, as_of)
+        recalled, last_by = service.receipts.usage(record_id, as_of=as_of)
         shown = service.fact_location(row)  # a file under <home>/, or a server fact's uri
         self.deliver(
             DetailLoaded(

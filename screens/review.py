@@ -145,6 +145,7 @@ Reject only sets a state and retire keeps the file; the one thing that removes a
         self.calibration: ThresholdCheck | None = None
         self.shown = False  # in front at least once (not only built ahead)
         self.pairs_due = False  # the Duplicates tab's pairs wait for the screen to be shown
+        self.pairs_counted = False  # their count is on the tab (from the first pass on)
         self.queue_loading = False  # shown again after the store moved: the queue reloads
         # The tabs, once composed: check_action asks which is active for every binding each
         # time the footer lines up its keys, and a query of the screen for them each time was
@@ -187,21 +188,27 @@ Reject only sets a state and retire keeps the file; the one thing that removes a
         self._summary()
 
     def load_pairs_when_shown(self) -> None:
-        # The near-duplicate pairs take a pass over every current fact of a scope (seconds at
-        # 100k facts): worked out when the screen is in front, not while the workbench builds
-        # it ahead in the background, where a quit would have to wait for that pass.
-        if self.shown:
+        # The near-duplicate pairs take a pass over every current fact (0.5 s at 10k facts,
+        # seconds at 100k): worked out when the screen is in front, not while the workbench
+        # builds it ahead (a quit would wait for that pass); after their first count, again
+        # only while the Duplicates tab is open. Behind the Proposals tab, where agents'
+        # proposals keep the store moving, the tab's count reads "…" until it is opened.
+        duplicates_open = self.tabbed is not None and self.tabbed.active == "duplicates"
+        if self.shown and (not self.pairs_counted or duplicates_open):
+            self.pairs_due = False
             self.query_one(DuplicatesPane).reload()
-        else:
-            self.pairs_due = True
+            return
+        self.pairs_due = True
+        if self.pairs_counted and self.tabbed is not None:
+            self.tabbed.get_tab("duplicates").label = "Duplicates …"
+            self.remeasure_tab_underline(self.tabbed.query_one(Tabs))
 
     def on_screen_resume(self, event: events.ScreenResume) -> None:
         super().on_screen_resume(event)
         # Textual resumes a screen built ahead too: only the one in front counts as shown.
         self.shown = self.shown or self.app.screen is self
         if self.shown and self.pairs_due:
-            self.pairs_due = False
-            self.query_one(DuplicatesPane).reload()
+            self.load_pairs_when_shown()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         allowed = super().check_action(action, parameters)
@@ -331,6 +338,7 @@ Reject only sets a state and retire keeps the file; the one thing that removes a
         self.query_one(DuplicatesPane).keep_both(actor=self.actor)
 
     def on_pairs_counted(self, message: PairsCounted) -> None:
+        self.pairs_counted = True
         self.query_one(TabbedContent).get_tab("duplicates").label = f"Duplicates {message.count}"
         self.remeasure_tab_underline(self.query_one(TabbedContent).query_one(Tabs))
 
@@ -354,3 +362,5 @@ Reject only sets a state and retire keeps the file; the one thing that removes a
         table = "#review-proposals" if event.pane.id == "proposals" else "#dup-table"
         self.query_one(table, FactTable).focus()
         self.refresh_bindings()
+        if event.pane.id == "duplicates" and self.pairs_due:
+            self.load_pairs_when_shown()  # the store moved while the tab was closed

@@ -94,8 +94,10 @@ red, added words in green).
   nothing is deleted.
 - `Y` copies the highlighted version's text, uri or #docid (then `t`, `u` or `d`); `o`
   shows it read-only in $VISUAL / $EDITOR.
-- `ctrl+o` or `backspace` (and `escape`, from the versions) go back to the screen and row
-  the chain was opened from (enter in the Library or Recall, or `:`).
+- `ctrl+o` or `backspace` (and `escape`, from the versions or an empty box) go back to the
+  screen and row the chain was opened from (enter in the Library or Recall, `:`, or `5`).
+- `O` sorts the versions by any column (`v` gives the chain's order back); `h` / `l`, the
+  diffs and `u` still go by the chain, whatever the order shown.
 - `W` shows the highlighted version in full (every field, uncut). The list's text column
   takes the room left and, where versions start alike, shows where they differ
   ("The…is deploy-02 in the Paris region…"; … is the part left out).
@@ -218,7 +220,7 @@ red, added words in green).
         target = ids.index(keep) if keep in ids else len(self.versions) - 1
         if self.as_of_id is not None:
             target = self._index_of(self.as_of_id)
-        table.move_cursor(row=target)
+        table.move_cursor(row=table.shown_row(target))
         table.focus()
         self.render_diffs(target)
         if self.kept is not None and self.versions:
@@ -242,7 +244,12 @@ red, added words in green).
 
     @on(DataTable.RowHighlighted, "#chain-table")
     def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        self.render_diffs(event.cursor_row)
+        self.render_diffs(self.selected_version())
+
+    def selected_version(self) -> int:
+        """The highlighted version's place in the chain (oldest 0), however the list is sorted."""
+        table = self.query_one("#chain-table", FactTable)
+        return table.item_index(table.cursor_row)
 
     def render_diffs(self, selected: int) -> None:
         body = chain_diff(self.versions, selected=selected, as_of_id=self.as_of_id,
@@ -251,7 +258,7 @@ red, added words in green).
 
     def action_toggle_split(self) -> None:
         self.split = not self.split
-        self.render_diffs(self.query_one("#chain-table", FactTable).cursor_row)
+        self.render_diffs(self.selected_version())
 
     def action_less_context(self) -> None:
         self._step_context(-1)
@@ -264,15 +271,21 @@ red, added words in green).
         words = CONTEXT_STEPS[self.context_step]
         self.notify("diffs: the whole text" if words is None else
                     f"diffs: {words} unchanged word(s) around each change")  # fmt: skip
-        self.render_diffs(self.query_one("#chain-table", FactTable).cursor_row)
+        self.render_diffs(self.selected_version())
 
     # -- navigation ---------------------------------------------------------------------
 
     def action_older(self) -> None:
-        self.query_one("#chain-table", FactTable).action_cursor_up()
+        self._step_version(-1)
 
     def action_newer(self) -> None:
-        self.query_one("#chain-table", FactTable).action_cursor_down()
+        self._step_version(1)
+
+    def _step_version(self, step: int) -> None:
+        """h / l: the version before or after in the chain, however the list is sorted."""
+        version = min(max(self.selected_version() + step, 0), len(self.versions) - 1)
+        table = self.query_one("#chain-table", FactTable)
+        table.move_cursor(row=table.shown_row(version))
 
     def action_whole_text(self) -> None:
         show_whole_row(self, self.query_one("#chain-table", FactTable))
@@ -284,9 +297,10 @@ red, added words in green).
         self.query_one("#chain-table", FactTable).focus()
 
     async def action_back(self) -> None:
-        """escape: out of the box to the versions; from them, back to where the chain was
-        opened (nothing said if it was not opened from anywhere)."""
-        if self.query_one("#chain-ref", Input).has_focus:
+        """escape: out of the box to the versions; from them, or from the box when no chain
+        is shown (no versions to go to), back to where the person came from (nothing said if
+        from nowhere)."""
+        if self.query_one("#chain-ref", Input).has_focus and self.ref is not None:
             self.action_focus_table()
         else:
             await self.app.run_action("jump_back(True)")
@@ -326,7 +340,8 @@ red, added words in green).
         self.as_of_id = found.record_id if found else None
         self.render_chain()
         target = self._index_of(self.as_of_id) if self.as_of_id else len(self.versions) - 1
-        self.query_one("#chain-table", FactTable).move_cursor(row=target)
+        table = self.query_one("#chain-table", FactTable)
+        table.move_cursor(row=table.shown_row(target))
         self.render_diffs(target)
 
     # -- supersede the head ---------------------------------------------------------------
@@ -340,12 +355,12 @@ red, added words in green).
 
     def action_revert(self) -> None:
         """Revert = append a successor with an older version's text: history is kept."""
-        table = self.query_one("#chain-table", FactTable)
-        if len(self.versions) < 2 or table.cursor_row >= len(self.versions) - 1:
+        version = self.selected_version()
+        if len(self.versions) < 2 or version >= len(self.versions) - 1:
             self.notify("Highlight an older version (h) to revert to it.", severity="warning")
             return
-        older = self.versions[table.cursor_row]
-        prompt = f"Revert to v{table.cursor_row + 1} {older.docid}: the new head will say"
+        older = self.versions[version]
+        prompt = f"Revert to v{version + 1} {older.docid}: the new head will say"
         self.ask_successor(prompt, older.text, revert=True)
 
     def ask_successor(

@@ -10,6 +10,7 @@ from typing import Any
 
 from engine.facade.namespace import Namespace
 from engine.memory import browse, library, resources
+from engine.memory.as_of_fields import rows_as_of
 from engine.memory.browse import DuplicatePair, FactPage
 from engine.memory.library import LibraryFilter, LibraryPage
 from engine.memory.recall import RecallRequest
@@ -53,6 +54,12 @@ class FactsApi(Namespace):
     def get(self, ref: str) -> tables.FactRow:
         """A fact by #docid, record id or uri (MEMORY_NOT_FOUND when there is none)."""
         return browse.fact_row(self._engine, ref)
+
+    def get_as_of(self, ref: str, moment: datetime | None) -> tables.FactRow:
+        """A fact with its curation fields (provenance, use policy, freshness) as they were
+        at `moment` (None: now); its status fields are as stored (read them against it)."""
+        row = browse.fact_row(self._engine, ref)
+        return row if moment is None else rows_as_of(self._engine, [row], moment)[0]
 
     def chain(self, ref: str) -> list[tables.FactRow]:
         """The supersession chain through `ref`, oldest first."""

@@ -24,9 +24,9 @@ class ReceiptsApi(Namespace):
         """The stored receipts that already returned this exact text (it would be fenced)."""
         return receipts.fence_exposure(self._engine, text)
 
-    def usage(self, record_id: str) -> tuple[int, str | None]:
-        """How often a fact was recalled, and by whom last."""
-        return receipts.recall_usage(self._engine, record_id)
+    def usage(self, record_id: str, *, as_of: datetime | None = None) -> tuple[int, str | None]:
+        """How often a fact was recalled, and by whom last (up to `as_of`, None: now)."""
+        return receipts.recall_usage(self._engine, record_id, as_of=as_of)
 
     def record_usage(
         self, *, digest: str, caller: str, used: Sequence[str], ignored: Sequence[str] = ()

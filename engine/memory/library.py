@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from engine.contract.normalize import iso_utc, parse_iso
 from engine.memory import browse
+from engine.memory.as_of_fields import rows_as_of
 from engine.storage import tables
 
 if TYPE_CHECKING:
@@ -122,7 +123,8 @@ def library_page(
             as_of=wanted.as_of,
             exclude=wanted.exclude,
         )
-    return LibraryPage(page.rows, page.total, offset, tab_counts(engine, wanted.as_of))
+    rows = page.rows if wanted.as_of is None else rows_as_of(engine, page.rows, wanted.as_of)
+    return LibraryPage(rows, page.total, offset, tab_counts(engine, wanted.as_of))
 
 
 @dataclass(frozen=True)

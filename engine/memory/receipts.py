@@ -314,13 +314,21 @@ def fence_near_misses(
     return misses[:limit]
 
 
-def recall_usage(engine: MemoryEngine, record_id: str) -> tuple[int, str | None]:
-    """How many stored receipts name this fact, and the caller of the latest one."""
+def recall_usage(
+    engine: MemoryEngine, record_id: str, *, as_of: datetime | None = None
+) -> tuple[int, str | None]:
+    """How many stored receipts name this fact, and the caller of the latest one; issued up
+    to `as_of` when given (the Library's as-of view)."""
     from sqlalchemy.orm import Session
 
     with Session(engine.db) as session:
         rows = _stored_receipts(session)
-    hits = [row for row in rows if record_id in row.memory_ids]
+    hits = [
+        row
+        for row in rows
+        if record_id in row.memory_ids
+        and (as_of is None or (row.issued_at is not None and row.issued_at <= as_of))
+    ]
     return len(hits), hits[0].caller if hits else None
 
 

@@ -25,11 +25,7 @@ from gno_tui.widgets.fact_table import ARROWS, FactTable
 from screens.modal import Modal
 
 FIND_KEY, NEXT_KEY, PREV_KEY = "ctrl+f", "n", "N"  # as the help and the bar name them
-AS_LOADED = "\x00as-loaded"
-# Lists whose order is what they show (their screen reads a version by its row): not sorted.
-KEEP_ORDER = {
-    "chain-table": "A chain keeps its order, oldest to newest: n / N search it."
-}  # the picker's option for the list's own order (no title is this)
+AS_LOADED = "\x00as-loaded"  # the picker's option for the list's own order (no title is this)
 
 
 def list_to_search(screen: Screen[Any]) -> FactTable | None:
@@ -208,9 +204,6 @@ def choose_sort(screen: Screen[Any]) -> None:
     table = list_to_search(screen)
     if table is None or not table.sort_titles():
         screen.notify("No list here to sort.", severity="warning")
-        return
-    if table.id in KEEP_ORDER:
-        screen.notify(KEEP_ORDER[table.id], severity="warning")
         return
 
     def sort(answer: tuple[str, bool] | None) -> None:

@@ -124,3 +124,48 @@ async def test_rows_and_the_detail_pane_agree_on_the_state_then(engine: Any, cli
         await settle(pilot)
         assert table.full_row_at(0)[0].style == ""
         assert str(table.full_row_at(0)[0]).startswith("● ")
+
+
+async def test_confidence_and_use_policy_show_their_values_then(engine: Any, client: Any) -> None:
+    """A confidence and a use policy changed after the moment: the row and the detail pane
+    show the values of the moment (they change in place, not as a new version), and the
+    present shows today's again. So does the recall count: a recall after the moment is not
+    counted then."""
+    own, start = engine._clock, engine.now() - timedelta(hours=4)
+    engine._clock = lambda: start
+    fact = client.add("Bob drinks black coffee", "user:bob")
+    engine._clock = lambda: start + timedelta(hours=2)
+    ref = fact["record"]["uri"]
+    review.set_curation(
+        engine, ref=ref, actor=PERSON, action="confidence",
+        changes={"provenance": {"confidence": 0.25}},
+    )  # fmt: skip
+    review.set_curation(
+        engine, ref=ref, actor=PERSON, action="use-policy",
+        changes={"usePolicy": {"canUseAsInstruction": True, "canUseAsEvidence": True}},
+    )  # fmt: skip
+    engine._clock = own
+    client.recall("black coffee", ["user:bob"])
+    now_row = browse.fact_row(engine, ref)
+    before = now_row.workbench.get("provenance", {}).get("confidence")
+    then = iso_utc(start + timedelta(hours=1))
+    async with workbench(engine) as (_app, pilot):
+        screen = await as_of(pilot, then)
+        table = screen.query_one(FittedTable)
+        table.move_cursor(row=0)
+        await settle(pilot)
+        cells = [str(cell) for cell in table.full_row_at(0)]
+        assert cells[5].startswith("evid") and cells[6] != "0.25", cells
+        detail = str(screen.query_one("#library-detail-body", Static).render())
+        assert "provenance.confidence 0.25" not in " ".join(detail.split()), detail
+        assert "usePolicy.canUseAsInstruction True" not in " ".join(detail.split()), detail
+        assert "recalled 0×" in " ".join(detail.split()), detail
+
+        await pilot.press("escape")
+        await settle(pilot)
+        table.move_cursor(row=0)
+        await settle(pilot)
+        cells = [str(cell) for cell in table.full_row_at(0)]
+        assert cells[5].startswith("instr") and cells[6] == "0.25", (cells, before)
+        detail = " ".join(str(screen.query_one("#library-detail-body", Static).render()).split())
+        assert "provenance.confidence 0.25" in detail and "recalled 1×" in detail, detail

@@ -171,8 +171,41 @@ async def test_back_from_a_chain_returns_to_the_library_row(
         library = shown(app, LibraryScreen)
         assert cursor_key(app) == ids[1]
         assert library.query_one(FactTable).has_focus
-        # Nothing left to go back to: ctrl+o on the Chain says so; escape stays quiet.
-        await pilot.press("5", "ctrl+o")
+        # The Chain by its key is a jump too: back returns to where 5 was pressed.
+        await pilot.press("j")
+        await settle(pilot)
+        row = cursor_key(app)
+        assert row != ids[1]
+        await pilot.press("5")
+        await settle(pilot)
+        shown(app, SupersessionScreen)
+        await pilot.press(back)
+        await settle(pilot)
+        shown(app, LibraryScreen)
+        assert cursor_key(app) == row
+
+
+async def test_back_from_the_chain_by_key_5_returns_to_the_screen_it_came_from(
+    engine: Any, client: Any
+) -> None:
+    client.add("Bob lives in Lyon", "user:bob")
+    async with workbench(engine) as (app, pilot):
+        await pilot.press("6")
+        await settle(pilot)
+        receipts = app.screen
+        await pilot.press("5")
+        await settle(pilot)
+        shown(app, SupersessionScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is receipts
+    # A workbench opened on a chain came from nowhere: ctrl+o says so; escape stays quiet.
+    async with workbench(engine, "supersession") as (app, pilot):
+        await pilot.press("escape")
+        await settle(pilot)
+        shown(app, SupersessionScreen)
+        assert not any("Nothing to go back to" in note for note in notes(app))
+        await pilot.press("ctrl+o")
         await settle(pilot)
         shown(app, SupersessionScreen)
         assert any("Nothing to go back to" in note for note in notes(app))

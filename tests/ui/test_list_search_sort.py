@@ -3,11 +3,13 @@ keys on every screen, acting on the list in focus (gno_tui.widgets.list_search).
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 from pilot_helpers import keys, settle, shown, store_change_shown, workbench
+from rich.console import Console
 from textual.coordinate import Coordinate
-from textual.widgets import Label, OptionList
+from textual.widgets import Label, OptionList, Static
 
 from engine.facade.service import MemoryService
 from engine.memory import browse
@@ -182,3 +184,43 @@ async def test_marks_under_a_sort_go_to_the_rows_shown(engine: Any, client: Any)
         for row in range(table.row_count):
             drawn = plain(table.get_row_at(row)[0]).startswith("●")
             assert drawn == (row in (1, 2, 3, 4)), row
+
+
+async def test_a_sorted_chain_still_diffs_and_reverts_the_version_highlighted(
+    engine: Any, client: Any
+) -> None:
+    """The Chain's versions sort too (newest first by their created time, say); the diff, h /
+    l and revert (u) act on the version highlighted, not on the one at that row of the chain."""
+    from screens.supersession import SupersessionScreen
+
+    first = client.add("The staging deploy runs on Mondays", "project:x")
+    second = client.supersede(first, "The staging deploy runs on Tuesdays")
+    client.supersede(second, "The staging deploy runs on Fridays")
+    async with workbench(engine) as (app, pilot):
+        await pilot.press("enter")  # the Library's top row: the head
+        await settle(pilot)
+        chain = shown(app, SupersessionScreen)
+        table = chain.query_one(FittedTable)
+
+        def versions_shown() -> list[str]:
+            return [plain(table.full_row_at(i)[0]).strip(" ◆") for i in range(table.row_count)]
+
+        assert versions_shown() == ["1", "2", "3"]
+        await choose_sort(app, pilot, table, "v")
+        await choose_sort(app, pilot, table, "v")  # again: newest first
+        assert versions_shown() == ["3", "2", "1"]
+        table.move_cursor(row=2)  # shown last: v1, the oldest
+        await settle(pilot)
+        assert chain.selected_version() == 0
+        console = Console(width=138, file=io.StringIO(), record=True)
+        console.print(chain.query_one("#chain-diff-body", Static).content)
+        assert "Mondays" in console.export_text()
+        await pilot.press("l")  # newer: v2, shown in the middle
+        await settle(pilot)
+        assert table.cursor_row == 1 and chain.selected_version() == 1
+        await pilot.press("h")
+        await settle(pilot)
+        await pilot.press("u", "enter")  # revert to v1: its text is the new head's
+        await settle(pilot)
+        head = browse.chain(engine, first["record"]["recordId"])[-1]
+        assert head.text == "The staging deploy runs on Mondays"
