@@ -203,7 +203,7 @@ class GnoApp(UndoKeys, JumpBack, ToastHold, UsesWorkbench, App[None]):
                 self.call_after_refresh(self.prebuild_when_quiet)
                 return
         # Every screen is built: it too lives as long as the app (see on_mount).
-        gc.freeze()
+        self._idle.settle()
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         """Run in a terminal until quit (the CLI's way; tests use run_test). After it the

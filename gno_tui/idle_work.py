@@ -33,6 +33,15 @@ class IdleWork:
     def __init__(self) -> None:
         self.last_input = time.monotonic()
         self.quiet_since: float | None = None  # no load and no key since then (quiet)
+        # Until the screens are built ahead and frozen with the rest (gno_tui.app), a full
+        # collection walks everything loaded since the start (the index, the screens): 0.1-
+        # 0.2 s, which landed on the first key pressed as the first rows showed.
+        self.settled = False
+
+    def settle(self) -> None:
+        """What the workbench keeps is loaded: freeze it; collections may run from now on."""
+        gc.freeze()
+        self.settled = True
 
     def take_over_process(self) -> None:
         """Freeze what exists now, leave full collections to `collect_if_idle`, and let a
@@ -61,9 +70,12 @@ class IdleWork:
         return gc.get_count()[2] >= FULL_AFTER_YOUNGER
 
     def collect_if_idle(self, busy: bool) -> bool:
-        """One full collection if one is due, no input came for PAUSE_SECONDS and nothing
-        loads (`busy`: a worker runs, whose result is about to be painted)."""
-        if busy or not self.due() or time.monotonic() - self.last_input < PAUSE_SECONDS:
+        """One full collection if one is due, the workbench has settled, no input came for
+        PAUSE_SECONDS and nothing loads (`busy`: a worker runs, whose result is about to be
+        painted)."""
+        if not self.settled or busy or not self.due():
+            return False
+        if time.monotonic() - self.last_input < PAUSE_SECONDS:
             return False
         gc.collect()
         return True
