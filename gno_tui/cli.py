@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from gno_tui import __version__
+from gno_tui.cli_backup import add_backup_commands
 from gno_tui.cli_io import emit_json
 from gno_tui.cli_memory import add_memory
 from gno_tui.cli_server import add_server_commands
@@ -309,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_memory(commands, formatter=_formatter, common=_common)
     add_server_commands(commands, formatter=_formatter, common=_common)
+    add_backup_commands(commands, formatter=_formatter, common=_common)
     return parser
 
 

@@ -60,7 +60,10 @@ def _opened(opener: Callable[[], Opened], args: argparse.Namespace) -> Opened:
         url = args.db or os.environ.get("GNO_TUI_DB") or ""
         if isinstance(exc, MemoryFailure):
             if url and exc.code == "MEMORY_QUERY_FAILED":
-                raise MemoryFailure(exc.code, _without_password(exc.message, url)) from None
+                message = exc.message
+                if hide_password(url) not in message:  # the server's answer names no URL
+                    message += f" (database: {hide_password(url)})"
+                raise MemoryFailure(exc.code, _without_password(message, url)) from None
             raise
         if not _is_database_error(exc):
             raise

@@ -30,7 +30,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         )
         try:
             report = store.interop.import_file(request, progress=progress)
-        except RecursionError:  # JSON nested too deep for the decoder (the file is read whole
+        except RecursionError:  # JSON nested too deep for the decoder (every item is read
             # and checked before anything is written, so nothing was imported)
             raise MemoryFailure(
                 "MEMORY_IMPORT_INVALID",
@@ -38,7 +38,11 @@ def cmd_import(args: argparse.Namespace) -> int:
                 "levels make sense in a memory). Flatten the data. Nothing was imported.",
             ) from None
     if args.json:
-        emit_json(report.to_json())
+        # What emit_json(report.to_json()) prints, a piece at a time: a report has a line
+        # per item, and an import's memory is bounded by its batch, not by its file.
+        for chunk in report.json_chunks():
+            sys.stdout.write(chunk)
+        sys.stdout.write("\n")
     else:
         from gno_tui.cli_render import render_import
 

@@ -59,6 +59,18 @@ def cmd_request(args: argparse.Namespace) -> int:
     return request(args)
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    from gno_tui.cli_backup import cmd_backup as backup
+
+    return backup(args)
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from gno_tui.cli_backup import cmd_restore as restore
+
+    return restore(args)
+
+
 def run(args: argparse.Namespace) -> int:
     check_text_arguments(args)
     if args.command is None:
@@ -79,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         "serve": cmd_serve,
         "token": cmd_token,
         "request": cmd_request,
+        "backup": cmd_backup,
+        "restore": cmd_restore,
     }[args.command]
     return handler(args)
 
@@ -222,6 +236,7 @@ def _add_collection(store: MemoryService, args: argparse.Namespace) -> Any:
     written. Folders made for the check are removed again if the add is refused."""
     import tempfile  # here: only adding a collection needs it
 
+    store.check_writable()  # a read-only home: its own code, before any folder is tried
     if args.name in {row.name for row in store.collections()} or not store.files_canonical:
         # An existing name is refused by the engine; in the server mode a collection has no
         # folder (the engine refuses --path there).
@@ -303,6 +318,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"mode       {report['mode']}")
         print(f"retrieval  {retrieval['backend']} ({', '.join(retrieval['capabilities'])})")
         print(f"matching   {report['matching']['mode']}")
+        if report["readOnly"]:
+            print(f"read-only  {report['readOnlyReason']}: reads work, writes are refused")
     return 0
 
 

@@ -32,15 +32,16 @@ def new_session_id() -> str:
 
 def clean_client_name(name: Any) -> str:
     """A client's name as a caller may carry it: escape sequences and every control, format,
-    surrogate, private-use or unassigned character removed, whitespace collapsed, NFC, at most
-    MAX_CLIENT_NAME characters ("" when nothing is left)."""
+    surrogate, private-use or unassigned character removed, and U+FFFD (what the wire makes of
+    bytes that are not UTF-8 where they only route a request, gno_tui/mcp_wire.py), whitespace
+    collapsed, NFC, at most MAX_CLIENT_NAME characters ("" when nothing is left)."""
     if not isinstance(name, str):
         return ""
     text = _ESCAPES.sub("", name[: MAX_CLIENT_NAME * 64])  # bound the work before cleaning
     kept = "".join(
         " " if ch.isspace() else ch
         for ch in text
-        if ch.isspace() or not unicodedata.category(ch).startswith("C")
+        if ch.isspace() or (ch != "\ufffd" and not unicodedata.category(ch).startswith("C"))
     )
     return " ".join(unicodedata.normalize("NFC", kept).split())[:MAX_CLIENT_NAME].rstrip()
 

@@ -14,13 +14,19 @@ the null device and at stderr while the server runs, so stray output from a libr
 corrupts the protocol, and both are restored on exit.
 
 A terminal, a regular file or anything else that asyncio cannot watch is served by the SDK's
-own transport, unchanged.
+own transport, with stdin read as below.
+
+Either way a line's bytes that are not UTF-8 are decoded as lone surrogates (Python's
+`surrogateescape`), never replaced by U+FFFD as the SDK's transport does: a tool's argument
+holding them is then refused with MEMORY_TEXT_INVALID (gno_tui/mcp_wire.py), as the CLI
+refuses the same bytes, instead of being stored with its text silently changed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import fcntl
+import io
 import logging
 import os
 import stat
@@ -56,8 +62,13 @@ def _backed_by(stream: Any, fd: int) -> bool:
         return False
 
 
+# How the wire's bytes become text: the SDK's transport uses "replace", which would turn bytes
+# that are not UTF-8 into U+FFFD and let a tool store that text as if it had been sent.
+WIRE_ERRORS = "surrogateescape"
+
+
 class PipeLines:
-    """Lines of the wire, decoded as the SDK's transport decodes them."""
+    """Lines of the wire, decoded as UTF-8 with bytes that are not kept as lone surrogates."""
 
     def __init__(self, reader: asyncio.StreamReader) -> None:
         self._reader = reader
@@ -77,7 +88,7 @@ class PipeLines:
             raise StopAsyncIteration from None
         if not line:
             raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+        return line.decode("utf-8", errors=WIRE_ERRORS)
 
 
 class PipeWriter:
@@ -96,6 +107,33 @@ class PipeWriter:
             await self._writer.drain()
         except ConnectionError:  # the client closed its end: the session is over
             raise anyio.ClosedResourceError from None
+
+
+class _UnownedText(io.TextIOWrapper):
+    """A text layer over stdin that never closes the binary stream beneath it (it is not
+    ours to close: it may be sys.stdin's own buffer)."""
+
+    def close(self) -> None:
+        with suppress(ValueError):
+            self.detach()
+
+
+@asynccontextmanager
+async def _stdin_lines() -> AsyncIterator[Any]:
+    """stdin for the SDK's own transport, read as the SDK reads it (fd 0 pointed at the null
+    device while the server runs, the wire on a private descriptor) but decoded with
+    WIRE_ERRORS."""
+    wire: int | None = None
+    binary: Any = sys.stdin.buffer
+    if sys.platform != "win32" and _backed_by(sys.stdin, 0):
+        wire = _divert(0, os.O_RDONLY)
+        binary = os.fdopen(wire, "rb", closefd=False)
+    try:
+        yield anyio.wrap_file(_UnownedText(binary, encoding="utf-8", errors=WIRE_ERRORS))
+    finally:
+        if wire is not None:  # never closed: a worker thread may still block on a read of it
+            with suppress(OSError):
+                os.dup2(wire, 0)
 
 
 def _divert(fd: int, mode: int) -> int:
@@ -124,7 +162,7 @@ async def served_stdio() -> AsyncIterator[tuple[Any, Any]]:
         and _backed_by(sys.stdout, 1)
     )
     if not usable:
-        async with stdio_server() as streams:
+        async with _stdin_lines() as lines, stdio_server(stdin=lines) as streams:
             yield streams
         return
     sys.stdout.flush()

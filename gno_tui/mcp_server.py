@@ -234,7 +234,8 @@ class GnoMcp:
             arguments = params.arguments or {}
             if (where := first_invalid_text(arguments)) is not None:
                 log.warning(
-                    "%s request %s refused: %s holds a lone surrogate (MEMORY_TEXT_INVALID)",
+                    "%s request %s refused: %s holds a lone surrogate or bytes that are not UTF-8 "
+                    "(MEMORY_TEXT_INVALID)",
                     tool.name,
                     printable(ctx.request_id),
                     where,

@@ -4,10 +4,12 @@ The SDK's stdio reader hands the server an exception for a line its JSON parser 
 the server drops that without an answer or a log line. JSON-RPC answers every request, so
 `relay` stands between the reader and the server:
 
-- a line Python's parser reads (a lone surrogate escape such as \\ud800, which the SDK's parser
-  refuses; nesting deeper than the SDK parses; NaN or Infinity beside either) is passed on as
-  the message it is, and its handler answers with a coded error (MEMORY_TEXT_INVALID for a
-  lone surrogate in a tool's arguments or a resource's uri);
+- a line Python's parser reads (a lone surrogate escape such as \\ud800, or bytes that are not
+  UTF-8, which the wire decodes as lone surrogates, gno_tui/mcp_pipes.py: the SDK's parser
+  refuses both; nesting deeper than the SDK parses; NaN or Infinity beside either) is passed
+  on as the message it is, and its handler answers with a coded error (MEMORY_TEXT_INVALID for
+  a lone surrogate in a tool's arguments or a resource's uri, as the CLI refuses the same
+  text: nothing is stored with U+FFFD in its place);
 - anything else (not JSON, not a JSON-RPC message, an id no answer could carry) is answered
   here with a JSON-RPC error whose id is null (-32700 parse error, -32600 invalid request),
   and logged.
@@ -70,9 +72,9 @@ def printable(value: Any) -> str:
 def text_invalid(where: str) -> MemoryFailure:
     return MemoryFailure(
         "MEMORY_TEXT_INVALID",
-        f"`{where}` is not valid Unicode text: it holds a lone surrogate (half of a UTF-16 "
-        "pair, e.g. a JSON \\ud800 escape without its partner). Send UTF-8 text; in JSON, "
-        "escape whole characters, never half a surrogate pair.",
+        f"`{where}` is not valid Unicode text: it holds bytes that are not UTF-8, or a lone "
+        "surrogate (half of a UTF-16 pair, e.g. a JSON \\ud800 escape without its partner). "
+        "Send UTF-8 text; in JSON, escape whole characters, never half a surrogate pair.",
     )
 
 
@@ -137,7 +139,7 @@ def reread(error: Exception) -> SessionMessage:
         )
     else:
         log.warning(
-            "a %s request (id %s) holds a lone surrogate: %s",
+            "a %s request (id %s) holds a lone surrogate or bytes that are not UTF-8: %s",
             printable(document.get("method")),
             printable(document.get("id")),
             "it is answered MEMORY_TEXT_INVALID"
@@ -188,11 +190,17 @@ def _replace_surrogates(value: Any) -> Any:
     return value
 
 
+# What the SDK's parser says of a line it could not read: not JSON to it (a lone surrogate
+# escape, nesting too deep), or not Unicode (bytes that were not UTF-8, decoded as lone
+# surrogates: it cannot even encode the line to parse it).
+_UNREAD = ("json_invalid", "string_unicode")
+
+
 def _unparsed_line(error: Exception) -> str | None:
     if not isinstance(error, ValidationError):
         return None
     for detail in error.errors():
-        if detail.get("type") == "json_invalid" and isinstance(detail.get("input"), str):
+        if detail.get("type") in _UNREAD and isinstance(detail.get("input"), str):
             return str(detail["input"])
     return None
 

@@ -13,7 +13,15 @@ CONFLICT_CODES = frozenset(
     }
 )
 # Codes that mean the store, not the caller's input, is at fault.
-FAILURE_CODES = frozenset({"MEMORY_SYNC_FAILED", "MEMORY_QUERY_FAILED", "MEMORY_INTERNAL"})
+FAILURE_CODES = frozenset(
+    {
+        "MEMORY_SYNC_FAILED",
+        "MEMORY_QUERY_FAILED",
+        "MEMORY_INTERNAL",
+        "MEMORY_HOME_READ_ONLY",
+        "MEMORY_HOME_DAMAGED",
+    }
+)
 
 ERROR_CODES = frozenset(
     {
@@ -79,6 +87,16 @@ ERROR_CODES = frozenset(
         "MEMORY_ORIGIN_FORBIDDEN",
         "MEMORY_REQUEST_TOO_LARGE",
         "MEMORY_REQUEST_TIMEOUT",
+        # Backup and restore (engine/storage/backup.py): a backup that is missing, damaged or
+        # of a newer gno-tui; a restore aimed at a home or database that holds a store.
+        "MEMORY_BACKUP_INVALID",
+        "MEMORY_STORE_NOT_EMPTY",
+        # The home (engine/storage/home.py): a --home that cannot be a store's folder (exit 1);
+        # a home this process may not write (exit 2: reads still work); a collections.yaml
+        # that does not parse or lists a collection wrongly (exit 2, naming the line).
+        "MEMORY_HOME_INVALID",
+        "MEMORY_HOME_READ_ONLY",
+        "MEMORY_HOME_DAMAGED",
     }
 )
 

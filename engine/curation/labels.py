@@ -54,6 +54,7 @@ def label_recall_item(
             "MEMORY_DECISION_INVALID", f"Unknown label {label!r}; use one of {LABELS} or none."
         )
     with engine.write_lock(), Session(engine.db) as session:
+        engine.reads.store_pending_receipts(wait=True)  # a recall's that had to wait
         receipt = session.get(tables.ReceiptRow, digest)
         if receipt is None:
             raise MemoryFailure(
@@ -136,6 +137,7 @@ def record_usage(
             f"{', '.join(both)} is reported both used and ignored; name each memory once.",
         )
     with engine.write_lock(), Session(engine.db) as session:
+        engine.reads.store_pending_receipts(wait=True)  # a recall's that had to wait
         receipt = session.get(tables.ReceiptRow, digest)
         if receipt is None or receipt.caller != caller:
             raise MemoryFailure(

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from engine.curation.review import Decision
     from engine.curation.review_queue import ReviewQueue
     from engine.curation.undo import NeedsYes, Redone, Undone
+    from engine.facade.backup import backup_store, restore_store
     from engine.facade.curation import Curation, CurationAction, DuplicateVerdict
     from engine.facade.factory import resolve_home
     from engine.facade.facts import FactQuery
@@ -134,6 +135,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Undone": ("engine.curation.undo", "Undone"),
     "WHY_NOT_REASONS": ("engine.memory.why_not", "REASONS"),
     "WhyNot": ("engine.memory.why_not", "WhyNot"),
+    "backup_store": ("engine.facade.backup", "backup_store"),
     "current_at": ("engine.memory.browse", "current_at"),
     "is_stale": ("engine.memory.browse", "is_stale"),
     "keyed_json": ("engine.keyed.cursor", "dumps"),
@@ -143,6 +145,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "open_service": ("engine.facade.service", "open_service"),
     "parse_keyed_request": ("engine.keyed.requests", "parse_request_json"),
     "resolve_home": ("engine.facade.factory", "resolve_home"),
+    "restore_store": ("engine.facade.backup", "restore_store"),
     "schema_errors": ("engine.contract.validation", "schema_errors"),
     "status_at": ("engine.memory.browse", "status_at"),
     "status_of": ("engine.memory.browse", "status_of"),
@@ -204,6 +207,7 @@ __all__ = [
     "TokenInfo",
     "Undone",
     "WhyNot",
+    "backup_store",
     "check_json_depth",
     "clean_text",
     "collapse_text",
@@ -222,6 +226,7 @@ __all__ = [
     "parse_iso",
     "parse_keyed_request",
     "resolve_home",
+    "restore_store",
     "schema_errors",
     "status_at",
     "status_of",

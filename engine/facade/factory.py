@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from engine.contract.normalize import utc_now
 from engine.retrieval.embeddings import EmbedderStatus, load_embedder
-from engine.storage.sqlite_reader import INDEX_FILE, open_sqlite_store, sqlite_url
+from engine.storage.home import check_home_argument, make_home, not_writable
+from engine.storage.sqlite_reader import INDEX_FILE, open_sqlite_store, sqlite_file, sqlite_url
 
 if TYPE_CHECKING:
     from engine.storage.reads import RecallStore
@@ -21,8 +22,11 @@ if TYPE_CHECKING:
 
 
 def resolve_home(home: str | Path | None = None) -> Path:
-    """--home, else $GNO_TUI_HOME, else the platform's user data folder for gno-tui."""
-    if home:
+    """--home, else $GNO_TUI_HOME, else the platform's user data folder for gno-tui. An empty
+    --home is refused (MEMORY_HOME_INVALID), not taken for the default; an empty
+    $GNO_TUI_HOME is unset, as empty variables are in a shell."""
+    if home is not None:
+        check_home_argument(home)
         return Path(home).expanduser().resolve()
     if os.environ.get("GNO_TUI_HOME"):
         return Path(os.environ["GNO_TUI_HOME"]).expanduser().resolve()
@@ -56,11 +60,13 @@ def open_engine(
     """`clock` and `ids` (record ids, `mem-` + 16 hex; random when None) are the engine's
     only sources of time and identity: see MemoryEngine. `lock_timeout`: how long a write
     waits for the home's write lock (None: WRITE_LOCK_TIMEOUT_S)."""
+    resolved = resolve_home(home)
+    # A path that cannot be a home is a coded error, before the store's code loads; nothing
+    # is made.
+    make_home(resolved)
     from engine.storage.database import make_db_engine
     from engine.storage.store import WRITE_LOCK_TIMEOUT_S, MemoryEngine
 
-    resolved = resolve_home(home)
-    resolved.mkdir(parents=True, exist_ok=True)
     url = db_url or os.environ.get("GNO_TUI_DB") or sqlite_url(resolved / INDEX_FILE)
     status = embedder_status if embedder_status is not None else load_embedder(model)
     return MemoryEngine(
@@ -81,10 +87,18 @@ def open_recall_store(**options: Unpack[EngineOptions]) -> RecallStore:
     # The URL open_engine would use: only the SQLite file it names is read here.
     url = options.get("db_url") or os.environ.get("GNO_TUI_DB") or sqlite_url(home / INDEX_FILE)
     given = options.get("embedder_status")
-    store = open_sqlite_store(
-        home,
-        db_url=url,
-        embedder_status=lambda: given if given is not None else load_embedder(options.get("model")),
-        clock=options.get("clock", utc_now),
+    # A home this process may not write is the engine's to open read-only (the sqlite3 store
+    # would fail storing the receipt).
+    store = (
+        open_sqlite_store(
+            home,
+            db_url=url,
+            embedder_status=lambda: (
+                given if given is not None else load_embedder(options.get("model"))
+            ),
+            clock=options.get("clock", utc_now),
+        )
+        if not_writable(home, sqlite_file(url)) is None
+        else None
     )
     return store if store is not None else open_engine(**options)

@@ -112,6 +112,15 @@ class MemoryService:
         home = self.engine.home
         return f"<home>/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
 
+    def check_writable(self) -> None:
+        """MEMORY_HOME_READ_ONLY when this process may not write the home (a read-only mount,
+        another user's folder): for a surface that touches the home's folders itself before
+        the engine would refuse the write."""
+        from engine.storage.home import read_only_refusal
+
+        if self.engine.read_only is not None:
+            raise read_only_refusal(self.engine.home, self.engine.read_only)
+
     def now(self) -> datetime:
         """The injected clock's time (every timestamp the store writes comes from it)."""
         return self.engine.now()
@@ -157,12 +166,18 @@ class MemoryService:
     def status(self) -> dict[str, Any]:
         """Where this store lives and ranks (`gno-tui status`): the database's kind, the
         retrieval backend (`postgres` inside the database, or `in-memory`) with the legs it
-        has, and the dedup matching in force. No URL: it may carry a password."""
+        has, and the dedup matching in force; `readOnly` when this process may not write the
+        home (why: `readOnlyReason`), and `notes` of what opening it did. No URL: it may carry
+        a password."""
         index = self.engine.retrieval()
+        read_only = self.engine.read_only
         return {
             "home": str(self.engine.home),
             "database": self.engine.db.dialect.name,
             "mode": "embedded" if self.engine.files_canonical else "server",
+            "readOnly": read_only is not None,
+            **({"readOnlyReason": read_only} if read_only is not None else {}),
+            "notes": list(self.engine.notes),
             "retrieval": {
                 "backend": self.engine.retrieval_backend,
                 "capabilities": sorted(index.capabilities),

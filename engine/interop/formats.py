@@ -8,6 +8,7 @@ mem0's `get_all`: `{"results": [{"id", "memory", ...}]}`)."""
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,15 +20,12 @@ from engine.contract.normalize import content_hash, is_record_id, is_sha256
 from engine.contract.validation import schema_errors
 from engine.storage.factfiles import (
     GNO_URI,
-    FactFileError,
     FieldError,
     check_docid,
     check_gno_uris,
     check_text_field,
     check_time,
     check_workbench,
-    iter_fact_paths,
-    read_fact_file,
 )
 
 FORMATS = ("jsonl", "ob1", "gno", "mem0")
@@ -96,7 +94,10 @@ def _loads(text: str, where: str, *, document: bool = False) -> Any:
         value = None
         depth = MAX_JSON_DEPTH + 1
     else:
-        depth = _depth(value)
+        # Each level opens a bracket: text with no more brackets than that cannot be deeper
+        # (walking every value was most of reading a plain line).
+        shallow = text.count("{") + text.count("[") <= MAX_JSON_DEPTH
+        depth = 0 if shallow else _depth(value)
     if depth > MAX_JSON_DEPTH:
         raise _bad(
             where,
@@ -177,7 +178,7 @@ def detect_format(path: Path) -> str:
         return "gno"
     if path.suffix in (".jsonl", ".ndjson"):
         return "jsonl"
-    head = _read(path)[:4096].lstrip()
+    head = _head(path).lstrip()
     if head.startswith("{") and '"schema_version"' in head and "openbrain" in head:
         return "ob1"
     if head.startswith("{") and '"results"' in head:
@@ -185,6 +186,22 @@ def detect_format(path: Path) -> str:
     if head.startswith("{"):
         return "jsonl"
     raise _bad(str(path), "cannot tell its format; pass --format jsonl|ob1|gno|mem0")
+
+
+def _head(path: Path, size: int = 16_384) -> str:
+    """The first 4096 characters of the file (what telling its format needs), with the checks
+    reading it whole makes: its size, and UTF-8 as far as it is read."""
+    try:
+        if path.stat().st_size > MAX_IMPORT_BYTES:
+            raise _bad(str(path), f"larger than {MAX_IMPORT_BYTES // 2**20} MiB; split it")
+        with path.open("rb") as file:
+            data = file.read(size)
+        # A character cut at the end of the head is not an error: the decoder waits for more.
+        return codecs.getincrementaldecoder("utf-8")().decode(data, final=False)[:4096]
+    except UnicodeDecodeError as exc:
+        raise _bad(str(path), f"not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise _bad(str(path), f"cannot be read ({exc.strerror})") from exc
 
 
 def _read(path: Path) -> str:
@@ -198,16 +215,16 @@ def _read(path: Path) -> str:
         raise _bad(str(path), f"cannot be read ({exc.strerror})") from exc
 
 
-def read_incoming(path: Path, fmt: str, default_scopes: list[str]) -> list[Incoming]:
+def read_document(path: Path, fmt: str, default_scopes: list[str]) -> list[Incoming]:
+    """The items of a file that is one JSON document (`ob1`, `mem0`), read whole. JSONL and
+    GNO fact folders are read item by item (engine/interop/import_source.py)."""
+    document = _loads(_read(path), str(path), document=True)
+    return _read_ob1(path, document) if fmt == "ob1" else _read_mem0(path, document, default_scopes)
+
+
+def check_format(path: Path, fmt: str) -> None:
     if fmt not in FORMATS:
         raise _bad(str(path), f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    if fmt == "gno":
-        return _read_gno(path, default_scopes)
-    text = _read(path)
-    if fmt == "jsonl":
-        return _read_jsonl(path, text, default_scopes)
-    document = _loads(text, str(path), document=True)
-    return _read_ob1(path, document) if fmt == "ob1" else _read_mem0(path, document, default_scopes)
 
 
 def _scopes(value: Any, default: list[str], where: str) -> list[str]:
@@ -220,49 +237,53 @@ def _scopes(value: Any, default: list[str], where: str) -> list[str]:
     return list(value)
 
 
-def _read_jsonl(path: Path, text: str, default_scopes: list[str]) -> list[Incoming]:
-    found: list[Incoming] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        item = _loads(line, where)
-        if not isinstance(item, dict):
-            raise _bad(where, "each line must be a JSON object with text and scopes")
-        unknown = sorted(set(item) - JSONL_FIELDS)
-        if unknown:
-            raise _bad(
-                where,
-                f"unknown field(s) {', '.join(unknown)}; allowed: "
-                f"{', '.join(sorted(JSONL_FIELDS))}",
-            )
-        if not isinstance(item.get("text"), str) or not item["text"].strip():
-            raise _bad(where, "text is missing or empty")
-        text = item["text"]
-        if item.get("contentHash") is not None:
-            _checked(where, _content_hash, item["contentHash"], text)
-        _optional(where, _uri, item.get("uri"), "uri")
-        found.append(
-            Incoming(
-                text=text,
-                scopes=_scopes(item.get("scopes"), default_scopes, where),
-                where=where,
-                collection=_optional(where, _collection, item.get("collection"), "collection"),
-                caller=_checked(where, check_text_field, item.get("caller"), "caller"),
-                session=_checked(where, check_text_field, item.get("session"), "session"),
-                source=_checked(where, check_text_field, item.get("source"), "source"),
-                created_at=_optional(where, check_time, item.get("createdAt"), "createdAt"),
-                record_id=_optional(where, _record_id, item.get("recordId"), "recordId"),
-                docid=_optional(where, check_docid, item.get("docid"), "docid"),
-                supersedes=_checked(where, check_gno_uris, item.get("supersedes"), "supersedes"),
-                superseded=_optional(where, _successor, item.get("supersededBy"), "supersededBy")
-                is not None,
-                workbench=_checked(
-                    where, check_workbench, item.get("workbench"), strict=True, docid=False
-                ),
-            )
+def _identity(where: str, value: Any, name: str) -> str | None:
+    """An item's caller or session: absent (or null) means the importer's; given, it must
+    name someone (docs/contract.md section 4: an empty caller is refused)."""
+    if isinstance(value, str) and not value.strip():
+        raise _bad(
+            where,
+            f"{name} is empty; give the item's {name}, or leave the field out to record the "
+            f"import's own ({'import:cli:<user>' if name == 'caller' else 'import:<file name>'})",
         )
-    return found
+    return _checked(where, check_text_field, value, name)
+
+
+def jsonl_item(where: str, line: str, default_scopes: list[str]) -> Incoming | None:
+    """One line of a JSONL import, checked (None for a blank line); errors name `where`."""
+    if not line.strip():
+        return None
+    item = _loads(line, where)
+    if not isinstance(item, dict):
+        raise _bad(where, "each line must be a JSON object with text and scopes")
+    unknown = sorted(set(item) - JSONL_FIELDS)
+    if unknown:
+        raise _bad(
+            where,
+            f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(JSONL_FIELDS))}",
+        )
+    if not isinstance(item.get("text"), str) or not item["text"].strip():
+        raise _bad(where, "text is missing or empty")
+    text = item["text"]
+    if item.get("contentHash") is not None:
+        _checked(where, _content_hash, item["contentHash"], text)
+    _optional(where, _uri, item.get("uri"), "uri")
+    return Incoming(
+        text=text,
+        scopes=_scopes(item.get("scopes"), default_scopes, where),
+        where=where,
+        collection=_optional(where, _collection, item.get("collection"), "collection"),
+        caller=_identity(where, item.get("caller"), "caller"),
+        session=_identity(where, item.get("session"), "session"),
+        source=_checked(where, check_text_field, item.get("source"), "source"),
+        created_at=_optional(where, check_time, item.get("createdAt"), "createdAt"),
+        record_id=_optional(where, _record_id, item.get("recordId"), "recordId"),
+        docid=_optional(where, check_docid, item.get("docid"), "docid"),
+        supersedes=_checked(where, check_gno_uris, item.get("supersedes"), "supersedes"),
+        superseded=_optional(where, _successor, item.get("supersededBy"), "supersededBy")
+        is not None,
+        workbench=_checked(where, check_workbench, item.get("workbench"), strict=True, docid=False),
+    )
 
 
 def _read_ob1(path: Path, document: Any) -> list[Incoming]:
@@ -374,50 +395,6 @@ def _read_mem0(path: Path, document: Any, default_scopes: list[str]) -> list[Inc
                 caller="mem0:import",
                 session=f"mem0:{identifier if identifier is not None else index}",
                 source=f"mem0 {identifier}" + (f" {json.dumps(metadata)}" if metadata else ""),
-            )
-        )
-    return found
-
-
-def _read_gno(path: Path, default_scopes: list[str]) -> list[Incoming]:
-    root = path if (path / "facts").is_dir() else path.parent if path.name == "facts" else path
-    files = iter_fact_paths(root)
-    if not files:
-        raise _bad(str(path), "holds no facts/<date>/mem-*.md fact files")
-    found, successors = [], set()
-    parsed = []
-    total = 0
-    for file in files:
-        try:
-            total += file.stat().st_size
-            if total > MAX_IMPORT_BYTES:
-                raise _bad(
-                    str(path),
-                    f"its fact files add up to more than {MAX_IMPORT_BYTES // 2**20} MiB; split it",
-                )
-            fact = read_fact_file(file)  # bounded and strict; errors start with the file
-        except FactFileError as exc:
-            raise MemoryFailure("MEMORY_IMPORT_INVALID", f"{exc}. Nothing was imported.") from exc
-        except OSError as exc:
-            raise _bad(str(file), f"cannot be read ({exc.strerror or exc})") from exc
-        parsed.append((file, fact))
-        successors.update(fact.supersedes)
-    for file, fact in parsed:
-        uri_tail = f"/facts/{file.parent.name}/{fact.record_id}.md"
-        found.append(
-            Incoming(
-                text=fact.text,
-                scopes=fact.scopes,
-                where=str(file),
-                caller=fact.caller,
-                session=fact.session,
-                source=fact.source,
-                created_at=fact.created_at,
-                record_id=fact.record_id,
-                docid=fact.workbench.get("docid"),
-                supersedes=fact.supersedes,
-                superseded=any(uri.endswith(uri_tail) for uri in successors),
-                workbench={k: v for k, v in fact.workbench.items() if k != "docid"},
             )
         )
     return found

@@ -10,27 +10,31 @@ and each candidate's text is that plus its two scores."""
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from sqlmodel import col
+
 from engine.contract.validation import ensure_valid
 from engine.retrieval.matching import MAX_CANDIDATES
+from engine.storage import tables
 from engine.storage.records import public_fact
 from engine.storage.sqlite_batch import EncodedJson
 
 if TYPE_CHECKING:
     from engine.interop.import_plan import Verdict
     from engine.retrieval.snapshot import IndexedFact
-    from engine.storage.bulk import BulkReport
+
+# Facts kept shaped (their public JSON) for the proposals that name them: the same few are
+# the candidates of many proposals (a file of near-duplicates names its first item in each).
+SHAPED_KEPT = 4_096
 
 
-def record_ids(planned: int, outcome: BulkReport) -> dict[int, str]:
-    """The record id of each fact handed to add_many (by position) that it did not skip."""
-    skipped = set(outcome.skipped)
-    kept = (i for i in range(planned) if i not in skipped)
-    return dict(zip(kept, outcome.added, strict=True))
-
-
+# A fact's public fields and its JSON text without the closing brace, by record id.
+Written = dict[str, tuple[dict[str, Any], str]]
 # One candidate: its fact's public fields, that fact's JSON text without the closing brace, and
 # the two scores (similarity, match).
 Entry = tuple[dict[str, Any], str, float, str]
@@ -64,26 +68,47 @@ def ensure_results_valid(matching: dict[str, Any], proposals: list[list[Entry]])
 
 
 class PublicFacts:
-    """Facts in the seed's public shape, each shaped (and its JSON written) once."""
+    """Facts in the seed's public shape, each shaped (and its JSON written) once while it is
+    among the last SHAPED_KEPT used. The facts this import wrote are read back from the
+    transaction that writes them (`session`): they are not kept in memory meanwhile."""
 
-    def __init__(self, written: dict[str, Any]) -> None:
-        self._written = written  # record id -> a row written by this import
+    def __init__(self) -> None:
         # record id -> (the public fact, its JSON text without the closing brace)
-        self._shaped: dict[str, tuple[dict[str, Any], str]] = {}
+        self._shaped: OrderedDict[str, tuple[dict[str, Any], str]] = OrderedDict()
+
+    def _keep(self, record_id: str, shaped: tuple[dict[str, Any], str]) -> None:
+        if record_id in self._shaped:
+            self._shaped.move_to_end(record_id)
+            return
+        self._shaped[record_id] = shaped
+        if len(self._shaped) > SHAPED_KEPT:
+            self._shaped.popitem(last=False)
 
     def of_store(self, fact: IndexedFact) -> tuple[dict[str, Any], str]:
-        shaped = self._shaped.get(fact.record_id)
-        if shaped is None:
-            shaped = self._shaped[fact.record_id] = _with_json(public_fact(fact))
+        shaped = self._shaped.get(fact.record_id) or _with_json(public_fact(fact))
+        self._keep(fact.record_id, shaped)
         return shaped
 
-    def of_written(self, record_id: str) -> tuple[dict[str, Any], str] | None:
-        """None for a record id this import did not write."""
-        shaped = self._shaped.get(record_id)
-        if shaped is None and record_id in self._written:
-            # The row has every field public_fact reads, as the index would hold them.
-            shaped = self._shaped[record_id] = _with_json(public_fact(self._written[record_id]))
-        return shaped
+    def written(self, session: Session, record_ids: set[str]) -> Written:
+        """The facts this import wrote that some proposals name, read from `session` (the
+        transaction writing them) unless shaped already."""
+        found: Written = {}
+        missing = []
+        for record_id in sorted(record_ids):
+            shaped = self._shaped.get(record_id)
+            if shaped is None:
+                missing.append(record_id)
+            else:
+                found[record_id] = shaped
+                self._keep(record_id, shaped)
+        for start in range(0, len(missing), 500):
+            chunk = missing[start : start + 500]
+            for row in session.scalars(
+                select(tables.FactRow).where(col(tables.FactRow.record_id).in_(chunk))
+            ):
+                found[row.record_id] = _with_json(public_fact(row))
+                self._keep(row.record_id, found[row.record_id])
+        return found
 
 
 def _with_json(shaped: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -92,25 +117,15 @@ def _with_json(shaped: dict[str, Any]) -> tuple[dict[str, Any], str]:
     return shaped, text[:-1]
 
 
-def proposal_candidates(
-    verdict: Verdict,
-    added_as: dict[int, int],
-    record_of: dict[int, str],
-    facts: PublicFacts,
-) -> list[Entry]:
-    """The store's candidates and the earlier items of the file (facts now), best first."""
+def proposal_candidates(verdict: Verdict, facts: PublicFacts, written: Written) -> list[Entry]:
+    """The store's candidates and the earlier items of the file (facts now, in `written`),
+    best first."""
     found = [(*facts.of_store(c.fact), c.similarity, c.tier) for c in verdict.store]
     # The earlier items come best first, after the store's candidates, and the sort below
     # keeps that order among equals: past the first MAX_CANDIDATES of them none can place.
-    taken = 0
-    for earlier in verdict.earlier:
-        if taken == MAX_CANDIDATES:
-            break
-        record_id = record_of.get(added_as.get(earlier.item, -1))
-        shaped = facts.of_written(record_id) if record_id is not None else None
-        if shaped is not None:
-            taken += 1
-            found.append((*shaped, earlier.similarity, earlier.tier))
+    for earlier in verdict.earlier[:MAX_CANDIDATES]:
+        assert earlier.record_id is not None  # the planner names only written items
+        found.append((*written[earlier.record_id], earlier.similarity, earlier.tier))
     found.sort(key=lambda entry: -entry[2])
     return found[:MAX_CANDIDATES]
 

@@ -140,24 +140,86 @@ def check_stored_receipt(session: Session, receipt: dict[str, Any], now: datetim
     return ReceiptCheck(digest_ok=digest_ok, stored=stored, drifted=drifted)
 
 
+# -- receipts a recall had to leave waiting ------------------------------------------------------
+# A recall whose receipt could not be written to the index in time (a writer held it: stopped,
+# or a long import) leaves it in the pending folder (engine/storage/receipt_spool.py), where it
+# counts as stored. Everything below that reads receipts through the ORM moves the waiting
+# ones into the index first when it is free, and otherwise counts them where they wait.
+
+
+def store_pending_receipts(engine: MemoryEngine, *, wait: bool = False) -> None:
+    """Move the waiting receipts into the index; best effort, unless `wait` (under the write
+    lock: what deletes receipts or keys rows to them must find them all in the table)."""
+    engine.reads.store_pending_receipts(wait=wait)
+
+
+def _waiting_rows(engine: MemoryEngine) -> list[tables.ReceiptRow]:
+    """The receipts still waiting after a try to move them, as rows (not in any session)."""
+    from engine.contract.normalize import parse_iso
+    from engine.storage import tables
+
+    store_pending_receipts(engine)
+    return [
+        tables.ReceiptRow(
+            digest=receipt["digest"],
+            caller=receipt["caller"],
+            session=receipt["session"],
+            issued_at=parse_iso(receipt["issuedAt"]),
+            memory_ids=list(receipt["memoryIds"]),
+            span_hashes=list(receipt["spanHashes"]),
+        )
+        for receipt in engine.reads.pending_receipts()
+    ]
+
+
+def _newest_first(
+    rows: Sequence[tables.ReceiptRow], waiting: list[tables.ReceiptRow]
+) -> list[tables.ReceiptRow]:
+    known = {row.digest for row in rows}
+    merged = [*rows, *(row for row in waiting if row.digest not in known)]
+    if waiting:
+        merged.sort(key=lambda row: (row.issued_at, row.digest), reverse=True)
+    return merged
+
+
+def _receipt_rows(engine: MemoryEngine) -> list[tables.ReceiptRow]:
+    """Every stored receipt, waiting ones included, newest first."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from engine.storage import tables
+
+    waiting = _waiting_rows(engine)
+    with Session(engine.db) as session:
+        rows = session.scalars(
+            select(tables.ReceiptRow).order_by(tables.ReceiptRow.issued_at.desc())
+        ).all()
+    return _newest_first(rows, waiting)
+
+
 def recent_receipts(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, Any]]:
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
     from engine.storage import tables
 
+    waiting = _waiting_rows(engine)
     with Session(engine.db) as session:
         rows = session.scalars(
             select(tables.ReceiptRow).order_by(tables.ReceiptRow.issued_at.desc()).limit(limit)
         ).all()
-        return [public_receipt(row) for row in rows]
+        return [public_receipt(row) for row in _newest_first(rows, waiting)[:limit]]
 
 
 def verify_receipt(engine: MemoryEngine, receipt: dict[str, Any]) -> ReceiptCheck:
     from sqlalchemy.orm import Session
 
+    store_pending_receipts(engine)
     with Session(engine.db) as session:
-        return check_stored_receipt(session, receipt, engine.now())
+        check = check_stored_receipt(session, receipt, engine.now())
+    if not check.stored and isinstance(receipt.get("digest"), str):
+        check.stored = engine.reads.stored_receipt(receipt["digest"]) is not None  # waiting
+    return check
 
 
 # -- the replay fence (docs/contract.md section 5) ----------------------------------------------
@@ -216,24 +278,11 @@ class FenceExposure:
     latest_at: str | None = None
 
 
-def _stored_receipts(session: Session) -> Sequence[tables.ReceiptRow]:
-    from sqlalchemy import select
-
-    from engine.storage import tables
-
-    return session.scalars(
-        select(tables.ReceiptRow).order_by(tables.ReceiptRow.issued_at.desc())
-    ).all()
-
-
 def fence_exposure(engine: MemoryEngine, text: str) -> FenceExposure:
     """How many stored recall receipts returned this text (its contentHash, or a span with the
     same fence form), and the newest one's caller and time. An agent that presents one of them
     when remembering the text gets MEMORY_FENCED_REPLAY (docs/contract.md section 5)."""
-    from sqlalchemy.orm import Session
-
-    with Session(engine.db) as session:
-        rows = _stored_receipts(session)
+    rows = _receipt_rows(engine)
     spans = engine.reads.fact_texts([i for row in rows for i in row.memory_ids])
     hits = [
         row
@@ -271,7 +320,6 @@ def fence_near_misses(
     `threshold`) but not equal to it, closest first. `receipt` (a recall result or its
     `receipt`): only that receipt's spans; else the spans of every stored receipt."""
     from rapidfuzz import fuzz  # here: a recall (which issues receipts) never needs it
-    from sqlalchemy.orm import Session
 
     form = fence_form(text)
     if not form:
@@ -284,11 +332,10 @@ def fence_near_misses(
         issued = (str(receipt.get("caller", "")), str(receipt.get("issuedAt", "")))
         seen = {str(i): [issued] for i in receipt.get("memoryIds", [])}
     else:
-        with Session(engine.db) as session:
-            for row in _stored_receipts(session):
-                assert row.issued_at is not None
-                for record_id in row.memory_ids:
-                    seen.setdefault(record_id, []).append((row.caller, iso_utc(row.issued_at)))
+        for row in _receipt_rows(engine):
+            assert row.issued_at is not None
+            for record_id in row.memory_ids:
+                seen.setdefault(record_id, []).append((row.caller, iso_utc(row.issued_at)))
     spans = engine.reads.fact_texts(list(seen))
     misses: list[FenceNearMiss] = []
     for record_id, span in spans.items():
@@ -319,10 +366,7 @@ def recall_usage(
 ) -> tuple[int, str | None]:
     """How many stored receipts name this fact, and the caller of the latest one; issued up
     to `as_of` when given (the Library's as-of view)."""
-    from sqlalchemy.orm import Session
-
-    with Session(engine.db) as session:
-        rows = _stored_receipts(session)
+    rows = _receipt_rows(engine)
     hits = [
         row
         for row in rows
@@ -372,8 +416,11 @@ def receipts_issued_before(engine: MemoryEngine, moment: datetime) -> int:
 
     from engine.storage import tables
 
+    waiting = len(
+        [row for row in _waiting_rows(engine) if row.issued_at and row.issued_at < moment]
+    )
     with Session(engine.db) as session:
-        return int(
+        return waiting + int(
             session.scalar(
                 select(func.count())
                 .select_from(tables.ReceiptRow)
@@ -391,6 +438,7 @@ def delete_receipts(engine: MemoryEngine, *, digests: Sequence[str], actor: str)
     from engine.storage import tables
 
     with engine.write_lock(), Session(engine.db) as session:
+        store_pending_receipts(engine, wait=True)  # a waiting one is deleted too
         rows = session.scalars(
             select(tables.ReceiptRow).where(tables.ReceiptRow.digest.in_(list(digests)))
         ).all()
@@ -405,6 +453,7 @@ def purge_receipts(engine: MemoryEngine, *, before: datetime, actor: str) -> int
     from engine.storage import tables
 
     with engine.write_lock(), Session(engine.db) as session:
+        store_pending_receipts(engine, wait=True)  # a waiting one is purged too
         rows = session.scalars(
             select(tables.ReceiptRow).where(tables.ReceiptRow.issued_at < before)
         ).all()

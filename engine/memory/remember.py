@@ -342,6 +342,10 @@ def _write(
         if failure.code in _LOST_RACE:
             sink.take_back(engine, record_id, path)  # another writer got there first
             raise
+        if failure.code == "MEMORY_QUERY_FAILED" and not engine.files_canonical:
+            # PostgreSQL failed the call (engine/storage/pg_faults.py): its answer says
+            # whether anything may have been stored, which "nothing was stored" would not.
+            raise
         sync = sink.index_failed(failure.message)
     except Exception as exc:  # noqa: BLE001 - in embedded mode the file stands, indexed later
         sync = sink.index_failed(f"{type(exc).__name__}: {exc}.")

@@ -72,9 +72,12 @@ class SnapshotCache:
 
     def _load(self) -> Snapshot | None:
         assert self._index_path is not None
+        store_id = self._reads.store_identity()
+        if store_id is None:  # not drawn yet, and a writer holds the database: no copy is ours
+            return None
         loaded = persisted.load(
             self._index_path,
-            store_id=self._reads.store_identity(),
+            store_id=store_id,
             model_id=self._embedder.model_id if self._embedder is not None else None,
             dims=self._embedder.dims if self._embedder is not None else 0,
             word_vectors=self._word_vectors,
@@ -96,9 +99,11 @@ class SnapshotCache:
             return
         if self.saving is not None and self.saving.is_alive():
             return
+        store_id = self._reads.store_identity()
+        if store_id is None:  # see _load: saved by a later query instead
+            return
         self._saved_at = snapshot.change_seq
         model_id = self._embedder.model_id if self._embedder is not None else None
-        store_id = self._reads.store_identity()
         path = self._index_path
 
         def save() -> None:

@@ -20,6 +20,9 @@ and text, no pickle, so a file planted in the home can at worst make a process r
 
 from __future__ import annotations
 
+import os
+import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -58,6 +61,62 @@ _TUPLE_VALUES = ("scopes", "supersedes")
 def index_file(home: Path, model_id: str | None) -> Path:
     name = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in (model_id or "lexical"))
     return home / ".index" / f"snapshot-{name}.idx"
+
+
+# -- what the folder keeps ---------------------------------------------------------------------
+# One file per model, replaced whole (array_file.write: a temp file renamed over it), so no old
+# copies pile up. What can: the temp file of a process killed while writing (as large as the
+# index), and the files of models no longer used. `sweep` (run by engine/storage/compaction.py)
+# removes both; a file removed wrongly costs one rebuild and nothing else.
+
+# Another model's file not written for this long belongs to a model no longer used.
+INDEX_IDLE_DAYS = 30
+# A temp file this old is abandoned even when its pid is alive again (a pid used anew).
+TEMP_ABANDONED_S = 24 * 3600
+_TEMP = re.compile(r"^\.snapshot-.+\.idx\.(\d+)-\d+\.tmp$")
+_INDEX = re.compile(r"^snapshot-.+\.idx$")
+
+
+def sweep(folder: Path, *, keep: Path, now: float | None = None) -> list[Path]:
+    """Remove from the index folder the temp files of processes that are gone (or that are
+    a day old) and the index files other than `keep` (this process's) that were not written
+    for INDEX_IDLE_DAYS; what was removed. Other files are not ours and stay."""
+    moment = time.time() if now is None else now
+    removed: list[Path] = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return removed  # no folder (no index kept yet), or not readable
+    for entry in entries:
+        try:
+            age = moment - entry.stat().st_mtime
+            temp = _TEMP.match(entry.name)
+            if temp is not None:
+                stale = age > TEMP_ABANDONED_S or not _alive(int(temp.group(1)))
+            else:
+                stale = (
+                    _INDEX.match(entry.name) is not None
+                    and entry.name != keep.name
+                    and age > INDEX_IDLE_DAYS * 86_400
+                )
+            if stale:
+                entry.unlink()
+                removed.append(entry)
+        except OSError:
+            continue  # gone meanwhile, or not ours to remove
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process, or a platform without signal 0
+        return True
+    return True
 
 
 # -- writing -----------------------------------------------------------------------------------

@@ -170,13 +170,16 @@ def sync(db: Engine, embedder: Embedder | None) -> int:
 
 def _changed(connection: Connection, part: dict[str, Any] | None, newest: int) -> list[str] | None:
     """Record ids changed since the part's seq, or None when it must be rebuilt: never built,
-    the log pruned past it, or the log younger than it (a recreated database)."""
-    if part is None or part["seq"] > newest or _pruned_to(connection) > part["seq"]:
+    the log pruned past it, or the log younger than it (a recreated database). The rows are
+    read before the horizon: a prune committed between the two is seen by the second."""
+    if part is None or part["seq"] > newest:
         return None
     rows = connection.execute(
         text("SELECT DISTINCT record_id FROM fact_changes WHERE seq > :after AND seq <= :upto"),
         {"after": part["seq"], "upto": newest},
-    )
+    ).all()
+    if _pruned_to(connection) > part["seq"]:
+        return None
     return [row[0] for row in rows]
 
 

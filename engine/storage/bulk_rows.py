@@ -4,6 +4,7 @@ own while the files are staged, committed once the files are durable."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
 
 BATCH = 1000
+# Batches of facts (and writes run between them) waiting for the inserts thread at most.
+QUEUED_BATCHES = 2
+_QUEUE_WAIT = 0.5  # seconds between looks at whether the inserts thread stopped
 
 
 @dataclass
@@ -122,7 +126,11 @@ class RowInserts:
         )
         self._session = Session(bind=self._connection, expire_on_commit=False)
         self._stop = threading.Event()  # set by `abandon`: the rows are not wanted any more
-        self._batches: queue.SimpleQueue[list[PlannedFact] | None] = queue.SimpleQueue()
+        # Bounded: a writer that plans faster than the rows go in waits, so that what waits
+        # here (rows, vectors) stays a few batches however large the write.
+        self._batches: queue.Queue[list[PlannedFact] | Callable[[Session], None] | None] = (
+            queue.Queue(maxsize=QUEUED_BATCHES)
+        )
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gno-bulk-rows")
         self._inserted = self._thread.submit(self._insert, engine)
         self._open = True
@@ -133,14 +141,31 @@ class RowInserts:
 
     def feed(self, batch: list[PlannedFact]) -> None:
         """More facts to insert, in the order they are to be written."""
-        self._batches.put(batch)
+        self._put(batch)
+
+    def then(self, write: Callable[[Session], None]) -> None:
+        """Run `write` on the transaction once the facts fed so far are in it."""
+        self._put(write)
 
     def fed(self) -> None:
         """Every fact has been fed."""
-        self._batches.put(None)
+        self._put(None)
+
+    def _put(self, item: list[PlannedFact] | Callable[[Session], None] | None) -> None:
+        """Queue `item`, waiting while the queue is full; if the inserts failed meanwhile,
+        their error is raised here rather than waited on."""
+        while True:
+            try:
+                self._batches.put(item, timeout=_QUEUE_WAIT)
+                return
+            except queue.Full:
+                if self._inserted.done():
+                    self._inserted.result()  # raises what stopped the inserts
+                    raise RuntimeError("the bulk write's inserts stopped early") from None
 
     def _insert(self, engine: MemoryEngine) -> None:
-        session, rows = self._session, []
+        session, inserted = self._session, 0
+        rows: list[Any] = []  # those that supersede a fact, linked at the end
         embedder = engine.embedder_status.embedder
         one_statement = self._connection.dialect.name == "sqlite"
         suspended: InsertLogSuspended | None = None
@@ -148,6 +173,9 @@ class RowInserts:
         while (batch := self._batches.get()) is not None:
             if self._stop.is_set():
                 return
+            if callable(batch):
+                batch(session)
+                continue
             _embed_missing(engine, batch)
             chunk = [item.row for item in batch]
             if one_statement:  # engine/storage/sqlite_batch.py says why
@@ -166,7 +194,7 @@ class RowInserts:
                 )
                 if suspended is None:  # the driver has begun the transaction now
                     suspended = InsertLogSuspended(connection)
-                rows.extend(chunk)
+                rows.extend(row for row in chunk if row.supersedes)  # for the links below
                 continue
             if embedder is not None:
                 # A vector left by a fact that reindex took out of the index would clash.
@@ -194,8 +222,9 @@ class RowInserts:
             session.execute(INSERT_FACT, [stored_fact(row) for row in chunk])
             scopes = [scope for row in chunk for scope in stored_scopes(row)]
             session.execute(INSERT_FACT_SCOPES, scopes)
-            crash_within(self._crash, "staged", len(rows), len(rows) + len(chunk))
-            rows.extend(chunk)
+            crash_within(self._crash, "staged", inserted, inserted + len(chunk))
+            inserted += len(chunk)
+            rows.extend(row for row in chunk if row.supersedes)  # for the links below
         if self._stop.is_set():  # abandoned: the write stops (the rollback restores all)
             return
         if suspended is not None:
@@ -221,7 +250,8 @@ class RowInserts:
         if not self._open:
             return
         self._stop.set()
-        self.fed()  # the thread may be waiting for a batch
+        with contextlib.suppress(queue.Full):  # a full queue: the thread is not waiting
+            self._batches.put_nowait(None)  # the thread may be waiting for a batch
         try:
             # The error that made the write stop is the caller's to report; here the thread
             # only has to be done before the connection closes.
@@ -234,12 +264,20 @@ class RowInserts:
             self._open = False
             self._thread.shutdown(wait=True)
             self._session.close()  # rolls back whatever was not committed
-            if self._cache_before is not None:
-                self._connection.exec_driver_sql(f"PRAGMA cache_size={self._cache_before}")
-                self._connection.exec_driver_sql(
-                    f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}"
-                )
-            self._connection.close()
+            try:
+                # A failed commit (a full disk) leaves the connection's transaction to be
+                # rolled back before the connection takes another statement.
+                if self._connection.in_transaction():
+                    self._connection.rollback()
+                if self._cache_before is not None:
+                    self._connection.exec_driver_sql(f"PRAGMA cache_size={self._cache_before}")
+                    self._connection.exec_driver_sql(
+                        f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}"
+                    )
+            except Exception:  # noqa: BLE001 - it keeps the bulk settings: not given back
+                self._connection.invalidate()
+            finally:
+                self._connection.close()
 
 
 # SQLite's page cache for a bulk write's connection, in KiB (while it lasts; the connection's

@@ -67,7 +67,7 @@ class StagedFiles:
             crash_at(self._crash, "staged", 0)
         return staging
 
-    def finish(self, planned: list[PlannedFact], *, durable: bool) -> None:
+    def finish(self, *, durable: bool) -> None:
         """Every file written (raising the first failure), and on disk when `durable`: one
         syncfs per staging folder's filesystem, or an fsync per file where it does not exist."""
         if self._writer is None:
@@ -76,8 +76,10 @@ class StagedFiles:
         if not durable:
             return
         if not all(sync_filesystem(staging) for staging in self._stagings.values()):
-            for item in planned:
-                fsync_file(self._stagings[item.root] / item.row.rel_path)
+            for where, names in self._names.items():
+                folder = self._folders[where][0]
+                for name in names:
+                    fsync_file(folder / name)
         for folder in self._writer.folders():
             fsync_folder(folder)
 

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from sqlmodel import SQLModel
 
 from engine.contract.errors import MemoryFailure
-from engine.storage import tables
+from engine.storage import tables, wal_checkpoint
 from engine.storage.sqlite_settings import SQLITE_BUSY_TIMEOUT_MS, WAL_AUTOCHECKPOINT_PAGES
 
 if TYPE_CHECKING:
@@ -35,6 +35,11 @@ def make_db_engine(url: str) -> Engine:
         if url.startswith("postgresql://"):
             # psycopg 3 is the driver we ship; plain postgresql:// would ask for psycopg2.
             url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+        if url.startswith("postgresql+psycopg://"):
+            # Reconnects after a restart, coded errors for a server failing a call.
+            from engine.storage.pg_faults import postgres_engine
+
+            return postgres_engine(url)
         return create_engine(url, pool_pre_ping=True)
     except Exception as exc:  # a malformed URL or a missing driver
         raise MemoryFailure(
@@ -51,6 +56,9 @@ def _configure_sqlite(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=NORMAL")
     # Checkpoints out of most commits (sqlite_settings.py says why).
     cursor.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+    # A log that a bulk write grew is cut back when it is next started again, instead of
+    # keeping its largest size for as long as a connection is open (wal_checkpoint.py).
+    cursor.execute(f"PRAGMA journal_size_limit={wal_checkpoint.WAL_SIZE_LIMIT_BYTES}")
     cursor.execute("PRAGMA foreign_keys=ON")
     # Statement journals in memory: a bulk import's inserts wrote them to temp files, 640k
     # small writes for 20k facts (78k in all now), none of them ever read back.
@@ -91,37 +99,43 @@ def last_change(session: Session) -> int:
 
 def changes_since(session: Session, seq: int, *, limit: int) -> list[tuple[int, str]] | None:
     """(seq, record id) of the changes after `seq`, oldest first; None when there are more than
-    `limit` of them or the log no longer reaches back to `seq` (pruned): rebuild instead."""
-    pruned_to = session.get(tables.StoreMetaRow, "changes_pruned_to")
-    if pruned_to is not None and pruned_to.value > seq:
-        return None
+    `limit` of them or the log no longer reaches back to `seq` (pruned): rebuild instead.
+    The rows are read before the horizon: each statement reads what is committed then, and a
+    prune committed between the two is seen by the second (read the other way round, the
+    rows would lack the pruned changes and nothing would say so)."""
     found = session.execute(
         select(tables.FactChangeRow.seq, tables.FactChangeRow.record_id)
         .where(tables.FactChangeRow.seq > seq)
         .order_by(tables.FactChangeRow.seq)
         .limit(limit + 1)
     ).all()
-    if len(found) > limit:
+    if len(found) > limit or pruned_through(session) > seq:
         return None
     return [(int(row.seq), str(row.record_id)) for row in found]
 
 
-# The change log keeps at least this many rows; a reader further behind rebuilds, once.
+def pruned_through(session: Session) -> int:
+    """The newest seq pruned from the log (0: none): a reader behind it rebuilds."""
+    value = session.scalar(select(_META.c.value).where(_META.c.name == "changes_pruned_to"))
+    return int(value or 0)
+
+
+# The change log keeps this many rows by default (engine/storage/compaction.py prunes it,
+# $GNO_TUI_CHANGES_KEPT changes it); a reader further behind rebuilds, once.
 CHANGES_KEPT = 200_000
 
 
-def prune_changes(session: Session) -> int:
-    """Drop the oldest changes beyond CHANGES_KEPT (inside a write transaction); how many."""
-    newest = last_change(session)
-    cut = newest - CHANGES_KEPT
-    if cut <= 0:
-        return 0
-    removed = session.execute(delete(tables.FactChangeRow).where(tables.FactChangeRow.seq <= cut))
+def prune_changes(session: Session, *, through: int) -> int:
+    """Drop the changes up to seq `through` and record that the log no longer reaches back
+    past it, in the caller's write transaction; how many were dropped."""
+    removed = session.execute(
+        delete(tables.FactChangeRow).where(tables.FactChangeRow.seq <= through)
+    )
     row = session.get(tables.StoreMetaRow, "changes_pruned_to")
     if row is None:
-        session.add(tables.StoreMetaRow(name="changes_pruned_to", value=cut))
+        session.add(tables.StoreMetaRow(name="changes_pruned_to", value=through))
     else:
-        row.value = max(row.value, cut)
+        row.value = max(row.value, through)
     return int(getattr(removed, "rowcount", 0) or 0)
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 from engine.storage import tables
+from engine.storage.disk_full import disk_full_refusal
 from engine.storage.factfiles import FactFile, parse_fact_file, write_atomically
 
 if TYPE_CHECKING:
@@ -62,7 +63,10 @@ class FileSink:
             engine.write_fact_file(fact.record_id, path, fact.render())
         except OSError as exc:
             engine.end_write(fact.record_id)
-            raise MemoryFailure(
+            full = disk_full_refusal(
+                exc, path.parent, "Nothing was stored; free some space there, then write again"
+            )
+            raise full or MemoryFailure(
                 "MEMORY_SYNC_FAILED",
                 f"Could not write the fact file {path}: {exc}. Check that the home folder is "
                 "writable and has space; nothing was stored.",

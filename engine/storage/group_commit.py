@@ -50,6 +50,7 @@ from sqlalchemy.orm import Session
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import parse_iso
 from engine.storage import tables
+from engine.storage.crash_hook import stop_here
 from engine.storage.database import bump_generation
 from engine.storage.factfiles import TEMP_PREFIX
 from engine.storage.sqlite_driver import DriverStatements
@@ -222,7 +223,13 @@ class WriteBatch:
         """The files in place, then the commit; then the journal entries go (under the lock;
         `await_files` follows once it is released). A failed commit marks every write failed;
         files that cannot be put in place fail the group (MEMORY_SYNC_FAILED), nothing of it
-        stored."""
+        stored. A group none of whose writes reached the index (each refused, answered
+        `existing` or lost its race) commits nothing: the generation it moved at its start
+        goes back, so that no reader refreshes for it."""
+        if not self._written and not self._staged:
+            self.session.rollback()
+            return
+        stop_here("group-staged")  # tests only (engine/storage/crash_hook.py)
         try:
             put_in_place(self._staged)
         except OSError as exc:
@@ -232,6 +239,7 @@ class WriteBatch:
             self._staged = []  # put_in_place took them all back
             self.abandon(engine)
             raise MemoryFailure("MEMORY_SYNC_FAILED", _FILES_FAILED.format(error=exc)) from exc
+        stop_here("group-placed")
         try:
             self.session.commit()
         except Exception as exc:  # embedded mode: the files are canonical, indexed later

@@ -21,6 +21,7 @@ just before the group's commit, and their journal entries go only once that comm
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
@@ -35,6 +36,7 @@ from sqlalchemy.orm import Session
 
 from engine.contract.normalize import iso_utc
 from engine.storage.factfiles import write_atomically
+from engine.storage.home import read_only_refusal
 
 if TYPE_CHECKING:
     from engine.storage.group_commit import WriteBatch
@@ -73,10 +75,20 @@ class HomeLock:
             except Timeout:
                 return False
             return True
-        descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise
+            # Made writable, or read-only, after the store opened (the open checks first).
+            why = f"its write lock {self.path.name} cannot be opened: {exc.strerror}"
+            raise read_only_refusal(self.path.parent, why) from None
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            if timeout <= 0:  # only if free now: no thread left waiting for it
+                os.close(descriptor)
+                return False
             if not _wait_for_flock(descriptor, timeout):
                 return False  # the descriptor is the waiting thread's to close
         except BaseException:
@@ -134,6 +146,9 @@ class WriteJournal:
     _batch_thread: int | None = None
     # The collections a group commit last read: (their values, their rows), group_commit.py's.
     group_collections: tuple[Any, dict[str, CollectionRow]] | None = None
+    # Why this process may not write the home, or None (MemoryEngine sets it at open): the
+    # journal of a read-only home is read, never changed.
+    read_only: str | None = None
 
     def now(self) -> datetime:
         raise NotImplementedError
@@ -199,7 +214,7 @@ class WriteJournal:
 
     def end_write(self, record_id: str) -> None:
         """The write's row is committed (or its file taken back): the entry goes."""
-        if not self.files_canonical:
+        if not self.files_canonical or self.read_only is not None:
             return
         (self.journal_folder / f"{record_id}.json").unlink(missing_ok=True)
 
@@ -217,6 +232,8 @@ class WriteJournal:
         """An unfinished write that cannot be indexed without forking its chain or key: the
         entry stays, marked, so that a reindex without an index still knows it never
         finished."""
+        if self.read_only is not None:
+            return
         entry = self.unfinished_writes().get(record_id, {"recordId": record_id})
         entry["leftOut"] = reason
         write_atomically(

@@ -36,6 +36,7 @@ from psycopg import sql
 from sqlalchemy import Engine
 
 from engine.storage.change_feed import ChangeFeed
+from engine.storage.pg_faults import CONNECT_DEFAULTS  # libpq's timeout and keepalives
 
 log = logging.getLogger("engine.storage")
 
@@ -49,16 +50,6 @@ PROBE_SECONDS = 30.0
 # Pauses between attempts to connect again: doubling from the first to the last.
 RECONNECT_FIRST_SECONDS = 0.1
 RECONNECT_LAST_SECONDS = 5.0
-# libpq settings for the feed's connection, unless the URL sets them: a connection attempt
-# gives up after this long, and TCP keepalives notice a silently dropped peer in about a
-# minute (libpq ignores them on Unix sockets, which a server restart closes loudly).
-CONNECT_DEFAULTS: dict[str, Any] = {
-    "connect_timeout": 10,
-    "keepalives": 1,
-    "keepalives_idle": 30,
-    "keepalives_interval": 10,
-    "keepalives_count": 3,
-}
 _READ_GENERATION = "SELECT value FROM store_meta WHERE name = 'generation'"
 
 

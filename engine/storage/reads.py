@@ -76,8 +76,10 @@ class StoreReads(Protocol):
         """The store's write counter (store_meta `generation`)."""
         ...
 
-    def store_identity(self) -> str:
-        """The number drawn once per index database (engine/storage/database.py)."""
+    def store_identity(self) -> str | None:
+        """The number drawn once per index database (engine/storage/database.py); None when
+        it is not drawn yet and a writer holds the database (a reader does not wait for it:
+        the index copy on disk, which it identifies, is then neither read nor written)."""
         ...
 
     def last_change(self) -> int:

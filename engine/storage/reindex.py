@@ -34,6 +34,7 @@ from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import fact_uri, is_record_id, parse_iso
 from engine.storage import tables
 from engine.storage.database import bump_generation
+from engine.storage.disk_full import disk_full_refusal
 from engine.storage.factfiles import (
     FactFile,
     FactFileError,
@@ -305,6 +306,27 @@ def reindex(
     """Rebuild the facts and their scopes from the files; `progress(done, total)` per file.
     A SQLite index that fails its integrity check is set aside and rebuilt first. What opening
     the home already rebuilt (once per engine) is counted in, and said in `notes`."""
+    try:
+        return _reindex(engine, progress)
+    except Exception as exc:  # a full disk is said as such (engine/storage/disk_full.py)
+        kept = (
+            "it changes the index in one transaction, so the index is as it was, and the fact "
+            "files are untouched"
+            if engine.files_canonical
+            else "the facts are untouched (in the server mode it rebuilds derived data only)"
+        )
+        refusal = disk_full_refusal(
+            exc,
+            engine.home,
+            f"reindex could not finish; {kept}. Free some space there, then run "
+            "`gno-tui reindex` again",
+        )
+        if refusal is None:
+            raise
+        raise refusal from exc
+
+
+def _reindex(engine: MemoryEngine, progress: Callable[[int, int], None] | None) -> dict[str, Any]:
     from engine.storage.bulk import recover_interrupted_writes
 
     if not engine.files_canonical:  # server mode: the rows are the facts; derived data only

@@ -10,6 +10,7 @@ engine's lock timeout with PostgreSQL's own `lock_timeout`, so no process polls.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import zlib
 from collections.abc import Callable, Iterator
@@ -17,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Connection, Engine, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 from sqlmodel import col
@@ -29,9 +30,13 @@ from engine.storage.database import bump_generation
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
 
+log = logging.getLogger("engine.storage")
+
 # One advisory lock key for every engine writing to this database (the schema migration and
 # the derived tables use keys of their own: engine/storage/schema.py, retrieval/pg_derived.py).
 WRITE_LOCK_KEY = zlib.crc32(b"gno-tui:write")
+# The lock under which the keyed API's cursor key is drawn, once per database.
+SECRET_LOCK_KEY = zlib.crc32(b"gno-tui:keyed-secret")
 # PostgreSQL's SQLSTATE for a lock wait cut short by lock_timeout.
 LOCK_NOT_AVAILABLE = "55P03"
 # The keyed API's cursor key: this many store_meta rows of 31 random bits each (the table
@@ -64,18 +69,35 @@ def advisory_write_lock(db: Engine, timeout: float) -> Iterator[None]:
             connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": WRITE_LOCK_KEY})
             connection.execute(text("RESET lock_timeout"))
             connection.commit()  # not idle in a transaction while the block runs
-        except DBAPIError as exc:
+        except MemoryFailure as failure:  # lock_timeout, coded by engine/storage/pg_faults.py
+            if failure.code == "MEMORY_WRITE_LEASE_BUSY":
+                raise lease_busy(timeout) from None
+            raise
+        except DBAPIError as exc:  # an engine made without pg_faults' hook
             if getattr(exc.orig, "sqlstate", None) == LOCK_NOT_AVAILABLE:
                 raise lease_busy(timeout) from None
             raise
         try:
             yield
         finally:
-            connection.rollback()  # a failed statement of the block must not stop the unlock
-            connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": WRITE_LOCK_KEY})
-            connection.commit()
+            _unlock(connection)
     finally:
         connection.close()
+
+
+def _unlock(connection: Connection) -> None:
+    """Let the write lock go. When its connection fails here (the server restarted or ended
+    the session, perhaps after the block's writes committed), the connection is dropped
+    rather than pooled: PostgreSQL frees a session's advisory locks when the session ends, so
+    the lock goes either way, and the block's own outcome (its result, or its error) stands
+    instead of this failure, which would have hidden a committed write behind an error."""
+    try:
+        connection.rollback()  # a failed statement of the block must not stop the unlock
+        connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": WRITE_LOCK_KEY})
+        connection.commit()
+    except (MemoryFailure, DBAPIError) as exc:
+        log.warning("gno-tui: the write lock's connection failed (%s); dropped it", exc)
+        connection.invalidate()  # the session ends, and its advisory lock with it
 
 
 def add_database_collection(
@@ -112,7 +134,7 @@ def add_database_collection(
 
 def cursor_secret(engine: MemoryEngine) -> bytes:
     """The keyed API's cursor key for this database, drawn once by whichever engine asks first
-    (under the write lock), so a cursor cut by one home verifies on every other."""
+    (under SECRET_LOCK_KEY), so a cursor cut by one home verifies on every other."""
 
     def read() -> bytes | None:
         with Session(engine.db) as session:
@@ -129,7 +151,10 @@ def cursor_secret(engine: MemoryEngine) -> bytes:
     found = read()
     if found is not None:
         return found
-    with engine.write_lock(), Session(engine.db) as session:
+    # Drawn under a lock of its own, held for the draw only, not the write lock: a keyed read
+    # must not wait for a writer (one stopped while it holds the write lock included).
+    with Session(engine.db) as session:
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SECRET_LOCK_KEY})
         if read() is None:
             for name in _secret_names():
                 session.merge(tables.StoreMetaRow(name=name, value=secrets.randbits(31)))

@@ -7,7 +7,9 @@ builds and decodes the columns as the table types do (UtcDateTime: ISO text; JSO
 so the ranking index, recall and the fence cannot tell it from engine/storage/orm_reads.py
 (tests/engine/test_read_path_equivalence.py runs both on one store). It writes what a recall
 writes through the ORM, without the home's write lock, as the ORM path does: the receipt (one
-upsert, committed before the result is printed) and, best effort, vectors a reader embedded.
+upsert, committed before the result is printed; or, when a writer keeps the database locked
+past READER_WRITE_WAIT_MS, a file in the pending folder, engine/storage/receipt_spool.py),
+best effort and without waiting, vectors a reader embedded, and the store's id, drawn once.
 
 `open_sqlite_store` opens it only for a home that needs nothing the full engine does at open:
 the schema at this gno-tui's revision, collections.yaml in place, an index that does not lag
@@ -28,13 +30,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from engine.contract.normalize import iso_utc, parse_iso, utc_now
+from engine.contract.normalize import parse_iso, utc_now
 from engine.retrieval.embeddings import EmbedderStatus, vector_to_bytes
 from engine.retrieval.in_memory import InMemoryIndex
 from engine.retrieval.index_cache import SnapshotCache
 from engine.retrieval.persisted import index_file
 from engine.retrieval.seam import RetrievalIndex
 from engine.retrieval.snapshot import IndexedFact
+from engine.storage import receipt_spool
 from engine.storage.reads import (
     IN_CHUNK,
     CollectionInfo,
@@ -42,7 +45,13 @@ from engine.storage.reads import (
     collection_named,
     public_receipt,
 )
-from engine.storage.sqlite_settings import SQLITE_BUSY_TIMEOUT_MS, WAL_AUTOCHECKPOINT_PAGES
+from engine.storage.sqlite_settings import (
+    READER_WRITE_WAIT_MS,
+    SQLITE_BUSY_TIMEOUT_MS,
+    WAL_AUTOCHECKPOINT_PAGES,
+    busy_timeout,
+    is_locked,
+)
 
 # Names the full engine defines in modules that load SQLAlchemy (engine/storage/schema.py,
 # journal.py, bulk.py); tests/engine/test_read_path_open.py holds them equal.
@@ -86,12 +95,44 @@ def _fact(row: tuple[Any, ...]) -> IndexedFact:
     )
 
 
+_RECEIPT_UPSERT = (
+    "INSERT INTO receipts (digest, caller, session, issued_at, memory_ids, span_hashes) "
+    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO UPDATE SET caller = excluded.caller, "
+    "session = excluded.session, issued_at = excluded.issued_at, "
+    "memory_ids = excluded.memory_ids, span_hashes = excluded.span_hashes"
+)
+
+
+def _receipt_values(receipt: dict[str, Any]) -> tuple[str, ...]:
+    """The receipts row of a receipt in its public shape: its issuedAt (iso_utc) is the
+    column's stored text, as the ORM's UtcDateTime writes it."""
+    return (
+        receipt["digest"],
+        receipt["caller"],
+        receipt["session"],
+        receipt["issuedAt"],
+        json.dumps(list(receipt["memoryIds"])),
+        json.dumps(list(receipt["spanHashes"])),
+    )
+
+
+def _database_file(connection: sqlite3.Connection) -> Path | None:
+    """The file of the connection's main database (None in memory)."""
+    for _seq, name, file in connection.execute("PRAGMA database_list"):
+        if name == "main":
+            return Path(file) if file else None
+    return None
+
+
 class SqliteReads:
     """StoreReads over one sqlite3 connection in autocommit mode: each statement reads what
-    is committed, as each ORM session of engine/storage/orm_reads.py does."""
+    is committed, as each ORM session of engine/storage/orm_reads.py does. Its writes never
+    wait for a writer longer than READER_WRITE_WAIT_MS (engine/storage/sqlite_settings.py)."""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._db = connection
+        index = _database_file(connection)
+        self._pending = receipt_spool.pending_folder(index) if index is not None else None
 
     def _meta(self, name: str) -> int | None:
         row = self._db.execute("SELECT value FROM store_meta WHERE name = ?", (name,)).fetchone()
@@ -100,14 +141,21 @@ class SqliteReads:
     def generation(self) -> int:
         return self._meta("generation") or 0
 
-    def store_identity(self) -> str:
-        # Drawn once per database; the first process to draw it wins (as database.py's).
+    def store_identity(self) -> str | None:
+        # Drawn once per database; the first process to draw it wins (as database.py's). Not
+        # waited for: while a writer holds the database, the index copy goes unused instead.
         value = self._meta("store_id")
         if value is None:
-            self._db.execute(
-                "INSERT OR IGNORE INTO store_meta (name, value) VALUES ('store_id', ?)",
-                (secrets.randbits(31),),
-            )
+            try:
+                with busy_timeout(self._db, 0):
+                    self._db.execute(
+                        "INSERT OR IGNORE INTO store_meta (name, value) VALUES ('store_id', ?)",
+                        (secrets.randbits(31),),
+                    )
+            except sqlite3.OperationalError as exc:
+                if is_locked(exc):
+                    return None
+                raise
             value = self._meta("store_id")
         return "unknown" if value is None else str(value)
 
@@ -116,14 +164,12 @@ class SqliteReads:
         return int(row[0] or 0)
 
     def changes_since(self, seq: int, *, limit: int) -> list[tuple[int, str]] | None:
-        pruned_to = self._meta("changes_pruned_to")
-        if pruned_to is not None and pruned_to > seq:
-            return None
+        # The rows before the horizon, as database.py's: a prune between the two is seen.
         found = self._db.execute(
             "SELECT seq, record_id FROM fact_changes WHERE seq > ? ORDER BY seq LIMIT ?",
             (seq, limit + 1),
         ).fetchall()
-        if len(found) > limit:
+        if len(found) > limit or (self._meta("changes_pruned_to") or 0) > seq:
             return None
         return [(int(at), str(record_id)) for at, record_id in found]
 
@@ -165,9 +211,9 @@ class SqliteReads:
             (fact.record_id, model_id, fact.content_hash, vector_to_bytes(block))
             for fact, block in zip(facts, blocks, strict=True)
         ]
-        # Best effort: a locked or read-only index must not break a query (the vectors are
-        # derived data, embedded again next time).
-        with suppress(sqlite3.Error), self._transaction():
+        # Best effort, without waiting: a locked or read-only index must not break or hold up
+        # a query (the vectors are derived data, embedded again next time).
+        with suppress(sqlite3.Error), busy_timeout(self._db, 0), self._transaction():
             self._db.executemany(
                 "INSERT INTO embeddings (record_id, model_id, content_hash, vector) "
                 "VALUES (?, ?, ?, ?) ON CONFLICT (record_id) DO UPDATE SET "
@@ -189,7 +235,7 @@ class SqliteReads:
             (digest,),
         ).fetchone()
         if row is None:
-            return None
+            return None if self._pending is None else receipt_spool.find(self._pending, digest)
         caller, session, issued_at, memory_ids, span_hashes, stored_digest = row
         return public_receipt(
             caller=caller,
@@ -207,23 +253,33 @@ class SqliteReads:
 
     def add_receipt(self, receipt: dict[str, Any], issued_at: datetime) -> None:
         # The ORM merges the row (same digest: same fields); an upsert is the same in one step.
-        values = (
-            receipt["digest"],
-            receipt["caller"],
-            receipt["session"],
-            iso_utc(issued_at),
-            json.dumps(list(receipt["memoryIds"])),
-            json.dumps(list(receipt["spanHashes"])),
-        )
-        with self._transaction():
-            self._db.execute(
-                "INSERT INTO receipts (digest, caller, session, issued_at, memory_ids, "
-                "span_hashes) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO UPDATE SET "
-                "caller = excluded.caller, session = excluded.session, "
-                "issued_at = excluded.issued_at, memory_ids = excluded.memory_ids, "
-                "span_hashes = excluded.span_hashes",
-                values,
-            )
+        # receipt["issuedAt"] is iso_utc(issued_at), the column's stored text.
+        try:
+            with busy_timeout(self._db, READER_WRITE_WAIT_MS), self._transaction():
+                self._db.execute(_RECEIPT_UPSERT, _receipt_values(receipt))
+        except sqlite3.OperationalError as exc:
+            if self._pending is None or not is_locked(exc):
+                raise
+            receipt_spool.keep(self._pending, receipt)  # stored; moved into the index later
+            return
+        self.store_pending_receipts()
+
+    def store_pending_receipts(self) -> None:
+        """Move the receipts waiting in the pending folder into the index; best effort and
+        without waiting (they count as stored where they are)."""
+        if self._pending is None:
+            return
+        found = receipt_spool.waiting(self._pending)
+        if not found:
+            return
+        try:
+            with busy_timeout(self._db, 0), self._transaction():
+                self._db.executemany(
+                    _RECEIPT_UPSERT, [_receipt_values(pending.receipt) for pending in found]
+                )
+        except sqlite3.Error:
+            return  # left waiting for the next one
+        receipt_spool.stored(found)
 
     def _transaction(self) -> Any:
         return _Transaction(self._db)
@@ -239,7 +295,10 @@ class _Transaction:
         self._db.execute("BEGIN")
 
     def __exit__(self, kind: object, error: object, trace: object) -> None:
-        self._db.execute("COMMIT" if kind is None else "ROLLBACK")
+        if kind is None:
+            self._db.execute("COMMIT")
+        elif self._db.in_transaction:  # a statement refused as busy leaves it open
+            self._db.execute("ROLLBACK")
 
 
 class SqliteRecallStore:
@@ -308,6 +367,8 @@ def _needs_full_engine(home: Path, connection: sqlite3.Connection) -> bool:
     if journal.is_dir() and any(journal.iterdir()):
         return True  # a write that did not finish: settled at open
     roots = [Path(row[0]) for row in connection.execute("SELECT root FROM collections")]
+    if not roots:
+        return True  # an index whose first open stopped before its collections: completed
     if connection.execute("SELECT 1 FROM facts LIMIT 1").fetchone() is None and any(
         next((root / "facts").glob("*/mem-*.md"), None) is not None for root in roots
     ):

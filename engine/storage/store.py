@@ -20,7 +20,13 @@ failed); the first write lock taken afterwards settles it before anything else
 (engine/storage/reindex.py `settle_unfinished_writes`), so no write starts from an index that
 lags the files. Opening a home rebuilds an index that is missing or empty while fact files
 exist, and sets an unreadable SQLite index aside (`index.sqlite.corrupt-<time>`) and
-rebuilds it; what was done is in `notes` and logged as a warning (stderr by default)."""
+rebuilds it; what was done is in `notes` and logged as a warning (stderr by default).
+
+The home itself (engine/storage/home.py): a --home that cannot be a folder is refused before
+anything is made; a home this process may not write opens read-only (reads work, every write
+is MEMORY_HOME_READ_ONLY before anything is touched; engine/storage/read_only.py);
+collections.yaml is read strictly (engine/storage/collections_file.py); and a home copied or
+moved with its index has its roots pointed at its own folders when it opens."""
 
 from __future__ import annotations
 
@@ -33,7 +39,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
 from sqlalchemy import Engine, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
@@ -52,13 +57,33 @@ from engine.retrieval.index_cache import SnapshotCache
 from engine.retrieval.seam import RetrievalIndex
 from engine.retrieval.snapshot import Snapshot
 from engine.storage import schema, tables
+from engine.storage.collections_file import (
+    read_collections_file,
+    relocate_roots,
+    sync_collections_from_file,
+    write_collections_file,
+)
+from engine.storage.compaction import Compaction
 from engine.storage.database import bump_generation, generation_of, is_unreadable_sqlite
 from engine.storage.derived import GenerationCache
 from engine.storage.fact_sink import DatabaseSink, FactSink, FileSink
-from engine.storage.factfiles import write_atomically
+from engine.storage.home import (
+    make_home,
+    make_root,
+    not_writable,
+    read_only_refusal,
+    remove_folders,
+)
 from engine.storage.indexing import insert_new_fact, vector_values
 from engine.storage.journal import HomeLock, WriteJournal
 from engine.storage.orm_reads import OrmReads
+from engine.storage.read_only import (
+    ReadOnlyReads,
+    memory_index,
+    prepare_read_only,
+    read_only_index,
+    refuse_writes,
+)
 from engine.storage.reads import collection_named
 from engine.storage.records import NewFact
 from engine.storage.salvage import salvage_index_only_rows
@@ -86,8 +111,10 @@ class MemoryEngine(WriteJournal):
         None; counted_record_ids() for reproducible ones). Ids read from imported files or
         fact files are kept as they are."""
         self.home = Path(home)
-        self.home.mkdir(parents=True, exist_ok=True)
+        make_home(self.home)  # a coded error for a path that cannot be a home folder
         self.db = db
+        # What opening the home, or settling unfinished writes, repaired: one sentence each.
+        self.notes: list[str] = []
         self.embedder_status = embedder_status
         self._clock = clock
         self._ids = ids if ids is not None else new_record_id
@@ -106,15 +133,41 @@ class MemoryEngine(WriteJournal):
         self._lock_timeout = lock_timeout
         self._thread_lock = threading.RLock()  # reentrant: a writer may nest write paths
         self._lock_depth = 0  # holds of write_lock() by the thread holding it
+        # Keeps what grows with use bounded, on a thread of its own (compaction.py).
+        self.compaction = Compaction(self)
+        # The index is the home's own (<home>/index.sqlite, not one shared by --db): a copy or
+        # move of the home carries it, and its roots follow the home (_relocate_roots).
+        self._own_index = index is not None and index.parent.resolve() == self.home.resolve()
+        self._moved_roots: dict[str, str] = {}  # a read-only copied home's, for this process
+        # Why this process may not write the home (None: it may). Then the index is read
+        # through a read-only connection, or one in memory built from the files when the home
+        # has none (engine/storage/read_only.py), and every write is refused.
+        self.read_only = not_writable(self.home, index) if self.files_canonical else None
+        self._building = False  # the read-only home's index in memory, being built
+        self._memory_reason: str | None = None
+        if self.read_only is not None and index is not None:
+            self.db.dispose()
+            if index.is_file():
+                self.db, immutable = read_only_index(index)
+                refuse_writes(self.db, self.read_only_refusal)
+                if immutable and Path(f"{index}-wal").exists():
+                    self.note(
+                        f"the home is read-only and {index.name}-wal cannot be shared: read "
+                        f"{index.name} as it is, without the writes still in its log."
+                    )
+            else:
+                self.db, self._memory_reason = memory_index(), "is missing"
         # What the index and recall read (engine/storage/reads.py), through the ORM.
-        self.reads = OrmReads(db)
+        self.reads = (
+            ReadOnlyReads(self.db)
+            if self.read_only is not None
+            else OrmReads(self.db, on_receipt=self.compaction.note)
+        )
         self._snapshots = SnapshotCache(self.reads, embedder_status.embedder, self._index_file())
         # The in-database index (engine/retrieval/backend.py), chosen at the first query.
         self._server_index: RetrievalIndex | None = None
         self._backend_chosen = False
         self._collections: tuple[int, dict[str, tables.CollectionRow]] | None = None
-        # What opening the home, or settling unfinished writes, repaired: one sentence each.
-        self.notes: list[str] = []
         self._open_report: dict[str, Any] | None = None
         self._prepare()
 
@@ -134,22 +187,24 @@ class MemoryEngine(WriteJournal):
         return record_id
 
     @contextmanager
-    def write_lock(self, *, settle: bool = True) -> Iterator[None]:
+    def write_lock(self, *, settle: bool = True, timeout: float | None = None) -> Iterator[None]:
         """The home's write lock. Its first hold settles unfinished writes left in the journal
         (a crashed or failed write's file is indexed, or left out if it would fork), so that
         no write starts from an index that lags the files; `settle=False` is for reindex and
-        opening, which do that themselves."""
+        opening, which do that themselves. `timeout`: another wait than the engine's."""
+        wait = self._lock_timeout if timeout is None else timeout
+        if self.read_only is not None and not self._building:
+            raise self.read_only_refusal()
         # Threads of this process queue on a thread lock first, so that a process with many
         # waiting threads does not win the cross-process lock more often than a one-thread
         # writer.
-        if not self._thread_lock.acquire(timeout=self._lock_timeout):
+        if not self._thread_lock.acquire(timeout=wait):
             raise MemoryFailure(
                 "MEMORY_WRITE_LEASE_BUSY",
-                f"Other writers in this process held the store for {self._lock_timeout:g} s. "
-                "Retry shortly.",
+                f"Other writers in this process held the store for {wait:g} s. Retry shortly.",
             )
         try:
-            with self._locked_across_processes():
+            with self._locked_across_processes(wait):
                 self._lock_depth += 1
                 try:
                     if settle and self._lock_depth == 1 and self.has_unfinished_writes():
@@ -160,31 +215,36 @@ class MemoryEngine(WriteJournal):
                     yield
                 finally:
                     self._lock_depth -= 1
+                    outermost = self._lock_depth == 0
         finally:
             self._thread_lock.release()
+        if outermost and self.read_only is None:  # a write done: what grows with use is
+            self.compaction.note()  # checked now and then (never in a read-only home)
 
     @contextmanager
-    def _locked_across_processes(self) -> Iterator[None]:
+    def _locked_across_processes(self, wait: float) -> Iterator[None]:
         """The lock every process writing to this store takes: the home's lock file in the
         embedded mode, the database's advisory lock in the server mode (homes on many
         machines share the database). Taken once per outermost hold of this thread."""
-        if self._lock_depth > 0:  # this thread holds it already (a nested write path)
+        if self._lock_depth > 0 or self.read_only is not None:
+            # This thread holds it already (a nested write path), or the home is read-only
+            # and only the index this process built in memory is written.
             yield
         elif self.files_canonical:
-            with self._file_locked():
+            with self._file_locked(wait):
                 yield
         else:
             from engine.storage.server_mode import advisory_write_lock
 
-            with advisory_write_lock(self.db, self._lock_timeout):
+            with advisory_write_lock(self.db, wait):
                 yield
 
     @contextmanager
-    def _file_locked(self) -> Iterator[None]:
-        if not self._lock.acquire(self._lock_timeout):
+    def _file_locked(self, wait: float) -> Iterator[None]:
+        if not self._lock.acquire(wait):
             raise MemoryFailure(
                 "MEMORY_WRITE_LEASE_BUSY",
-                f"Another process held the store's write lock for {self._lock_timeout:g} s "
+                f"Another process held the store's write lock for {wait:g} s "
                 f"({self._lock.path}). Retry shortly; if no gno-tui is running, "
                 "the lock file can be removed.",
             )
@@ -200,26 +260,54 @@ class MemoryEngine(WriteJournal):
         if not self.files_canonical:
             self._prepare_schema()
             return
+        if self.read_only is not None:
+            prepare_read_only(self)
+            return
+        index = self.sqlite_path
+        if index is not None and not index.exists() and self.collections_file.exists():
+            # A damaged collections.yaml is refused before an index is made beside it.
+            read_collections_file(self.collections_file)
         try:
             why = "missing" if self._prepare_schema() else "empty"
+            if not self.collections_by_name():
+                # Made, but its first open stopped before its collections (a damaged
+                # collections.yaml did so before it was refused up front): completed now.
+                with self.write_lock(settle=False):
+                    self._prepare_collections()
+            self._relocate_roots()
             lagging = self._index_lags_files()
         except DBAPIError as exc:
             if not is_unreadable_sqlite(exc) or self.sqlite_path is None:
                 raise
             with self.write_lock(settle=False):
                 self.note(self.replace_unreadable_index(str(exc.orig)))
+            self._relocate_roots()
             why, lagging = "unreadable", self._index_lags_files()
         if lagging:
             self._rebuild_at_open(why)
-        if self.has_unfinished_writes():
-            with self.write_lock():  # settles them
-                pass
-        from engine.storage.bulk import recover_interrupted_writes
-
-        recover_interrupted_writes(self)  # an interrupted bulk write, temp files of a crash
+        self._repair_unless_busy()
         if self.notes:
             self._open_report = self._open_report or {"added": 0, "changed": 0, "removed": 0}
             self._open_report["notes"] = list(self.notes)
+
+    def _repair_unless_busy(self) -> None:
+        """Settle unfinished writes and what an interrupted bulk write or a crash's temp files
+        left, if no process holds the write lock right now. One that holds it is a writer at
+        work or one stopped mid-write (kill -STOP, a debugger): what the home holds may be its
+        own write in progress, and its next hold of the lock, or the next writer's first,
+        settles it. Whoever opens the home only to read answers from what is committed and
+        must not wait for that writer (/tmp/rel-docs/readers.md)."""
+        from engine.storage.bulk import recover_interrupted_writes
+        from engine.storage.bulk_recovery import interrupted_writes_left
+
+        if not self.has_unfinished_writes() and not interrupted_writes_left(self, skip_live=True):
+            return
+        try:
+            with self.write_lock(timeout=0):  # its first hold settles the journal
+                recover_interrupted_writes(self)
+        except MemoryFailure as failure:
+            if failure.code != "MEMORY_WRITE_LEASE_BUSY":
+                raise
 
     def _prepare_schema(self) -> bool:
         """The schema at this gno-tui's revision (engine/storage/schema.py: one query when it
@@ -235,18 +323,23 @@ class MemoryEngine(WriteJournal):
                 missing = schema.tables_missing(self.db)
                 for note in schema.upgrade_to_head(self.db):
                     self.note(note)
-            self._sync_collections_from_file()
-            # Read again under the lock: in the server mode engines on other homes may have
-            # opened the same new database at this moment, and the first one made the row.
-            if DEFAULT_COLLECTION not in self.collections_by_name():
-                self.add_collection(
-                    DEFAULT_COLLECTION,
-                    policy="local_only",
-                    policy_source="config_default",
-                    _locked=True,
-                )
-            self._write_collections_file()
+            self._prepare_collections()
         return missing
+
+    def _prepare_collections(self) -> None:
+        """Under the write lock: the collections collections.yaml lists, the default one, and
+        collections.yaml written from them."""
+        self._sync_collections_from_file()
+        # Read again under the lock: in the server mode engines on other homes may have
+        # opened the same new database at this moment, and the first one made the row.
+        if DEFAULT_COLLECTION not in self.collections_by_name():
+            self.add_collection(
+                DEFAULT_COLLECTION,
+                policy="local_only",
+                policy_source="config_default",
+                _locked=True,
+            )
+        self._write_collections_file()
 
     def _collections_to_prepare(self) -> bool:
         """Something to do about the collections at open: the home's collections.yaml is
@@ -255,6 +348,45 @@ class MemoryEngine(WriteJournal):
         between the two) gets it at first use (require_collection): an up-to-date open stays
         one query."""
         return self.files_canonical and self.collections_file_missing()
+
+    # -- a read-only home (engine/storage/read_only.py) --------------------------------------
+
+    def read_only_refusal(self) -> MemoryFailure:
+        """MEMORY_HOME_READ_ONLY for this home (only while it is read-only)."""
+        assert self.read_only is not None
+        return read_only_refusal(self.home, self.read_only)
+
+    @property
+    def memory_reason(self) -> str | None:
+        """Why a read-only home's index is built in memory from the start (it has none)."""
+        return self._memory_reason
+
+    def use_database(self, db: Engine, *, persisted: bool) -> None:
+        """Read `db` from now on (a read-only home's index built in memory); `persisted`: keep
+        using the home's saved ranking index (engine/retrieval/persisted.py)."""
+        self.db.dispose()
+        self.db = db
+        self.reads = ReadOnlyReads(db)
+        embedder = self.embedder_status.embedder
+        self._snapshots = SnapshotCache(
+            self.reads, embedder, self._index_file() if persisted else None
+        )
+        self.derived = GenerationCache()
+        self._collections = None
+
+    @contextmanager
+    def building_in_memory(self) -> Iterator[None]:
+        """The write lock admits the writes that build a read-only home's index in memory."""
+        self._building = True
+        try:
+            yield
+        finally:
+            self._building = False
+
+    def set_moved_roots(self, moved: dict[str, str]) -> None:
+        """Roots a read-only copied home uses instead of the index's (for this process)."""
+        self._moved_roots = dict(moved)
+        self._collections = None
 
     # -- the storage mode -------------------------------------------------------------------
 
@@ -298,9 +430,13 @@ class MemoryEngine(WriteJournal):
         return self._fact_files_exist()
 
     def _fact_files_exist(self) -> bool:
+        """A fact file that is not an unfinished write's (those are settled, not rebuilt: the
+        first write of a new home, stopped between its file and its row, is no lagging index)."""
+        unfinished = set(self.unfinished_writes()) if self.has_unfinished_writes() else set()
         return any(
-            next((Path(row.root) / "facts").glob("*/mem-*.md"), None) is not None
+            path.stem not in unfinished
             for row in self.collections_by_name().values()
+            for path in (Path(row.root) / "facts").glob("*/mem-*.md")
         )
 
     def _rebuild_at_open(self, why: str) -> None:
@@ -433,6 +569,9 @@ class MemoryEngine(WriteJournal):
             for row in rows:
                 session.expunge(row)
         found = {row.name: row for row in rows}
+        for name, root in self._moved_roots.items():  # a read-only copied home's own folders
+            if name in found:
+                found[name].root = root
         if self.generation() == generation:  # nothing changed while it was read
             self._collections = (generation, found)
         return dict(found)
@@ -489,6 +628,8 @@ class MemoryEngine(WriteJournal):
         collections.yaml and no folder left behind: every surface gets the same check."""
         check_collection_name(name)
         check_policy(policy)
+        if not _locked:
+            self._check_collections_file()
         if not self.files_canonical:
             from engine.storage.server_mode import add_database_collection
 
@@ -502,37 +643,8 @@ class MemoryEngine(WriteJournal):
                     f"Collection {name!r} already exists; pick another name or change its "
                     f"policy with `gno-tui collection set-policy {name} POLICY`.",
                 )
-            facts = root / "facts"
-            created: list[Path] = []  # folders made here, removed again if the add fails
-
-            def remove_created() -> None:
-                for folder in reversed(created):
-                    try:
-                        folder.rmdir()
-                    except OSError:
-                        return
-
-            try:
-                for folder in [*reversed(facts.parents), facts]:
-                    if not folder.exists():
-                        folder.mkdir()
-                        created.append(folder)
-                probe = facts / f".probe-{os.getpid()}-{os.urandom(4).hex()}"
-                descriptor = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                try:
-                    os.write(descriptor, b"probe")
-                finally:
-                    os.close(descriptor)
-                    probe.unlink(missing_ok=True)
-            except OSError as exc:
-                remove_created()
-                raise MemoryFailure(
-                    "MEMORY_COLLECTION_INVALID",
-                    f"Cannot use {root} as the root of collection {name!r}: "
-                    f"{exc.strerror or exc} ({exc.filename or facts}). Choose a folder you can "
-                    "create and write files in (`gno-tui collection add NAME --path DIR`), or "
-                    "fix this one's permissions; no collection was added.",
-                ) from None
+            # A read-only home's index in memory lists its collections as they are.
+            created = [] if self.read_only is not None else make_root(root, name)
             try:
                 row = tables.CollectionRow(
                     name=name,
@@ -547,13 +659,14 @@ class MemoryEngine(WriteJournal):
                 session.refresh(row)
                 session.expunge(row)
             except BaseException:
-                remove_created()
+                remove_folders(created)
                 raise
         self._write_collections_file()
         return row
 
     def set_policy(self, name: str, policy: str, *, actor: str) -> tables.CollectionRow:
         check_policy(policy)
+        self._check_collections_file()
         with self.write_lock(), Session(self.db, expire_on_commit=False) as session:
             row = session.get(tables.CollectionRow, name)
             if row is None:
@@ -591,47 +704,29 @@ class MemoryEngine(WriteJournal):
                 yield
 
     def _write_collections_file(self) -> None:
-        """collections.yaml, canonical in the embedded mode (none in the server mode)."""
-        if not self.files_canonical:
-            return
-        listing = [
-            {
-                "name": row.name,
-                "root": row.root,
-                "policy": row.policy,
-                "policySource": row.policy_source,
-                "policyRevision": row.policy_revision,
-            }
-            for row in sorted(self.collections_by_name().values(), key=lambda r: r.name)
-        ]
-        write_atomically(
-            self.collections_file, yaml.safe_dump({"collections": listing}, sort_keys=False)
-        )
+        """collections.yaml, canonical in the embedded mode (none in the server mode, nor in a
+        read-only home): engine/storage/collections_file.py."""
+        if self.files_canonical and self.read_only is None:
+            write_collections_file(self)
 
     def _sync_collections_from_file(self) -> None:
         """collections.yaml is canonical, like the fact files: an index rebuilt from nothing
-        gets its collections (and their policies) back from it."""
-        if not self.files_canonical or not self.collections_file.is_file():
-            return
-        loaded = yaml.safe_load(self.collections_file.read_text(encoding="utf-8")) or {}
-        with Session(self.db, expire_on_commit=False) as session:
-            added = False
-            for entry in loaded.get("collections", []):
-                if session.get(tables.CollectionRow, entry["name"]) is None:
-                    added = True
-                    session.add(
-                        tables.CollectionRow(
-                            name=entry["name"],
-                            root=entry["root"],
-                            policy=entry["policy"],
-                            policy_source=entry.get("policySource", "explicit"),
-                            policy_revision=int(entry.get("policyRevision", 1)),
-                            created_at=self.now(),
-                        )
-                    )
-            if added:  # readers keep collections per generation
-                bump_generation(session)
-            session.commit()
+        gets its collections (and their policies) back from it. A damaged file is refused
+        (MEMORY_HOME_DAMAGED) before anything changes."""
+        if self.files_canonical:
+            sync_collections_from_file(self)
+
+    def _check_collections_file(self) -> None:
+        """Before a change to the collections: a collections.yaml that does not parse is
+        refused, not written over (it may hold what a person wrote by hand)."""
+        if self.files_canonical and self.collections_file.is_file():
+            read_collections_file(self.collections_file)
+
+    def _relocate_roots(self) -> None:
+        """A home copied or moved with its own index: roots that point into the folder it came
+        from are pointed at this home's (engine/storage/collections_file.py)."""
+        if self._own_index:
+            relocate_roots(self)
 
     # -- the index half of a write -------------------------------------------------------
 

@@ -232,6 +232,8 @@ def test_exit_codes_follow_the_contract():
     assert exit_code_for("MEMORY_QUERY_FAILED") == 2
     assert exit_code_for("MEMORY_KEY_EXISTS") == exit_code_for("MEMORY_REVISION_CONFLICT") == 4
     assert exit_code_for("MEMORY_REQUEST_CONFLICT") == 4
+    # The home cannot be written, or its collections.yaml is damaged: the store, not the input.
+    assert exit_code_for("MEMORY_HOME_READ_ONLY") == exit_code_for("MEMORY_HOME_DAMAGED") == 2
     ones = ERROR_CODES - {
         "MEMORY_REQUEST_CONFLICT",
         "MEMORY_SUPERSEDE_CONFLICT",
@@ -241,6 +243,8 @@ def test_exit_codes_follow_the_contract():
         "MEMORY_SYNC_FAILED",
         "MEMORY_QUERY_FAILED",
         "MEMORY_INTERNAL",
+        "MEMORY_HOME_READ_ONLY",
+        "MEMORY_HOME_DAMAGED",
     }
     assert {exit_code_for(code) for code in ones} == {1}
 

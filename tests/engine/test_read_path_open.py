@@ -188,10 +188,13 @@ def test_the_index_copy_is_used_only_when_whole(
     kept = persisted.index_file(home, tiny_embedder.model_id)
     whole = kept.read_bytes()
 
+    identity = engine.reads.store_identity()
+    assert identity is not None  # drawn as the index was kept
+
     def load() -> object:
         return persisted.load(
             kept,
-            store_id=engine.reads.store_identity(),
+            store_id=identity,
             model_id=tiny_embedder.model_id,
             dims=tiny_embedder.dims,
             word_vectors=None,

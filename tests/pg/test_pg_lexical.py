@@ -163,7 +163,7 @@ def test_postings_follow_changes_and_are_built_for_an_older_store(
         engine, [BulkFact(text="a violin kayak", scopes=["s"], caller="t", session="s")]
     )
     assert "a violin kayak" in found("violin kayak")
-    retire(engine, ref=added.rows[0].uri, actor="person", reason="test")
+    retire(engine, ref=added.added[0], actor="person", reason="test")
     assert "a violin kayak" not in found("violin kayak")
     with engine.db.begin() as connection:
         connection.execute(text("DROP TABLE fact_postings"))

@@ -1,0 +1,402 @@
+"""Approximate nearest neighbours over the index's int8 rows: an HNSW graph (usearch), for when
+a scan of every row costs more than a recall may spend (issue 38; docs/retrieval.md,
+"Approximate neighbours: the library and why", has the measurements behind the choice).
+
+The graph holds the engine's own int8 rows (engine/retrieval/quantized.py) and only chooses
+which ids to score: every answer is scored again by quantized.cosines from those rows, so an
+id's score is the exact scan's, bit for bit. What the graph can get wrong is which ids come
+back (a close row it did not reach); benchmarks/results/ann_choice.md measures how often.
+
+On disk: usearch's own serialisation, then a trailer (JSON: format, generation, rows, dims,
+blob length, checksum), its length and a magic. Written to a temp file, synced and renamed
+(a crash leaves the old file or the new one); opened by mapping the file (usearch's view), so
+a cold process reads only the pages a search touches. A file that is short, torn, of another
+format or dims, or of another generation is refused (IndexFileRefused): the caller rebuilds,
+and a refused file never answers.
+
+A mapped graph cannot change (an add to a usearch view crashes the process), so changes made
+after opening are kept beside it: added rows are scanned exactly, removed ids skipped. Past
+PENDING_LIMIT of them the graph is loaded into memory and the changes applied to it.
+
+Not thread-safe: the caller holds its index lock (Snapshot.lock) around every call."""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# quantized (and so simsimd) must be imported before usearch: usearch loads numkong with
+# RTLD_GLOBAL, and numkong's parse_tensor then shadows simsimd's in a simsimd loaded later,
+# breaking every product of the exact scan. Loaded first, simsimd keeps its own.
+from engine.retrieval.quantized import QuantizedBlock, cosines, quantize  # isort: skip
+from usearch.index import Index  # isort: skip
+
+# The graph (docs/retrieval.md): 32 links a node and a build expansion of 128 were the least
+# that kept the top 10 of LoCoMo questions at 99 % of the exact scan's places at 100k rows.
+CONNECTIVITY = 32
+EXPANSION_ADD = 128
+EXPANSION_SEARCH = 512
+# Rows asked of the graph beyond k, so that a near tie at the k-th place (usearch's float
+# cosine against the exact integer one) is settled by the exact scores.
+RESCORE_MARGIN = 16
+SEED_ROWS = 2_000  # see add
+# Changes kept beside a mapped graph before it is loaded and changed itself (an exact scan of
+# this many rows is ~1 ms).
+PENDING_LIMIT = 20_000
+# prefer_exact: below this many rows in all, or this many visible, an exact scan of the
+# visible rows is as fast as a search of the graph; under this share visible, the graph's
+# search has to be asked for too many rows to find k visible ones.
+EXACT_BELOW_ROWS = 50_000
+EXACT_BELOW_VISIBLE = 20_000
+EXACT_BELOW_SHARE = 0.10
+
+FORMAT = 1
+MAGIC = b"GNOANN01"
+_TAIL = 16  # the trailer's length (8 bytes), then MAGIC
+
+Allowed = np.ndarray | Callable[[np.ndarray], np.ndarray]
+
+
+class IndexFileRefused(ValueError):
+    """The file cannot answer: rebuild the index (and save it again)."""
+
+
+class DamagedIndexFile(IndexFileRefused):
+    """Short, torn, overwritten, or not this module's format."""
+
+
+class StaleIndexFile(IndexFileRefused):
+    """A sound file of another generation (or model) than the caller expects."""
+
+
+def prefer_exact(visible_count: int, total: int) -> bool:
+    """Whether an exact scan of the visible rows beats the graph: a small store, few visible
+    rows, or a narrow filter (benchmarks/results/ann_choice.md)."""
+    return (
+        total < EXACT_BELOW_ROWS
+        or visible_count < EXACT_BELOW_VISIBLE
+        or visible_count < EXACT_BELOW_SHARE * total
+    )
+
+
+def row_scales(values: np.ndarray) -> np.ndarray:
+    """Each int8 row's factor, 1 / |values|, worked out as quantize does (the same bits)."""
+    length = np.sqrt(np.einsum("ij,ij->i", values, values, dtype=np.int64).astype(np.float64))
+    scales: np.ndarray = np.divide(1.0, length, out=np.zeros(len(values)), where=length > 0)
+    return scales.astype(np.float32)
+
+
+def checksum(data: memoryview | bytes | np.ndarray) -> int:
+    """The bytes as 64-bit words (the last zero-padded), summed wrapping: a torn or zeroed
+    block changes it, at memory speed (as engine/storage/array_file.py does)."""
+    raw = np.frombuffer(data, dtype=np.uint8)
+    whole = len(raw) // 8 * 8
+    total = int(raw[:whole].view(np.uint64).sum(dtype=np.uint64))
+    return (total + int.from_bytes(raw[whole:].tobytes(), "little")) % 2**64
+
+
+class AnnIndex:
+    """Ids (non-negative ints: the caller's row numbers) with one int8 row each."""
+
+    def __init__(self, dims: int, *, generation: int = 0) -> None:
+        self.dims = dims
+        self.generation = generation  # what the caller says the rows reflect (saved with them)
+        self._graph = self._new_graph()
+        # The file a viewed graph reads, and the view of its graph's bytes.
+        self._mapped: mmap.mmap | None = None
+        self._blob: memoryview | None = None
+        # Changes since a mapped graph was opened: rows added, and graph ids removed.
+        self._pending: dict[int, np.ndarray] = {}
+        self._pending_block: tuple[np.ndarray, np.ndarray] | None = None
+        self._hidden: set[int] = set()
+
+    def _new_graph(self) -> Index:
+        return Index(
+            ndim=self.dims,
+            metric="cos",
+            dtype="i8",
+            connectivity=CONNECTIVITY,
+            expansion_add=EXPANSION_ADD,
+            expansion_search=EXPANSION_SEARCH,
+        )
+
+    def __len__(self) -> int:
+        return len(self._graph) - len(self._hidden) + len(self._pending)
+
+    @property
+    def mapped(self) -> bool:
+        """Whether the graph is read from its file (changes kept beside it)."""
+        return self._blob is not None
+
+    # -- changing ---------------------------------------------------------------------------
+
+    def add(self, ids: np.ndarray, rows: np.ndarray | QuantizedBlock) -> None:
+        """Add rows (float unit vectors, quantized here, or int8 rows as the index keeps
+        them); an id already present is replaced."""
+        keys = _keys(ids)
+        values = rows.values if isinstance(rows, QuantizedBlock) else quantize(rows).values
+        if len(keys) != len(values) or values.shape[1] != self.dims:
+            raise ValueError(f"{len(keys)} ids for rows of shape {values.shape}")
+        if len(np.unique(keys)) != len(keys):
+            raise ValueError("an id is given twice")
+        if self.mapped and len(self._pending) + len(keys) <= PENDING_LIMIT:
+            in_graph = self._graph.contains(keys)
+            self._hidden.update(keys[in_graph].tolist())
+            self._pending.update(zip(keys.tolist(), np.ascontiguousarray(values), strict=True))
+            self._pending_block = None
+            return
+        self._load_into_memory()
+        present = keys[self._graph.contains(keys)]
+        if len(present):
+            self._graph.remove(present)
+        values = np.ascontiguousarray(values)
+        # An empty graph's first rows go in on one thread: usearch's threads, racing over the
+        # first entry points, built graphs missing 2-4 % of the top 256 at 5,000 rows.
+        seed = SEED_ROWS if not len(self._graph) and len(keys) > SEED_ROWS else 0
+        if seed:
+            self._graph.add(keys[:seed], values[:seed], threads=1)
+        self._graph.add(keys[seed:], values[seed:], threads=_threads(len(keys) - seed))
+
+    def remove(self, ids: np.ndarray) -> None:
+        """Remove rows; an id not present is ignored."""
+        keys = _keys(ids)
+        if self.mapped and len(self._hidden) + len(keys) <= PENDING_LIMIT:
+            for key in keys.tolist():
+                self._pending.pop(key, None)
+            self._pending_block = None
+            self._hidden.update(keys[self._graph.contains(keys)].tolist())
+            return
+        self._load_into_memory()
+        present = keys[self._graph.contains(keys)]
+        if len(present):
+            self._graph.remove(present)
+
+    def _load_into_memory(self) -> None:
+        """A mapped graph copied into memory, with the changes kept beside it applied."""
+        if self._blob is None:
+            return
+        graph = self._new_graph()
+        graph.load(self._blob)
+        self._graph = graph  # the view is dropped (freed at once) before its file is unmapped
+        self._unmap()
+        if self._hidden:
+            self._graph.remove(np.fromiter(self._hidden, np.uint64))
+        if self._pending:
+            keys = np.fromiter(self._pending, np.uint64)
+            self._graph.add(keys, np.vstack(list(self._pending.values())))
+        self._pending, self._pending_block, self._hidden = {}, None, set()
+
+    # -- searching --------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: np.ndarray,
+        k: int,
+        *,
+        allowed: Allowed | None = None,
+        share: float | None = None,
+        expansion: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The k closest allowed ids to the unit vector `query` (float32) and their cosines,
+        best first (ties by id), scored exactly as quantized.cosines scores them. `allowed`:
+        a boolean mask indexed by id (an id past its end is not allowed), or a function of an
+        id array giving such a mask; `share`: the part of the ids it lets through, when known
+        (a mask's is counted), so that the graph is asked for enough ids at once."""
+        if k <= 0 or not len(self):
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        if share is None and isinstance(allowed, np.ndarray):
+            share = max(float(np.count_nonzero(allowed)), 1.0) / max(len(allowed), 1)
+        asked = quantize(query).values[0]
+        want = k + RESCORE_MARGIN
+        found = self._search_graph(asked, want, allowed, share or 1.0, expansion)
+        pending_ids, pending_values = self._pending_rows()
+        kept = _allowed(pending_ids, allowed)
+        ids = np.concatenate([found, pending_ids[kept]])
+        values = np.vstack([self._stored(found), pending_values[kept]])
+        scores = cosines(QuantizedBlock(values, row_scales(values)), query)
+        order = np.lexsort((ids, -scores))[:k]
+        return ids[order], scores[order]
+
+    def _stored(self, ids: np.ndarray) -> np.ndarray:
+        """The int8 rows the graph holds for these ids (each present)."""
+        if not len(ids):
+            return np.zeros((0, self.dims), np.int8)
+        got = self._graph.get(ids.astype(np.uint64), "i8")
+        rows = [row for row in (got if isinstance(got, tuple) else (got,)) if row is not None]
+        if len(rows) != len(ids):
+            raise KeyError("an id the graph returned has no row")
+        return np.vstack(rows)
+
+    def _pending_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows kept beside a mapped graph, as arrays (made once per change)."""
+        if self._pending_block is None:
+            ids = np.fromiter(self._pending, np.int64, len(self._pending))
+            values = np.zeros((len(ids), self.dims), np.int8)
+            for row, key in enumerate(ids.tolist()):
+                values[row] = self._pending[key]
+            self._pending_block = ids, values
+        return self._pending_block
+
+    def _search_graph(
+        self,
+        asked: np.ndarray,
+        want: int,
+        allowed: Allowed | None,
+        share: float,
+        expansion: int | None,
+    ) -> np.ndarray:
+        """Up to `want` allowed, not hidden ids the graph finds closest. A filter is applied
+        to what the graph returns, so it is asked for more (by the share it lets through),
+        doubling until enough are allowed; past the graph's size it scans every row."""
+        size = len(self._graph)
+        if not size:
+            return np.zeros(0, np.int64)
+        share *= 1.0 - len(self._hidden) / size  # hidden ids come back from the graph too
+        count = min(size, int(want / max(share, 1e-6)) + 1)
+        while True:
+            exhaustive = count >= size
+            # usearch's types call the property read-only; it has a setter.
+            wide = max(expansion or EXPANSION_SEARCH, count)
+            setattr(self._graph, "expansion_search", wide)  # noqa: B010
+            matches = self._graph.search(asked, count, threads=1, exact=exhaustive)
+            found: np.ndarray = np.asarray(matches.keys, dtype=np.int64)
+            if self._hidden:
+                found = found[~np.isin(found, np.fromiter(self._hidden, np.int64))]
+            found = found[_allowed(found, allowed)]
+            if len(found) >= want or exhaustive:
+                return found[:want]
+            count = min(size, 2 * count)
+
+    # -- the file ---------------------------------------------------------------------------
+
+    def save(self, path: Path, *, generation: int | None = None) -> None:
+        """Write the index to `path` atomically (temp file, fsync, rename), with the
+        generation its rows reflect (the caller's: e.g. the change log position)."""
+        if generation is not None:
+            self.generation = generation
+        self._load_into_memory()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            self._graph.save(str(temp))
+            with temp.open("r+b") as out:
+                blob_length = out.seek(0, os.SEEK_END)
+                with mmap.mmap(out.fileno(), blob_length, access=mmap.ACCESS_READ) as blob:
+                    summed = checksum(memoryview(blob))
+                trailer = json.dumps(
+                    {
+                        "format": FORMAT,
+                        "generation": self.generation,
+                        "rows": len(self._graph),
+                        "dims": self.dims,
+                        "blob": blob_length,
+                        "checksum": summed,
+                    }
+                ).encode()
+                out.write(trailer + len(trailer).to_bytes(8, "little") + MAGIC)
+                out.flush()
+                os.fsync(out.fileno())
+            temp.replace(path)
+        finally:
+            temp.unlink(missing_ok=True)
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)  # the rename itself survives a power loss
+        finally:
+            os.close(folder)
+
+    @classmethod
+    def open(cls, path: Path, *, dims: int, generation: int | None = None) -> AnnIndex:
+        """The index saved at `path`, its graph mapped from the file. Refused
+        (IndexFileRefused) when the file is damaged, of other dims, or of a generation other
+        than `generation` (None: any; the index's `generation` says which)."""
+        with path.open("rb") as source:
+            try:
+                mapped = mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ)
+            except ValueError as error:  # an empty file
+                raise DamagedIndexFile(f"{path}: {error}") from error
+        try:
+            header = _trailer(mapped, path)
+            if header["dims"] != dims:
+                raise StaleIndexFile(f"{path}: rows of {header['dims']} dims, not {dims}")
+            if generation is not None and header["generation"] != generation:
+                raise StaleIndexFile(
+                    f"{path}: generation {header['generation']}, expected {generation}"
+                )
+        except BaseException:
+            mapped.close()
+            raise
+        index = cls(dims, generation=header["generation"])
+        index._mapped, index._blob = mapped, memoryview(mapped)[: header["blob"]]
+        try:
+            if checksum(index._blob) != header["checksum"]:
+                raise DamagedIndexFile(f"{path}: checksum mismatch (torn or overwritten)")
+            index._graph.view(index._blob)
+            if len(index._graph) != header["rows"] or index._graph.ndim != dims:
+                raise DamagedIndexFile(f"{path}: the graph does not hold what the trailer says")
+        except BaseException:
+            index.close()
+            raise
+        return index
+
+    def close(self) -> None:
+        """Let go of the graph and its file (the index is empty afterwards)."""
+        self._graph = self._new_graph()  # the old graph, and its view, freed at once
+        self._unmap()
+        self._pending, self._pending_block, self._hidden = {}, None, set()
+
+    def _unmap(self) -> None:
+        if self._blob is not None:
+            self._blob.release()
+            self._blob = None
+        if self._mapped is not None:
+            self._mapped.close()
+            self._mapped = None
+
+
+def _trailer(mapped: mmap.mmap, path: Path) -> dict[str, Any]:
+    size = len(mapped)
+    if size < _TAIL or mapped[size - len(MAGIC) :] != MAGIC:
+        raise DamagedIndexFile(f"{path}: no trailer (short, torn, or not an index file)")
+    length = int.from_bytes(mapped[size - _TAIL : size - len(MAGIC)], "little")
+    if length > size - _TAIL:
+        raise DamagedIndexFile(f"{path}: trailer length {length} past the file's start")
+    try:
+        header: dict[str, Any] = json.loads(mapped[size - _TAIL - length : size - _TAIL])
+    except ValueError as error:
+        raise DamagedIndexFile(f"{path}: unreadable trailer") from error
+    if header.get("format") != FORMAT:
+        raise StaleIndexFile(f"{path}: format {header.get('format')}, not {FORMAT}")
+    if header.get("blob") != size - _TAIL - length:
+        raise DamagedIndexFile(f"{path}: {size} bytes, not what the trailer says")
+    return header
+
+
+def _keys(ids: np.ndarray) -> np.ndarray:
+    keys = np.asarray(ids).reshape(-1)
+    if len(keys) and (keys.dtype.kind not in "iu" or int(keys.min()) < 0):
+        raise ValueError("ids are non-negative integers")
+    return keys.astype(np.uint64)
+
+
+def _allowed(ids: np.ndarray, allowed: Allowed | None) -> np.ndarray:
+    """Which of `ids` the filter lets through."""
+    if allowed is None:
+        return np.ones(len(ids), dtype=bool)
+    if isinstance(allowed, np.ndarray):
+        inside = ids < len(allowed)
+        keep = np.zeros(len(ids), dtype=bool)
+        keep[inside] = allowed[ids[inside]]
+        return keep
+    return np.asarray(allowed(ids), dtype=bool)
+
+
+def _threads(rows: int) -> int:
+    """A bulk add uses the machine's cores; a write's few rows stay on this thread."""
+    return 0 if rows >= 1_000 else 1
