@@ -16,10 +16,9 @@ import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from conftest import NO_MODEL_REASON, Client
 from sqlalchemy import event, func, select, text
 from sqlalchemy.orm import Session
 
@@ -52,6 +51,23 @@ def newest_change(engine: MemoryEngine) -> int:
         return int(session.scalar(select(func.max(tables.FactChangeRow.seq))) or 0)
 
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from conftest import Client
+
+NO_MODEL_REASON = "no model in this test (lexical mode)"
+# A Client over a store the test opened, from the `client_over` fixture: at run time
+# `conftest` is whichever conftest.py pytest imported last (tests/http has its own).
+as_client: Callable[[MemoryEngine], Client]
+
+
+@pytest.fixture(autouse=True)
+def _client_maker(client_over: Callable[[MemoryEngine], Client]) -> None:
+    global as_client
+    as_client = client_over
+
+
 @pytest.fixture
 def second_engine(home: Path) -> Iterator[list[MemoryEngine]]:
     """Engines opened on the same store as the `engine` fixture: other processes."""
@@ -65,7 +81,7 @@ def second_engine(home: Path) -> Iterator[list[MemoryEngine]]:
 def another_process(home: Path, opened: list[MemoryEngine]) -> Client:
     other = open_engine(home=home, embedder_status=EmbedderStatus(None, NO_MODEL_REASON))
     opened.append(other)
-    return Client(other)
+    return as_client(other)
 
 
 # -- the change log ----------------------------------------------------------------------------
@@ -104,7 +120,7 @@ def test_a_store_written_by_one_call_at_a_time_keeps_its_bound(engine, home, mon
     for n in range(100):
         call = open_engine(home=home, embedder_status=EmbedderStatus(None, NO_MODEL_REASON))
         try:
-            Client(call).add(f"quiet note number {n}")
+            as_client(call).add(f"quiet note number {n}")
             call.compaction.wait()
         finally:
             call.db.dispose()
@@ -385,7 +401,7 @@ def test_the_sqlite_log_is_cut_back_after_many_writes(tmp_path, monkeypatch):
     monkeypatch.setattr(wal_checkpoint, "WAL_SIZE_LIMIT_BYTES", limit)
     home = tmp_path / "wal-home"
     store = open_engine(home=home, embedder_status=EmbedderStatus(None, NO_MODEL_REASON))
-    writer = Client(store)
+    writer = as_client(store)
     log_file = home / "index.sqlite-wal"
     try:
         peak = 0
