@@ -297,10 +297,12 @@ red, added words in green).
         self.query_one("#chain-table", FactTable).focus()
 
     async def action_back(self) -> None:
-        """escape: out of the box to the versions; from them, or from the box when no chain
-        is shown (no versions to go to), back to where the person came from (nothing said if
-        from nowhere)."""
-        if self.query_one("#chain-ref", Input).has_focus and self.ref is not None:
+        """escape: out of the box to the versions; from them, or from an empty box when the
+        person came from another screen, back there (nothing said if from nowhere)."""
+        came_from_somewhere = bool(getattr(self.app, "jumps", None))
+        if self.query_one("#chain-ref", Input).has_focus and (
+            self.ref is not None or not came_from_somewhere
+        ):
             self.action_focus_table()
         else:
             await self.app.run_action("jump_back(True)")
