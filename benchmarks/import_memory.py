@@ -95,6 +95,7 @@ def import_peak(tree: Path, source: Path, workdir: Path) -> tuple[float, float, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", type=Path, help="an earlier tree to measure as well")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the tree to measure (this one)")
     parser.add_argument(
         "--near", type=int, nargs="*", default=list(NEAR_SIZES), help="near-identical sizes"
     )
@@ -102,7 +103,7 @@ def main() -> None:
     parser.add_argument("--file", type=Path, nargs="*", default=[], help="more JSONL files")
     parser.add_argument("--name", default="import_memory", help="the report's name")
     args = parser.parse_args()
-    trees = [("this tree", ROOT)] + ([("baseline", args.baseline)] if args.baseline else [])
+    trees = [("this tree", args.tree)] + ([("baseline", args.baseline)] if args.baseline else [])
     vocabulary = words()
     rows: list[list[object]] = []
     with tempfile.TemporaryDirectory(prefix="gno-import-memory-") as folder:
@@ -144,6 +145,7 @@ def main() -> None:
         "Each import: a fresh process and a fresh home, the bundled model, durable writes; "
         "peak RSS is the process's own VmHWM.",
     ]
+    notes.append(f"This tree: {args.tree}.")
     if args.baseline:
         notes.append(f"Baseline: the tree at {args.baseline}.")
     write_report(args.name, header, rows, notes)

@@ -94,8 +94,9 @@ red, added words in green).
   nothing is deleted.
 - `Y` copies the highlighted version's text, uri or #docid (then `t`, `u` or `d`); `o`
   shows it read-only in $VISUAL / $EDITOR.
-- `ctrl+o` or `backspace` (and `escape`, from the versions or an empty box) go back to the
-  screen and row the chain was opened from (enter in the Library or Recall, `:`, or `5`).
+- `ctrl+o` or `backspace` (and `escape`, from the versions, or from the empty box when you
+  came from another screen) go back to the screen and row the chain was opened from (enter
+  in the Library or Recall, `:`, or `5`).
 - `O` sorts the versions by any column (`v` gives the chain's order back); `h` / `l`, the
   diffs and `u` still go by the chain, whatever the order shown.
 - `W` shows the highlighted version in full (every field, uncut). The list's text column

@@ -289,11 +289,12 @@ def _import_all(
                 progress(done + row, job.total)
             verdict: Verdict | None = None
             digest: str | None = None
-            if settled[row] is None:
+            without_dedup = settled[row]
+            if without_dedup is None:
                 verdict, digest = planner.decide(numbers[row])
                 action, reason = verdict.action, verdict.reason
             else:
-                action, reason = settled[row]  # type: ignore[misc]
+                action, reason = without_dedup
             record_id = None
             if action == "add" and writer is not None:
                 record_id = writer.add(_fact(job, item, targets[row], blocks[row], digest))

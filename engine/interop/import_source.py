@@ -10,8 +10,10 @@ it read, and the import is refused unless both agree."""
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Iterator
 from pathlib import Path
+from stat import S_ISREG
 
 from engine.contract.errors import MemoryFailure
 from engine.interop.formats import (
@@ -41,6 +43,7 @@ class ImportSource:
         self._scopes = default_scopes
         self._document: list[Incoming] | None = None
         self._digests: list[bytes] = []  # one per complete reading of a JSONL file
+        self._piped: bytes | None = None  # a JSONL source that is not a file, read once
 
     def items(self) -> Iterator[Incoming]:
         """Every item, in order (a new reading each time)."""
@@ -76,16 +79,21 @@ class ImportSource:
 
     def _lines(self, digest: hashlib._Hash) -> Iterator[str]:
         """The file's lines as Path.read_text().splitlines() would give them for a file with
-        \\n, \\r\\n or \\r line ends, checked for size and UTF-8 as they are read."""
+        \n, \r\n or \r line ends, checked for size and UTF-8 as they are read."""
         path = str(self.path)
         try:
-            if self.path.stat().st_size > MAX_IMPORT_BYTES:
+            stat = self.path.stat()
+            if stat.st_size > MAX_IMPORT_BYTES:
                 raise _bad(path, f"larger than {MAX_IMPORT_BYTES // 2**20} MiB; split it")
-            file = self.path.open("rb")
+            if self._piped is None and not S_ISREG(stat.st_mode):
+                # A pipe (or a device) cannot be read twice: read once, kept (64 MiB at most).
+                with self.path.open("rb") as pipe:
+                    self._piped = pipe.read(MAX_IMPORT_BYTES + 1)
+            file = io.BytesIO(self._piped) if self._piped is not None else self.path.open("rb")
         except OSError as exc:
             raise _bad(path, f"cannot be read ({exc.strerror})") from exc
         with file:
-            offset, pending, total = 0, b"", 0
+            offset, total, pending = 0, 0, bytearray()
             while True:
                 try:
                     chunk = file.read(READ_CHUNK)
@@ -95,17 +103,18 @@ class ImportSource:
                 if total > MAX_IMPORT_BYTES:
                     raise _bad(path, f"larger than {MAX_IMPORT_BYTES // 2**20} MiB; split it")
                 digest.update(chunk)
-                data = pending + chunk
-                end = data.rfind(b"\n") + 1 if chunk else len(data)
+                pending += chunk
+                end = pending.rfind(b"\n") + 1 if chunk else len(pending)
+                complete = bytes(pending[:end])
+                del pending[:end]
                 # bytes.splitlines ends lines at \n, \r\n and \r only, as reading text does
-                for raw in data[:end].splitlines(keepends=True):
+                for raw in complete.splitlines(keepends=True):
                     try:
                         text = raw.decode("utf-8")
                     except UnicodeDecodeError as exc:
                         raise _bad(path, f"not UTF-8 text (byte {offset + exc.start})") from exc
                     offset += len(raw)
                     yield text.rstrip("\r\n")
-                pending = data[end:]
                 if not chunk:
                     return
 

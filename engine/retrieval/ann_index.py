@@ -37,24 +37,25 @@ import numpy as np
 from engine.retrieval.quantized import QuantizedBlock, cosines, quantize  # isort: skip
 from usearch.index import Index  # isort: skip
 
-# The graph (docs/retrieval.md): 32 links a node and a build expansion of 128 were the least
-# that kept the top 10 of LoCoMo questions at 99 % of the exact scan's places at 100k rows.
+# The graph as measured (benchmarks/results/ann_choice.md, `module`): 32 links a node, a build
+# expansion of 128. A search expansion of 1024 found 99.91 % of the exact top 64 at 100k
+# facts (1.2 ms) and 98.39 % at 1M (7.6 ms); callers pass their own for other k.
 CONNECTIVITY = 32
 EXPANSION_ADD = 128
-EXPANSION_SEARCH = 512
-# Rows asked of the graph beyond k, so that a near tie at the k-th place (usearch's float
-# cosine against the exact integer one) is settled by the exact scores.
+EXPANSION_SEARCH = 1024
+# Rows asked of the graph beyond k, scored exactly with the rest, so that rows tied (or
+# within float32 rounding) at the k-th place are ordered by their exact scores.
 RESCORE_MARGIN = 16
 SEED_ROWS = 2_000  # see add
 # Changes kept beside a mapped graph before it is loaded and changed itself (an exact scan of
 # this many rows is ~1 ms).
 PENDING_LIMIT = 20_000
-# prefer_exact: below this many rows in all, or this many visible, an exact scan of the
-# visible rows is as fast as a search of the graph; under this share visible, the graph's
-# search has to be asked for too many rows to find k visible ones.
-EXACT_BELOW_ROWS = 50_000
-EXACT_BELOW_VISIBLE = 20_000
-EXACT_BELOW_SHARE = 0.10
+# prefer_exact, from the same measurements at 1M rows: the visible rows gathered and scanned
+# cost ~72 ns a row on one core (10k rows: 0.72 ms), a top-64 search of the graph 7.6 ms, so
+# under 100k visible rows the scan is as fast and exact. Under 5 % visible the graph must be
+# asked for 20 times k to find k visible rows (1 % visible, k=64: 54 ms against 0.72).
+EXACT_BELOW_VISIBLE = 100_000
+EXACT_BELOW_SHARE = 0.05
 
 FORMAT = 1
 MAGIC = b"GNOANN01"
@@ -76,13 +77,9 @@ class StaleIndexFile(IndexFileRefused):
 
 
 def prefer_exact(visible_count: int, total: int) -> bool:
-    """Whether an exact scan of the visible rows beats the graph: a small store, few visible
-    rows, or a narrow filter (benchmarks/results/ann_choice.md)."""
-    return (
-        total < EXACT_BELOW_ROWS
-        or visible_count < EXACT_BELOW_VISIBLE
-        or visible_count < EXACT_BELOW_SHARE * total
-    )
+    """Whether an exact scan of the visible rows beats the graph: few visible rows (a small
+    store is one) or a narrow filter (benchmarks/results/ann_choice.md)."""
+    return visible_count < EXACT_BELOW_VISIBLE or visible_count < EXACT_BELOW_SHARE * total
 
 
 def row_scales(values: np.ndarray) -> np.ndarray:
@@ -102,7 +99,11 @@ def checksum(data: memoryview | bytes | np.ndarray) -> int:
 
 
 class AnnIndex:
-    """Ids (non-negative ints: the caller's row numbers) with one int8 row each."""
+    """Ids (non-negative ints: the caller's row numbers) with one int8 row each. Give it one
+    row per distinct vector (the engine: one per content hash, its copies found by the hash):
+    copies of a row crowd each other out of the graph's neighbour lists, and at 100k facts
+    (70 % copies) a node per copy missed 4 % of the top 10 at ef 512, a node per distinct
+    row 1.8 % (docs/retrieval.md, "Approximate neighbours")."""
 
     def __init__(self, dims: int, *, generation: int = 0) -> None:
         self.dims = dims

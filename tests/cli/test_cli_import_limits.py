@@ -14,6 +14,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -233,3 +234,26 @@ def test_an_import_item_with_an_empty_identity_is_refused_with_its_line(
         "SELECT text, caller, session FROM facts")}  # fmt: skip
     assert who["Alice drinks green tea"] == ("agent-7", "import:items.jsonl")
     assert who["Bob moved to Lyon"] == ("import:test:agent", "import:items.jsonl")
+
+
+def test_an_import_from_a_pipe_is_read_once(cli, probe, tmp_path):
+    """A JSONL import reads a file twice (to check, then to import); a pipe is read once."""
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes here")
+    pipe = tmp_path / "items.pipe"
+    os.mkfifo(pipe)
+    lines = "".join(
+        json.dumps({"text": f"Piped fact {n}", "scopes": [f"s{n}"]}) + "\n" for n in range(5)
+    )
+
+    def feed() -> None:
+        with pipe.open("w", encoding="utf-8") as out:  # waits for the import to open it
+            out.write(lines)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    result = cli("import", str(pipe), "--format", "jsonl", "--json")
+    writer.join()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (result.doc["items"], result.doc["added"]) == (5, 5)
+    assert sorted(text for _, text in probe.rows()) == [f"Piped fact {n}" for n in range(5)]

@@ -232,8 +232,9 @@ def test_row_scales_are_quantize_s_bits(seeds: list[int]) -> None:
 
 def test_prefer_exact_for_small_stores_and_narrow_filters() -> None:
     assert prefer_exact(1_000, 1_000)  # a small store
-    assert prefer_exact(5_000, 1_000_000)  # few visible
-    assert prefer_exact(60_000, 1_000_000)  # under a tenth visible
+    assert prefer_exact(99_999, 1_000_000)  # few visible
+    assert prefer_exact(400_000, 10_000_000)  # under a twentieth visible
+    assert not prefer_exact(100_000, 1_000_000)
     assert not prefer_exact(500_000, 1_000_000)
     assert not prefer_exact(1_000_000, 1_000_000)
 

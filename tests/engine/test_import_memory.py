@@ -101,3 +101,32 @@ def test_the_whole_file_is_never_held(tmp_path: Path, model: EmbedderStatus) -> 
     # items, their rows and rendered fact files were all held until the commit.
     per_line = (peaks[12_000] - peaks[3_000]) / 9_000
     assert per_line < 2048, (per_line, peaks)
+
+
+# -- read twice: once to check, once to import --------------------------------------------------
+
+
+def test_a_file_changed_between_its_two_readings_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.contract.errors import MemoryFailure
+    from engine.interop import import_run
+
+    source = distinct(tmp_path / "items.jsonl", 20)
+    checked = import_run._check_all
+
+    def then_changed(job: import_run._Import) -> None:
+        checked(job)  # every line checked; now the file changes before it is imported
+        with source.open("a", encoding="utf-8") as out:
+            out.write(json.dumps({"text": "Added behind the check", "scopes": ["s0"]}) + "\n")
+
+    monkeypatch.setattr(import_run, "_check_all", then_changed)
+    engine = open_engine(home=tmp_path / "home", embedder_status=EmbedderStatus(None, "off"))
+    try:
+        with pytest.raises(MemoryFailure) as refused:
+            transfer.run_import(engine, source, caller="import")
+        assert refused.value.code == "MEMORY_IMPORT_INVALID"
+        assert "changed while it was being imported" in refused.value.message
+        assert transfer.export_jsonl_items(engine) == []
+    finally:
+        engine.db.dispose()
