@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.contract.errors import MemoryFailure
-from engine.storage.factfiles import sync_filesystem
+from engine.storage.factfiles import fsync_folder, sync_filesystem
 
 FORMAT = "gno-tui-backup"
 VERSION = 1
@@ -214,21 +214,8 @@ def sync_tree(folder: Path) -> None:
     if sync_filesystem(folder):
         return
     for path in sorted(folder.rglob("*"), reverse=True):
-        _fsync(path)
-    _fsync(folder)
-
-
-def _fsync(path: Path) -> None:
-    try:
-        handle = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(handle)
-    except OSError:
-        pass
-    finally:
-        os.close(handle)
+        fsync_folder(path)  # a file's content, or a folder's entries
+    fsync_folder(folder)
 
 
 def check_backup_target(target: Path, protected: list[Path]) -> Path:

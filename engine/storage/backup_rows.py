@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -196,8 +197,7 @@ def load_server_backup(db: Engine, backup: Backup) -> dict[str, int]:
     """Insert the backup's rows into `db` (at this gno-tui's schema, holding nothing: the
     caller checked, under the write lock it holds), in one transaction; rows per table."""
     for name in TABLES:  # every file decodes before the first row goes in
-        for _batch in _rows(backup, name):
-            pass
+        deque(_rows(backup, name), maxlen=0)  # decoded and checked, then dropped
     loaded: dict[str, int] = {}
     with db.begin() as connection:
         held = _holdings(connection, set(TABLES))  # again, under the lock: a writer since?

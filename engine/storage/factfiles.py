@@ -15,6 +15,7 @@ import os
 import re
 import tempfile
 import unicodedata
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -632,16 +633,15 @@ def fsync_file(path: Path) -> None:
 
 
 def fsync_folder(folder: Path) -> None:
-    """Make a folder's entries (files created or renamed into it) durable; a no-op where
-    folders cannot be opened (Windows)."""
+    """Make a folder's entries (files created or renamed into it) durable, or a file's
+    content when given a file; a no-op where it cannot be opened (folders on Windows)."""
     try:
         handle = os.open(folder, os.O_RDONLY)
     except OSError:
         return
     try:
-        os.fsync(handle)
-    except OSError:
-        pass
+        with suppress(OSError):  # a file system that cannot fsync this: nothing more to do
+            os.fsync(handle)
     finally:
         os.close(handle)
 
