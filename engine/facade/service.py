@@ -116,10 +116,8 @@ class MemoryService:
         """MEMORY_HOME_READ_ONLY when this process may not write the home (a read-only mount,
         another user's folder): for a surface that touches the home's folders itself before
         the engine would refuse the write."""
-        from engine.storage.home import read_only_refusal
-
         if self.engine.read_only is not None:
-            raise read_only_refusal(self.engine.home, self.engine.read_only)
+            raise self.engine.read_only_refusal()
 
     def now(self) -> datetime:
         """The injected clock's time (every timestamp the store writes comes from it)."""

@@ -18,7 +18,7 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
-from engine.contract.normalize import POLICIES, check_collection_name
+from engine.contract.normalize import POLICIES, POLICY_SOURCES, check_collection_name
 from engine.storage import tables
 from engine.storage.database import bump_generation
 from engine.storage.factfiles import write_atomically
@@ -28,10 +28,8 @@ if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
 
 HOME_DAMAGED = "MEMORY_HOME_DAMAGED"
-COLLECTIONS_FILE = "collections.yaml"
 # collections.yaml is a short list gno-tui writes; a file this large is not one.
 MAX_COLLECTIONS_FILE_BYTES = 1024 * 1024
-POLICY_SOURCES = ("explicit", "config_default", "legacy_default")
 
 
 @dataclass(frozen=True)

@@ -54,12 +54,14 @@ def crash_within(point: CrashPoint, stage: str, after: int, upto: int) -> None:
 # written) and `group-placed` (the files in place, just before the commit). Only tests set it.
 
 STOP_HOOK_ENV = "GNO_TUI_TEST_STOP_WRITE"
+# Read once per process (the tests set it in the writer's environment), not at every write.
+_STOP_AT = os.environ.get(STOP_HOOK_ENV)
 _stopped: set[str] = set()
 
 
 def stop_here(point: str) -> None:
     """Stop this process here, once, if the environment names this point."""
-    if os.environ.get(STOP_HOOK_ENV) != point or point in _stopped:
+    if point != _STOP_AT or point in _stopped:
         return
     _stopped.add(point)
     stop = getattr(signal, "SIGSTOP", None)

@@ -22,6 +22,17 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite:///{path}"
 
 
+def sqlite_file_of(db: Engine) -> Path | None:
+    """The SQLite file `db` works on, or None for another database (or an in-memory one)."""
+    url = db.url
+    name = url.database
+    if url.get_backend_name() != "sqlite" or not name or name == ":memory:":
+        return None
+    if name.startswith("file:"):
+        return None
+    return Path(name)
+
+
 def make_db_engine(url: str) -> Engine:
     """An engine for `url`; SQLite gets WAL, a busy timeout and foreign keys on every connection."""
     try:

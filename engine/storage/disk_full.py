@@ -19,8 +19,6 @@ from pathlib import Path
 from engine.contract.errors import MemoryFailure
 
 _FULL_ERRNOS = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
-_SQLITE_FULL = 13  # primary result code; extended codes keep it in the low byte
-_SQLITE_IOERR = 10
 _POSTGRES_DISK_FULL = "53100"
 # An SQLite I/O error (making its shared-memory file, say) on a filesystem with less than
 # this free is taken for a full disk: SQLite does not pass on the errno.
@@ -64,7 +62,7 @@ def disk_full_cause(exc: BaseException, where: Path) -> BaseException | None:
             return error
         if isinstance(error, sqlite3.Error):
             code = getattr(error, "sqlite_errorcode", None)
-            if (code is not None and code & 0xFF == _SQLITE_FULL) or (
+            if (code is not None and code & 0xFF == sqlite3.SQLITE_FULL) or (
                 "database or disk is full" in str(error)
             ):
                 return error
@@ -72,7 +70,11 @@ def disk_full_cause(exc: BaseException, where: Path) -> BaseException | None:
             return error
     for error in chain:
         code = getattr(error, "sqlite_errorcode", None)
-        if isinstance(error, sqlite3.Error) and code is not None and code & 0xFF == _SQLITE_IOERR:
+        if (
+            isinstance(error, sqlite3.Error)
+            and code is not None
+            and code & 0xFF == sqlite3.SQLITE_IOERR
+        ):
             free = free_bytes(where)
             if free is not None and free < LOW_SPACE_BYTES:
                 return error

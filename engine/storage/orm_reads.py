@@ -16,7 +16,6 @@ import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Table, select
@@ -30,26 +29,24 @@ from engine.contract.normalize import parse_iso
 from engine.retrieval.embeddings import vector_to_bytes
 from engine.retrieval.snapshot import SNAPSHOT_COLUMNS, IndexedFact, store_vectors
 from engine.storage import receipt_spool, tables
-from engine.storage.database import changes_since, generation_of, last_change, store_identity
+from engine.storage.database import (
+    changes_since,
+    generation_of,
+    last_change,
+    sqlite_file_of,
+    store_identity,
+)
 from engine.storage.reads import IN_CHUNK, CollectionInfo, StoredVector, public_receipt
 from engine.storage.sqlite_settings import READER_WRITE_WAIT_MS, busy_timeout, is_locked
 
 _FACTS = tables.FactRow
 
 
-def _sqlite_file(db: Engine) -> Path | None:
-    """The SQLite file `db` works on (None: another database, or one in memory)."""
-    name = db.url.database
-    if db.url.get_backend_name() != "sqlite" or not name or name == ":memory:":
-        return None
-    return None if name.startswith("file:") else Path(name)
-
-
 class OrmReads:
     def __init__(self, db: Engine, on_receipt: Callable[[], None] | None = None) -> None:
         self._db = db
         self._on_receipt = on_receipt  # told of each receipt (the engine's compaction counts)
-        index = _sqlite_file(db)
+        index = sqlite_file_of(db)
         self._sqlite = db.url.get_backend_name() == "sqlite"
         self._pending = receipt_spool.pending_folder(index) if index is not None else None
 

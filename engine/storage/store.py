@@ -64,7 +64,12 @@ from engine.storage.collections_file import (
     write_collections_file,
 )
 from engine.storage.compaction import Compaction
-from engine.storage.database import bump_generation, generation_of, is_unreadable_sqlite
+from engine.storage.database import (
+    bump_generation,
+    generation_of,
+    is_unreadable_sqlite,
+    sqlite_file_of,
+)
 from engine.storage.derived import GenerationCache
 from engine.storage.fact_sink import DatabaseSink, FactSink, FileSink
 from engine.storage.home import (
@@ -413,13 +418,7 @@ class MemoryEngine(WriteJournal):
     @property
     def sqlite_path(self) -> Path | None:
         """The SQLite index file, or None for another database (or an in-memory one)."""
-        url = self.db.url
-        name = url.database
-        if url.get_backend_name() != "sqlite" or not name or name == ":memory:":
-            return None
-        if name.startswith("file:"):
-            return None
-        return Path(name)
+        return sqlite_file_of(self.db)
 
     def _index_lags_files(self) -> bool:
         """The index holds no fact while a collection has fact files: answering from it would

@@ -49,11 +49,13 @@ async def mcp_session(
     db_url: str | None = None,
     allow_scopes: Sequence[str] = (),
     message_handler: MessageHandlerFnT | None = None,
+    prefix: Sequence[str] = (),
 ) -> AsyncIterator[ClientSession]:
     """A ready ClientSession on a fresh `gno-tui mcp` process: the initialize handshake, or
     with `modern` the 2026-07-28 era (server/discover, identity in every request's envelope).
     `db_url`: a server database (`--db`) instead of the home's SQLite; `allow_scopes`: the
-    server's --allow-scope; `message_handler`: gets the server's notifications."""
+    server's --allow-scope; `message_handler`: gets the server's notifications; `prefix`: the
+    argv that runs the console script (tests/read_only_homes.py read_only_prefix)."""
     args = [
         "--home",
         str(home),
@@ -63,7 +65,8 @@ async def mcp_session(
         *(arg for scope in allow_scopes for arg in ("--allow-scope", scope)),
     ]
     env = server_env(None if db_url else home)
-    params = StdioServerParameters(command=str(CONSOLE_SCRIPT), args=args, env=env)
+    argv = [*prefix, str(CONSOLE_SCRIPT), *args]
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
     info = types.Implementation(name=client_name, version="1.0")
     async with stdio_client(params, errlog=errlog) as (read, write):
         async with ClientSession(

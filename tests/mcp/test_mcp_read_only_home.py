@@ -7,42 +7,15 @@ process that cannot ignore it), as root ignores permission bits."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
-import mcp_types as types
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp_harness import (
-    CLIENT_NAME,
-    CONSOLE_SCRIPT,
-    run_cli,
-    server_env,
-    structured_error,
-    structured_ok,
-)
+from mcp_harness import mcp_session, run_cli, structured_error, structured_ok
 from read_only_homes import read_only_prefix, read_only_unavailable, tree
 
 pytestmark = pytest.mark.embedded_mode  # the home's own files and folder
 
 SCOPE = "user:alice"
-
-
-@asynccontextmanager
-async def read_only_session(
-    home: Path, way: str, *, enable_write: bool
-) -> AsyncIterator[ClientSession]:
-    """A ready session on `gno-tui --home HOME mcp`, the server run with the home read-only."""
-    prefix = read_only_prefix(way, home)
-    argv = [*prefix, str(CONSOLE_SCRIPT), "--home", str(home), "mcp"]
-    argv += ["--enable-write"] if enable_write else []
-    params = StdioServerParameters(command=argv[0], args=argv[1:], env=server_env(home))
-    info = types.Implementation(name=CLIENT_NAME, version="1.0")
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write, client_info=info, read_timeout_seconds=60) as session:
-            await session.initialize()
-            yield session
 
 
 @pytest.mark.parametrize("way", ["mount", "permissions"])
@@ -61,7 +34,9 @@ async def test_mcp_writes_on_a_read_only_home_are_refused_and_recall_works(
         subprocess.run(["chmod", "-R", "a-w", str(mcp_home)], check=True)
     try:
         for enable_write in (True, False):
-            async with read_only_session(mcp_home, way, enable_write=enable_write) as session:
+            async with mcp_session(
+                mcp_home, enable_write=enable_write, prefix=read_only_prefix(way, mcp_home)
+            ) as session:
                 recalled = structured_ok(
                     await session.call_tool("gno_recall", {"query": "tea", "scopes": [SCOPE]}),
                     "recall",
