@@ -66,6 +66,7 @@ from gno_tui.mcp_access import (
     new_session_id,
     session_client_name,
 )
+from gno_tui.mcp_drain import AnswersOwed, NotedWrites
 from gno_tui.mcp_pipes import served_stdio
 from gno_tui.mcp_registry import TOOLS, TOOLS_BY_NAME, ToolCall, tool_names
 from gno_tui.mcp_subscriptions import ResourceSubscriptions
@@ -366,10 +367,12 @@ class GnoMcp:
     # -- running ----------------------------------------------------------------------------
 
     async def run_stdio(self) -> None:
-        async with served_stdio() as (read_stream, write_stream):
+        async with served_stdio() as (read_stream, transport_writes):
             send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+            owed = AnswersOwed()
+            write_stream = NotedWrites(transport_writes, owed)
             async with anyio.create_task_group() as group:
-                group.start_soon(relay, read_stream, send, write_stream)
+                group.start_soon(relay, read_stream, send, write_stream, owed)
                 group.start_soon(self.subscriptions.run)
                 await self.server.run(
                     receive, write_stream, self.server.create_initialization_options()

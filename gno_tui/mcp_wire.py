@@ -29,6 +29,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from engine.facade import MemoryFailure
+from gno_tui.mcp_drain import AnswersOwed
 
 log = logging.getLogger("gno_tui.mcp")
 
@@ -88,20 +89,21 @@ def summary(exc: BaseException) -> str:
 async def relay(
     source: Any,
     sink: anyio.abc.ObjectSendStream[SessionMessage | Exception],
-    replies: anyio.abc.ObjectSendStream[SessionMessage],
+    replies: Any,
+    owed: AnswersOwed,
 ) -> None:
     """Pass the transport's messages on to `sink`; a line the SDK could not parse is read
-    again (`reread`), and one that still is no request is answered on `replies`."""
+    again (`reread`), and one that still is no request is answered on `replies`. At the end
+    of input, `sink` is closed once every request passed on has been answered."""
     async with sink:
         async for item in source:
-            if not isinstance(item, Exception):
-                await sink.send(item)
-                continue
-            message = reread(item)
+            message = item if not isinstance(item, Exception) else reread(item)
             if isinstance(message.message, types.JSONRPCError):
                 await replies.send(message)
-            else:
-                await sink.send(message)
+                continue
+            owed.read(message)
+            await sink.send(message)
+        await owed.all_answered()
 
 
 def reread(error: Exception) -> SessionMessage:
