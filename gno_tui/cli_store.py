@@ -67,14 +67,21 @@ def _opened(opener: Callable[[], Opened], args: argparse.Namespace) -> Opened:
             raise
         if not _is_database_error(exc):
             raise
-        where = hide_password(url) if url else "the SQLite index in the home (index.sqlite)"
         detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        if not url:  # the home's own SQLite file: no server or URL to check
+            raise MemoryFailure(
+                "MEMORY_QUERY_FAILED",
+                f"Cannot open the SQLite index of the home {args.home or 'in use'} "
+                f"(index.sqlite): {detail}. Check that this user can read and write the home "
+                "folder and its index.sqlite files, and that its disk works; `gno-tui reindex` "
+                "rebuilds the index from the fact files.",
+            ) from None
         raise MemoryFailure(
             "MEMORY_QUERY_FAILED",
             _without_password(
-                f"Cannot reach the index database {where}: {detail}. Check that the database "
-                "server is running and the URL (--db or $GNO_TUI_DB) is right, or leave --db "
-                "out to use the SQLite index in the home.",
+                f"Cannot reach the index database {hide_password(url)}: {detail}. Check that "
+                "the database server is running and the URL (--db or $GNO_TUI_DB) is right, or "
+                "leave --db out to use the SQLite index in the home.",
                 url,
             ),
         ) from None

@@ -6,13 +6,15 @@ them, so that the second loads no SQLAlchemy."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from engine.contract.normalize import utc_now
 from engine.retrieval.embeddings import EmbedderStatus, load_embedder
+from engine.storage.disk_full import disk_full_refusal
 from engine.storage.home import check_home_argument, make_home, not_writable
 from engine.storage.sqlite_reader import INDEX_FILE, open_sqlite_store, sqlite_file, sqlite_url
 
@@ -69,14 +71,31 @@ def open_engine(
 
     url = db_url or os.environ.get("GNO_TUI_DB") or sqlite_url(resolved / INDEX_FILE)
     status = embedder_status if embedder_status is not None else load_embedder(model)
-    return MemoryEngine(
-        home=resolved,
-        db=make_db_engine(url),
-        embedder_status=status,
-        clock=clock,
-        ids=ids,
-        lock_timeout=WRITE_LOCK_TIMEOUT_S if lock_timeout is None else lock_timeout,
-    )
+    with _disk_full_said(resolved):
+        return MemoryEngine(
+            home=resolved,
+            db=make_db_engine(url),
+            embedder_status=status,
+            clock=clock,
+            ids=ids,
+            lock_timeout=WRITE_LOCK_TIMEOUT_S if lock_timeout is None else lock_timeout,
+        )
+
+
+@contextmanager
+def _disk_full_said(home: Path) -> Iterator[None]:
+    """Opening a home on a full disk fails in SQLite (its log, its shared-memory file, the
+    schema of a new home) or in PostgreSQL: said as a full disk (MEMORY_SYNC_FAILED), not as a
+    database that cannot be reached."""
+    try:
+        yield
+    except Exception as exc:
+        refusal = disk_full_refusal(
+            exc, home, "Nothing was read or written; free some space there, then run it again"
+        )
+        if refusal is None:
+            raise
+        raise refusal from exc
 
 
 def open_recall_store(**options: Unpack[EngineOptions]) -> RecallStore:
@@ -89,16 +108,17 @@ def open_recall_store(**options: Unpack[EngineOptions]) -> RecallStore:
     given = options.get("embedder_status")
     # A home this process may not write is the engine's to open read-only (the sqlite3 store
     # would fail storing the receipt).
-    store = (
-        open_sqlite_store(
-            home,
-            db_url=url,
-            embedder_status=lambda: (
-                given if given is not None else load_embedder(options.get("model"))
-            ),
-            clock=options.get("clock", utc_now),
+    with _disk_full_said(home):
+        store = (
+            open_sqlite_store(
+                home,
+                db_url=url,
+                embedder_status=lambda: (
+                    given if given is not None else load_embedder(options.get("model"))
+                ),
+                clock=options.get("clock", utc_now),
+            )
+            if not_writable(home, sqlite_file(url)) is None
+            else None
         )
-        if not_writable(home, sqlite_file(url)) is None
-        else None
-    )
     return store if store is not None else open_engine(**options)

@@ -15,12 +15,18 @@ way, and so does everything that lists, counts, verifies or deletes receipts fir
 A file is written to a temp name and renamed, so a reader never sees half of one; a temp
 file left by a killed process is removed by the next move. Moving a receipt twice (two
 processes at once, or a kill between the row's commit and the file's removal) stores the
-same row twice, which is one row (the upsert of the same digest). Only the standard library:
-the cold CLI's sqlite3 reader uses it too."""
+same row twice, which is one row (the upsert of the same digest).
+
+The folder holds at most `$GNO_TUI_RECEIPTS_WAITING` receipts (WAITING_MAX, 10,000: about
+3 MB). A writer that keeps the lock past that many recalls is stopped or stuck, not busy:
+the next recall is refused with MEMORY_WRITE_LEASE_BUSY (retry once the writer is done)
+rather than filling the disk one file per recall. Only the standard library and the
+contract's error type: the cold CLI's sqlite3 reader uses it too."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import secrets
@@ -29,15 +35,34 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from engine.contract.errors import MemoryFailure
+
 PENDING_FOLDER = ".receipts-pending"
 _TEMP_PREFIX = ".tmp-"
 _RECEIPT_NAME = re.compile(r"^[0-9a-f]{64}\.json$")
 _FIELDS = ("caller", "session", "issuedAt", "memoryIds", "spanHashes", "digest")
+WAITING_ENV = "GNO_TUI_RECEIPTS_WAITING"
+WAITING_MAX = 10_000
+log = logging.getLogger("engine.storage")
 
 
 def pending_folder(index: Path) -> Path:
     """Where the receipts of the SQLite index file `index` wait (beside it, as its lock)."""
     return index.parent / PENDING_FOLDER
+
+
+def waiting_max() -> int:
+    """The bound on waiting receipts: $GNO_TUI_RECEIPTS_WAITING, else WAITING_MAX (a value
+    that is not a whole number of at least 1 is ignored, logged, as the compaction's are)."""
+    given = os.environ.get(WAITING_ENV, "").strip()
+    if not given:
+        return WAITING_MAX
+    if given.isascii() and given.isdigit() and int(given) >= 1:
+        return int(given)
+    log.warning(
+        "%s=%r is not a whole number of at least 1: %d is used", WAITING_ENV, given, WAITING_MAX
+    )
+    return WAITING_MAX
 
 
 @dataclass(frozen=True)
@@ -47,8 +72,21 @@ class PendingReceipt:
 
 
 def keep(folder: Path, receipt: dict[str, Any]) -> None:
-    """Write `receipt` (as a recall issued it) to wait in `folder`."""
+    """Write `receipt` (as a recall issued it) to wait in `folder`; MEMORY_WRITE_LEASE_BUSY
+    when the folder already holds its bound (a writer has held the index for that long)."""
+    bound = waiting_max()
     folder.mkdir(parents=True, exist_ok=True)
+    if (folder / f"{receipt['digest']}.json").exists():
+        return  # the same receipt already waits: stored once
+    held = _count_waiting(folder, bound)
+    if held >= bound:
+        raise MemoryFailure(
+            "MEMORY_WRITE_LEASE_BUSY",
+            f"The index has been locked by a writer for {held} recalls: that many receipts "
+            f"already wait in {folder} (the bound, {WAITING_ENV}). The writer is stopped or "
+            "stuck; recall again once it is done, or end it (a stopped process holds the "
+            "lock until it is continued or killed).",
+        )
     data = json.dumps({key: receipt[key] for key in _FIELDS}, sort_keys=True)
     temp = folder / f"{_TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     try:
@@ -57,6 +95,18 @@ def keep(folder: Path, receipt: dict[str, Any]) -> None:
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+
+
+def _count_waiting(folder: Path, upto: int) -> int:
+    """How many receipts wait in `folder`, counting no further than `upto`."""
+    held = 0
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.endswith(".json") and not entry.name.startswith(_TEMP_PREFIX):
+                held += 1
+                if held >= upto:
+                    break
+    return held
 
 
 def _read(path: Path) -> dict[str, Any] | None:

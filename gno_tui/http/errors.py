@@ -36,6 +36,12 @@ _STATUS: dict[str, int] = {
 }
 
 
+# Codes whose cause passes by itself (a database restarting, a connection slot or a lock
+# freed): the answer says when to try again (RFC 9110 10.2.3), so a client's retry loop
+# need not guess. The others wait for a person (a read-only or damaged home, a full disk).
+_RETRY_AFTER_SECONDS = {"MEMORY_QUERY_FAILED": 2}
+
+
 def status_for(code: str) -> int:
     """The status of an error code: 400 (the caller's input) unless listed above."""
     return _STATUS.get(code, 400)
@@ -49,4 +55,6 @@ def error_response(failure: MemoryFailure) -> JSONResponse:
         # The rest of a slow body is not waited for: the connection ends with the answer
         # (RFC 9110 15.5.9), rather than staying open to a client that holds it.
         headers["Connection"] = "close"
+    if failure.code in _RETRY_AFTER_SECONDS:
+        headers["Retry-After"] = str(_RETRY_AFTER_SECONDS[failure.code])
     return JSONResponse(failure.to_json(), status_code=status_for(failure.code), headers=headers)

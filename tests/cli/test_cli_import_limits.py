@@ -185,6 +185,33 @@ def test_reindex_on_a_full_disk_says_so_and_leaves_the_index_as_it_was(
     assert (report.doc["added"], report.doc["indexed"]) == (120, 121)
 
 
+@pytest.mark.embedded_mode
+def test_a_home_opened_on_a_disk_with_no_space_left_says_the_disk_is_full(
+    cli, make_probe, small_disk
+):
+    """With not a byte free, SQLite cannot make its log or shared-memory file, nor a new
+    home its schema: every command says the disk is full (it said the database server could
+    not be reached), and works again once space is freed."""
+    old, new = small_disk / "old", small_disk / "new"
+    probe = make_probe(old)
+    assert cli("remember", "Written before", "--scope", "s", "--add", home=old).returncode == 0
+    for leftover in ("index.sqlite-wal", "index.sqlite-shm"):  # a clean close removes them
+        (old / leftover).unlink(missing_ok=True)
+    filler = fill(small_disk, 0)
+    for home in (old, new):
+        for command in (
+            ("recall", "written", "--scope", "s", "--json"),
+            ("status", "--json"),
+            ("remember", "Alice drinks green tea", "--scope", "s", "--add", "--json"),
+        ):
+            assert_says_the_disk_is_full(cli(*command, home=home), home)
+    filler.unlink()
+    assert probe.state() == (1, 1)
+    recalled = cli("recall", "written", "--scope", "s", "--json", home=old)
+    assert [fact["text"] for fact in recalled.doc["facts"]] == ["Written before"]
+    assert cli("remember", "Alice drinks tea", "--scope", "s", "--add", home=new).returncode == 0
+
+
 # -- an empty file, an empty caller -----------------------------------------------------------
 
 

@@ -109,3 +109,31 @@ def test_the_cold_read_path_lets_its_receipt_wait_too(client: Any, home: Path) -
         service.close()
     assert waiting(home) == []
     assert stored(home) == sorted({result["receipt"]["digest"], again["receipt"]["digest"]})
+
+
+def test_receipts_wait_up_to_their_bound_then_recalls_are_refused(
+    client: Any, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer that keeps the lock for GNO_TUI_RECEIPTS_WAITING recalls is stopped or stuck:
+    the folder stops there and the next recall says so, on both read paths; once the index
+    is free every waiting receipt goes into it and recalls answer again."""
+    monkeypatch.setenv("GNO_TUI_RECEIPTS_WAITING", "3")
+    client.add(TEA)
+    cold = open_recall_service(home=home, embedder_status=EmbedderStatus(None, "no model"))
+    try:
+        with database_held(home):
+            kept = [client.recall(f"tea {n}")["receipt"]["digest"] for n in range(2)]
+            request = RecallRequest(query="tea 2", scopes=["s"], caller="cli:me", session="s1")
+            kept.append(cold.recall(request)["receipt"]["digest"])
+            assert waiting(home) == sorted(kept)
+            for recall in (lambda: client.recall("tea 3"), lambda: cold.recall(request)):
+                with pytest.raises(MemoryFailure) as refused:
+                    recall()
+                assert refused.value.code == "MEMORY_WRITE_LEASE_BUSY"
+                assert "GNO_TUI_RECEIPTS_WAITING" in refused.value.message
+            assert waiting(home) == sorted(kept)
+        after = client.recall("tea 4")["receipt"]["digest"]
+    finally:
+        cold.close()
+    assert waiting(home) == []
+    assert stored(home) == sorted([*kept, after])

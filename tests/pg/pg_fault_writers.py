@@ -48,6 +48,7 @@ class Outcome:
     code: str | None = None
     message: str = ""
     status: int | None = None  # the HTTP status or the CLI's exit code
+    retry_after: str | None = None  # the HTTP answer's Retry-After
     after_restart: bool = False
 
 
@@ -118,7 +119,13 @@ async def http_remember(client: httpx.AsyncClient, text: str) -> Outcome:
     if response.status_code in (200, 201):
         return Outcome(text, record_id=body["record"]["recordId"], status=response.status_code)
     error = body["error"]
-    return Outcome(text, code=error["code"], message=error["message"], status=response.status_code)
+    return Outcome(
+        text,
+        code=error["code"],
+        message=error["message"],
+        status=response.status_code,
+        retry_after=response.headers.get("retry-after"),
+    )
 
 
 def make_token(home: Path, url: str) -> str:

@@ -192,7 +192,7 @@ async def test_a_session_ended_while_committing_says_the_outcome_is_unknown(
             await asyncio.to_thread(end_session, url, writer)
             blocker.rollback()
         ended = await asyncio.wait_for(call, CALL_TIMEOUT)
-        assert (ended.status, ended.code) == (503, RETRYABLE), ended
+        assert (ended.status, ended.code, ended.retry_after) == (503, RETRYABLE, "2"), ended
         assert "was stored is unknown" in ended.message and "Retry" in ended.message
         with connect(url, autocommit=True) as admin:
             admin.execute("DROP TRIGGER wait_at_commit ON facts")
@@ -219,7 +219,7 @@ async def test_a_statement_timeout_is_a_coded_error_that_writes_nothing(
             blocker.execute(LOCK_THE_GENERATION)  # another writer's transaction, left open
             cut = await http_remember(http, text)
             blocker.rollback()
-        assert (cut.status, cut.code) == (503, RETRYABLE), cut
+        assert (cut.status, cut.code, cut.retry_after) == (503, RETRYABLE, "2"), cut
         assert "statement_timeout" in cut.message and "rolled back" in cut.message
         assert stored_texts(url) == before and generation_of(url) == generation
         again = await http_remember(http, text)
