@@ -64,6 +64,7 @@ from engine.storage.collections_file import (
     write_collections_file,
 )
 from engine.storage.compaction import Compaction
+from engine.storage.crash_hook import stop_here
 from engine.storage.database import (
     bump_generation,
     generation_of,
@@ -760,4 +761,5 @@ class MemoryEngine(WriteJournal):
             return
         with Session(self.db, expire_on_commit=False) as session:
             insert_new_fact(session, row, predecessor, self.now(), vector=vector)
+            stop_here("single-indexed")  # tests only: the row in the open transaction
             session.commit()

@@ -249,3 +249,42 @@ def test_a_new_homes_first_writer_stopped_mid_write_leaves_it_readable(
         answered = writer.resume()
     assert answered["result"]["structuredContent"]["outcome"] == "added"
     assert texts(cli("recall", "drinks", "--scope", "s", "--json").doc) == [COFFEE]
+
+
+def test_readers_answer_while_a_single_write_is_stopped_before_its_commit(
+    cli: Any, seeded: Path
+) -> None:
+    """The CLI's own write path (one fact, one transaction, not a group commit), stopped with
+    its fact file in place and its row in the open transaction: readers answer from the
+    committed state, and the write completes when the writer is continued."""
+    log = seeded.parent / "single-writer.log"
+    with log.open("wb") as errors:
+        command = ["remember", COFFEE, "--scope", "s", "--add", "--json"]
+        writer = subprocess.Popen(
+            [cli.script, "--home", str(seeded), *command],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=cli.env(home=seeded, **{STOP_HOOK_ENV: "single-indexed"}),
+        )
+        try:
+            _, stopped = os.waitpid(writer.pid, os.WUNTRACED)
+            assert os.WIFSTOPPED(stopped), log.read_text(errors="replace")
+            recall = cli("recall", "drinks", "--scope", "s", "--json")
+            assert recall.returncode == 0, recall.stdout + recall.stderr
+            assert texts(recall.doc) == [TEA]
+            status = cli("status", "--json")
+            assert status.returncode == 0, status.stdout + status.stderr
+            assert texts(mcp_recall(cli, "drinks")) == [TEA]
+            writer.send_signal(signal.SIGCONT)
+            out, _ = writer.communicate(timeout=GUARD_S)
+        finally:
+            if writer.poll() is None:
+                writer.send_signal(signal.SIGCONT)
+                writer.kill()
+                writer.wait()
+    assert writer.returncode == 0, log.read_text(errors="replace")
+    written = json.loads(out)
+    assert written["outcome"] == "added" and written["sync"] == {"status": "completed"}
+    after = cli("recall", "drinks", "--scope", "s", "--json")
+    assert sorted(texts(after.doc)) == sorted([TEA, COFFEE])
+    assert pending_receipts(seeded) == []
