@@ -185,6 +185,60 @@ def test_reindex_on_a_full_disk_says_so_and_leaves_the_index_as_it_was(
     assert (report.doc["added"], report.doc["indexed"]) == (120, 121)
 
 
+def _mcp_remember_lines(text: str) -> str:
+    """A handshake and one gno_remember add, as a client writes them on stdin."""
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}}
+    init["clientInfo"] = {"name": "full-disk-agent", "version": "1"}
+    arguments = {"text": text, "scopes": ["s"], "decision": "add"}
+    messages = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+         "params": {"name": "gno_remember", "arguments": arguments}},
+    ]  # fmt: skip
+    return "".join(json.dumps(message) + "\n" for message in messages)
+
+
+@pytest.mark.embedded_mode
+def test_keyed_and_mcp_writes_and_a_new_collection_on_a_full_disk_say_so(
+    cli, make_probe, small_disk
+):
+    """The other ways in: a keyed write (`memory remember`), an MCP server's group commit and
+    a new collection's folder each say the disk is full, and store nothing."""
+    home = small_disk / "home"
+    probe = make_probe(home)
+    assert cli("remember", "Written before", "--scope", "s", "--add", home=home).returncode == 0
+    holder = sqlite3.connect(home / "index.sqlite")  # keeps the index's shared memory
+    try:
+        holder.execute("SELECT count(*) FROM facts").fetchall()
+        filler = fill(small_disk, 0)
+        request = json.dumps({"key": "notes/a", "memory": {"content": "k" * 4000}})
+        keyed = cli("memory", "remember", "--request", "-", "--json", home=home, stdin=request)
+        assert_says_the_disk_is_full(keyed, small_disk)
+        served = subprocess.run(
+            [cli.script, "--home", str(home), "mcp", "--enable-write"],
+            input=_mcp_remember_lines("Bob drinks coffee " + "y" * 4000),
+            capture_output=True,
+            text=True,
+            env=cli.env(home=home),
+            timeout=120,
+            check=False,
+        )
+        answers = {m.get("id"): m for m in map(json.loads, served.stdout.splitlines())}
+        result = answers[1]["result"]
+        assert result["isError"] is True, result
+        error = result["structuredContent"]["error"]
+        assert error["code"] == "MEMORY_SYNC_FAILED" and "The disk is full" in error["message"]
+        added = cli("collection", "add", "notes", "--json", home=home)
+        assert added.error is not None and "No space left" in added.error["message"], added
+        filler.unlink()
+    finally:
+        holder.close()
+    assert probe.state() == (1, 1)
+    assert leftovers(home) == []
+    assert cli("collection", "add", "notes", "--json", home=home).returncode == 0
+
+
 @pytest.mark.embedded_mode
 def test_a_home_opened_on_a_disk_with_no_space_left_says_the_disk_is_full(
     cli, make_probe, small_disk
