@@ -10,7 +10,7 @@ import getpass
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from textual import events, work
 from textual.app import App, SystemCommand
@@ -29,16 +29,20 @@ from gno_tui.messages import (
 )
 from gno_tui.palette import palette_commands
 from gno_tui.render.decision_log import fact_uris
+from gno_tui.terminal_keys import route_escape_digits_as_alt
+from gno_tui.textual_private import NoPaintHold, build_mode_screen, mark_styles_current
 from gno_tui.theme import WORKBENCH_THEME
 from gno_tui.toast_hold import ToastHold
 from gno_tui.undo_keys import UndoKeys
 from gno_tui.workbench_commands import (
-    GLOBAL_COMMANDS,
-    bindings,
-    screen_keys_in_inputs,
+    Registry,
+    app_bindings,
+    global_commands,
+    input_rule,
+    screen_digits,
     writes,
 )
-from screens import SCREENS_BY_MODE, workbench_styles
+from screens import SCREEN_REGISTRY, workbench_styles
 from screens.base import UsesWorkbench, Workbench, WorkbenchScreen
 from screens.decision_log import DecisionLogScreen
 from screens.help_screen import HelpScreen
@@ -62,6 +66,9 @@ BUSY = (WorkerState.PENDING, WorkerState.RUNNING)
 
 _Shown = TypeVar("_Shown", bound=WorkbenchScreen)
 
+# The terminal's bytes for alt+digit reach the app as the screen keys (gno_tui/terminal_keys.py).
+route_escape_digits_as_alt(screen_digits(SCREEN_REGISTRY))
+
 
 def failure_notice(worker: Worker[Any]) -> tuple[str, str]:
     """(title, message) for a failed worker: an engine refusal by its error code and its
@@ -74,15 +81,26 @@ def failure_notice(worker: Worker[Any]) -> tuple[str, str]:
     return "Error", f"{type(error).__name__}: {error}"
 
 
-class GnoApp(UndoKeys, JumpBack, ToastHold, UsesWorkbench, App[None]):
+class GnoApp(UndoKeys, JumpBack, ToastHold, NoPaintHold, UsesWorkbench, App[None]):
     """Undo and redo (`z`, `ctrl+z`) are UndoKeys' (gno_tui/undo_keys.py); going back from
     a chain to where it was opened, JumpBack's (gno_tui/jump_back.py); holding toasts while
-    the help or the log is in front, ToastHold's (gno_tui/toast_hold.py)."""
+    the help or the log is in front, ToastHold's (gno_tui/toast_hold.py); no paint held after
+    a screen switch, NoPaintHold's (gno_tui/textual_private.py)."""
 
     TITLE = "gno-tui"
-    CSS_PATH = "app.tcss"
+    # Its own path: Textual reads a relative one beside the module of the class (a subclass's).
+    CSS_PATH = Path(__file__).with_name("app.tcss")
     CSS = workbench_styles()
-    BINDINGS = [*bindings(GLOBAL_COMMANDS), *screen_keys_in_inputs()]
+    # The screens, in the order of their keys (screens.SCREEN_REGISTRY): the app's modes, its
+    # screen keys, the palette's screen names and the help's screen lines are made from it.
+    SCREEN_REGISTRY: ClassVar[Registry] = SCREEN_REGISTRY
+    BINDINGS = app_bindings(SCREEN_REGISTRY)
+
+    def __init_subclass__(cls, **options: Any) -> None:
+        # A subclass's own screens (a test's) get their keys, before Textual merges BINDINGS.
+        if "SCREEN_REGISTRY" in cls.__dict__:
+            cls.BINDINGS = app_bindings(cls.SCREEN_REGISTRY)
+        super().__init_subclass__(**options)
 
     def __init__(
         self,
@@ -103,7 +121,8 @@ class GnoApp(UndoKeys, JumpBack, ToastHold, UsesWorkbench, App[None]):
             session=session or f"tui:{os.getpid()}",
             read_only=read_only,
         )
-        self._start = start if start in SCREENS_BY_MODE else "library"
+        self._screen_kinds = {entry.mode: entry.screen for entry in self.SCREEN_REGISTRY}
+        self._start = start if start in self._screen_kinds else self.SCREEN_REGISTRY[0].mode
         self._watch_store = watch_store
         self.workbench.generation = service.generation()
         self._prebuild = prebuild_screens
@@ -111,25 +130,29 @@ class GnoApp(UndoKeys, JumpBack, ToastHold, UsesWorkbench, App[None]):
         self._first_chain = chain  # the fact the Supersession screen opens when first built
         self._changes: ChangeFeed | None = None  # the store watcher's, while it runs
         self._idle = IdleWork()  # what runs in the person's pauses
-        for mode in SCREENS_BY_MODE:
+        for mode in self._screen_kinds:
             self.add_mode(mode, self._screen_builder(mode))
 
     # -- what the screens are given: the workbench (service and actor: UsesWorkbench) --------
 
     def _screen_builder(self, mode: str) -> Callable[[], Screen[Any]]:
         def build() -> Screen[Any]:
-            screen = SCREENS_BY_MODE[mode](self.workbench)
+            screen = self._screen_kinds[mode](self.workbench)
             # Its rules are in the app's stylesheet from the start (screens.workbench_styles):
             # marked up to date, Textual does not parse the whole sheet again and restyle every
             # screen for it (0.1-0.2 s of the key that first shows it); its widgets take their
             # styles as they mount.
-            screen._css_update_count = self._css_update_count
+            mark_styles_current(self, screen)
             self._mode_screens[mode] = screen
             if isinstance(screen, SupersessionScreen) and self._first_chain:
                 screen.call_later(screen.open, self._first_chain)
             return screen
 
         return build
+
+    def built_screen(self, mode: str) -> WorkbenchScreen | None:
+        """The screen of `mode`, if it was built (shown, or built ahead)."""
+        return self._mode_screens.get(mode)
 
     def _show(self, mode: str, kind: type[_Shown]) -> _Shown:
         """Switch to `mode` (building its screen on the first visit) and return its screen."""
@@ -169,13 +192,6 @@ class GnoApp(UndoKeys, JumpBack, ToastHold, UsesWorkbench, App[None]):
             self._idle.input_seen()
         await super().on_event(event)
 
-    def delay_update(self, delay: float = 0.05) -> None:
-        """Textual holds every paint for 50 ms after a screen switch (and the palette's
-        commands), to mask a screen still being built: that was most of a key 1-6's time.
-        Not held here: a screen built before is whole at once, and one built by its key is
-        first painted once it has mounted (Textual lays a screen out, and paints it, only
-        then), so the screen before it stays on view until then, never a half-built one."""
-
     def prebuild_when_quiet(self) -> None:
         """Build the next screen ahead once the workbench has been quiet (no load, no key)
         for PREBUILD_QUIET_SECONDS; until then ask again. A key pressed as the first rows
@@ -188,18 +204,17 @@ class GnoApp(UndoKeys, JumpBack, ToastHold, UsesWorkbench, App[None]):
     def prebuild_next_screen(self) -> None:
         """Build the next screen not built yet, in the background, unless a worker loads:
         the first visit of a screen then only shows it. Building one (its widgets, their
-        styles, its first loads) takes the UI thread 30-100 ms, which a key 1-6 would
+        styles, its first loads) takes the UI thread 30-100 ms, which a screen key would
         otherwise wait for. One screen at a time, each after the workbench was quiet again,
         so a key pressed meanwhile waits for one screen at most, and the first rows of the
         screen shown first are never slowed down."""
         if self._loading():
             self.set_timer(PREBUILD_RETRY_SECONDS, self.prebuild_when_quiet)
             return
-        for mode in SCREENS_BY_MODE:
+        for mode in self._screen_kinds:
             if mode not in self._mode_screens:
-                # Textual builds a mode's screen on its first switch_mode; _init_mode is that
-                # step alone: the screen is composed, mounted and laid out, not shown.
-                self._init_mode(mode)
+                # Composed, mounted and laid out, not shown.
+                build_mode_screen(self, mode)
                 self.call_after_refresh(self.prebuild_when_quiet)
                 return
         # Every screen is built: it too lives as long as the app (see on_mount).
@@ -311,7 +326,8 @@ class GnoApp(UndoKeys, JumpBack, ToastHold, UsesWorkbench, App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Global write commands (undo, redo) are disabled in a read-only workbench, as the
         screens' own are."""
-        return None if self.workbench.read_only and writes(GLOBAL_COMMANDS, action) else True
+        commands = global_commands(self.SCREEN_REGISTRY)
+        return None if self.workbench.read_only and writes(commands, action) else True
 
     def action_show_decision_log(self) -> None:
         self.load_decision_log()
@@ -337,7 +353,8 @@ class GnoApp(UndoKeys, JumpBack, ToastHold, UsesWorkbench, App[None]):
             return
         own = screen.COMMANDS_LIST if isinstance(screen, WorkbenchScreen) else ()
         help_text = str(getattr(screen, "HELP", None) or "")
-        self.push_screen(HelpScreen(help_text, own, GLOBAL_COMMANDS))
+        commands, rule = global_commands(self.SCREEN_REGISTRY), input_rule(self.SCREEN_REGISTRY)
+        self.push_screen(HelpScreen(help_text, own, commands, rule))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -14,7 +14,6 @@ from textual.css.query import NoMatches
 from textual.widget import AwaitMount
 
 from gno_tui.widgets.fact_table import FactTable
-from screens import SCREENS_BY_MODE
 from screens.supersession import SupersessionScreen
 
 CHAIN_MODE = "supersession"
@@ -55,7 +54,9 @@ class JumpBack(App[None]):
         from that same screen (enter, then back there and 5): back goes to the fact it was
         opened on, not to wherever the cursor wandered since."""
         came_from = self.current_mode
-        to_chain = mode == CHAIN_MODE and came_from in SCREENS_BY_MODE and came_from != CHAIN_MODE
+        # From a screen: not from Textual's mode before the first screen was shown.
+        on_a_screen = came_from != self.DEFAULT_MODE
+        to_chain = mode == CHAIN_MODE and on_a_screen and came_from != CHAIN_MODE
         if to_chain and (not self.jumps or self.jumps[-1].mode != came_from):
             self.remember_place()
         return super().switch_mode(mode)

@@ -18,8 +18,12 @@ from textual.app import SystemCommand
 from textual.screen import Screen
 from textual.worker import WorkerError, WorkerState
 
-from gno_tui.workbench_commands import GLOBAL_COMMANDS, SCREEN_MODES, WorkbenchCommand
-from screens import SCREENS_BY_MODE
+from gno_tui.workbench_commands import (
+    Registry,
+    WorkbenchCommand,
+    global_commands,
+    screen_titles,
+)
 from screens.help_screen import key_names
 
 if TYPE_CHECKING:
@@ -29,22 +33,18 @@ BUSY = (WorkerState.PENDING, WorkerState.RUNNING)
 # How many rounds of loads (a load whose result starts another) a switch waits for at most.
 LOAD_ROUNDS = 50
 
-# Each screen's name as its key 1-6 shows it (the Supersession screen is "Chain").
-SCREEN_TITLES = {
-    mode: command.title
-    for command in GLOBAL_COMMANDS
-    for mode in SCREEN_MODES
-    if command.action == f"app.switch_mode('{mode}')"
-}
 
-
-def mode_of(screen: Screen[Any]) -> str | None:
-    return next((m for m, kind in SCREENS_BY_MODE.items() if type(screen) is kind), None)
+def mode_of(registry: Registry, screen: Screen[Any]) -> str | None:
+    """The mode whose screen `screen` is, if it is one of the registry's."""
+    return next((entry.mode for entry in registry if type(screen) is entry.screen), None)
 
 
 def palette_commands(app: GnoApp, screen: Screen[Any]) -> Iterator[SystemCommand]:
-    """The workbench's palette entries for `screen` (Textual's own come before them)."""
-    here = mode_of(screen)
+    """The workbench's palette entries for `screen` (Textual's own come before them): the
+    global commands (the screen keys first), the screen's own, then every other screen's
+    named with its screen, all in the order of the app's screen registry."""
+    registry = app.SCREEN_REGISTRY
+    here = mode_of(registry, screen)
 
     def entry(command: WorkbenchCommand, mode: str | None, label: str = "") -> SystemCommand:
         # The key in the title: the palette teaches the key for next time.
@@ -54,15 +54,16 @@ def palette_commands(app: GnoApp, screen: Screen[Any]) -> Iterator[SystemCommand
             lambda: app.call_later(run_command, app, command, mode),
         )
 
-    for command in GLOBAL_COMMANDS:
+    for command in global_commands(registry):
         yield entry(command, None)
-    if here is not None:
-        for command in SCREENS_BY_MODE[here].COMMANDS_LIST:
-            yield entry(command, here)
-    for mode, kind in SCREENS_BY_MODE.items():
-        if mode != here:
-            for command in kind.COMMANDS_LIST:
-                yield entry(command, mode, f"{SCREEN_TITLES[mode]}: ")
+    for shown in registry:
+        if shown.mode == here:
+            for command in shown.screen.COMMANDS_LIST:
+                yield entry(command, here)
+    for other in registry:
+        if other.mode != here:
+            for command in other.screen.COMMANDS_LIST:
+                yield entry(command, other.mode, f"{other.title}: ")
 
 
 async def run_command(app: GnoApp, command: WorkbenchCommand, mode: str | None) -> None:
@@ -70,7 +71,7 @@ async def run_command(app: GnoApp, command: WorkbenchCommand, mode: str | None) 
     (the waiting for its loads runs in a worker, so the app goes on handling messages)."""
     if mode is None:
         await app.run_action(command.action.removeprefix("app."))
-    elif mode == app.current_mode and mode_of(app.screen) == mode:
+    elif mode == app.current_mode and mode_of(app.SCREEN_REGISTRY, app.screen) == mode:
         await run_there(app, command, app.screen)
     else:
         app.run_worker(switch_and_run(app, command, mode), group="palette-run")
@@ -79,7 +80,8 @@ async def run_command(app: GnoApp, command: WorkbenchCommand, mode: str | None) 
 async def switch_and_run(app: GnoApp, command: WorkbenchCommand, mode: str) -> None:
     await app.switch_mode(mode)
     # The mode's own screen, not a modal over it (the palette may be opened over the help).
-    screen = app._mode_screens.get(mode, app.screen)
+    built = app.built_screen(mode)
+    screen = built if built is not None else app.screen
     for _ in range(LOAD_ROUNDS):
         busy = [w for w in app.workers if w.node is screen and w.state in BUSY]
         if not busy:
@@ -105,7 +107,8 @@ async def run_there(app: GnoApp, command: WorkbenchCommand, screen: Screen[Any])
     if allowed:
         await screen.run_action(command.action)
         return
-    title = SCREEN_TITLES.get(mode_of(screen) or "", "this screen")
+    registry = app.SCREEN_REGISTRY
+    title = screen_titles(registry).get(mode_of(registry, screen) or "", "this screen")
     why = (
         "the workbench is read-only"
         if allowed is None and getattr(app.workbench, "read_only", False)

@@ -7,42 +7,45 @@ before one opened stay on the screen below (under the modal) and expire as usual
 
 from __future__ import annotations
 
-from dataclasses import replace
-from time import time
 from typing import Any
 
-from textual.app import App, ScreenStackError
+from textual.app import ScreenStackError
 from textual.notifications import Notification, Notify
 
+from gno_tui.textual_private import ToastGate
 from screens.decision_log import DecisionLogScreen
 from screens.help_screen import HelpScreen
 
 HOLDS_TOASTS = (HelpScreen, DecisionLogScreen)
 
 
-class ToastHold(App[None]):
+class ToastHold(ToastGate):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._held_notes: list[Notification] = []
+        self.held_notes: list[Notification] = []
 
-    def _on_notify(self, event: Notify) -> None:
-        # Runs before App's own handler, which shows the toast unless prevented.
-        if self._toasts_held():
+    def on_notify(self, event: Notify) -> None:
+        # Textual runs a message's handlers from the subclass up: this one comes before App's
+        # own, which shows the toast unless the default is prevented.
+        if self.toasts_held():
             event.prevent_default()
-            self._held_notes.append(event.notification)
+            self.held_notes.append(event.notification)
 
-    def _toasts_held(self) -> bool:
+    def toasts_held(self) -> bool:
         try:
             return isinstance(self.screen, HOLDS_TOASTS)
         except ScreenStackError:  # before the first screen
             return False
 
-    def _refresh_notifications(self) -> None:
-        """Textual calls this as each screen is shown (a modal closing shows the one below):
-        nothing is drawn on the help or the log; once they close, the held ones are."""
-        if self._toasts_held():
-            return
-        for note in self._held_notes:
-            self._notifications.add(replace(note, raised_at=time()))
-        self._held_notes.clear()
-        super()._refresh_notifications()
+    def release_held_toasts(self) -> None:
+        """As the screen below is shown again (the help or the log closed): the notes held
+        are raised again, their time counted from now."""
+        held, self.held_notes = self.held_notes, []
+        for note in held:
+            self.notify(
+                note.message,
+                title=note.title,
+                severity=note.severity,
+                timeout=note.timeout,
+                markup=note.markup,
+            )

@@ -1,14 +1,22 @@
 """Workbench commands: each one is both a key binding (with an id and a tooltip, shown in the
-footer) and a command-palette entry, declared once."""
+footer) and a command-palette entry, declared once.
+
+The screen keys among them (1, 2, ... and alt+1, alt+2, ...) are made from the screen registry
+(screens.SCREEN_REGISTRY: one ScreenEntry per screen, its key its place in the list), as are
+the names of the screens in the palette, the footer and the help. Each is a function of the
+registry, so that one entry is all a new screen adds (and a test can give another registry)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
 from textual.binding import Binding, BindingType
 
-from gno_tui.terminal_keys import route_escape_digits_as_alt
+if TYPE_CHECKING:  # a type only: the screens import this module for their commands
+    from screens.base import WorkbenchScreen
 
 # The footer's order (WorkbenchCommand.rank): lower first, ties in the declared order. When the
 # width does not hold them all, the footer keeps the lowest ranks, then quit, then "more: ?".
@@ -39,84 +47,14 @@ def bindings(commands: Iterable[WorkbenchCommand]) -> list[BindingType]:
     ]
 
 
-# The one rule for keys inside a text box (docs/decisions.md, "Keys inside a text box"): shown
-# in every screen's help; SCREEN_KEYS_IN_INPUTS and each screen's escape binding keep it.
-INPUT_RULE = (
-    "inside a text box every key is text, digits too. escape leaves the box (for the "
-    "screen's list); then 1-6 switch screens. alt+1 ... alt+6 switch from anywhere, inside "
-    "a box too (a terminal sends escape and a digit typed quickly as alt+digit)."
-)
-
-SCREEN_MODES = ("library", "remember", "review", "recall", "supersession", "receipts")
-
-
-def screen_keys_in_inputs() -> list[BindingType]:
-    """alt+1 ... alt+6: the screen keys that work inside a text box too (priority: ahead of the
-    box, which would type the digit). Not in the footer; the help names them. Also makes the
-    terminal's bytes for them (escape and the digit) reach the app as these keys."""
-    route_escape_digits_as_alt()
-    return [
-        Binding(
-            f"alt+{number}",
-            f"app.switch_mode('{mode}')",
-            mode,
-            show=False,
-            priority=True,
-            id=f"app.{mode}.alt",
-        )
-        for number, mode in enumerate(SCREEN_MODES, start=1)
-    ]
-
-
 def writes(commands: Iterable[WorkbenchCommand], action: str) -> bool:
     """Whether `action`, as Textual checks it (without the `app.` namespace or arguments), is
     one of the write commands among `commands`: refused in a read-only workbench."""
     return any(c.writes and c.action.removeprefix("app.").split("(")[0] == action for c in commands)
 
 
-GLOBAL_COMMANDS: tuple[WorkbenchCommand, ...] = (
-    WorkbenchCommand(
-        "app.library",
-        "1",
-        "app.switch_mode('library')",
-        "Library",
-        "All facts, filterable, with details",
-    ),
-    WorkbenchCommand(
-        "app.remember",
-        "2",
-        "app.switch_mode('remember')",
-        "Remember",
-        "Compose a fact and see its duplicates before writing",
-    ),
-    WorkbenchCommand(
-        "app.review",
-        "3",
-        "app.switch_mode('review')",
-        "Review",
-        "Proposals held for a person, and near-duplicates",
-    ),
-    WorkbenchCommand(
-        "app.recall",
-        "4",
-        "app.switch_mode('recall')",
-        "Recall",
-        "Recall under a budget; see the receipt",
-    ),
-    WorkbenchCommand(
-        "app.supersession",
-        "5",
-        "app.switch_mode('supersession')",
-        "Chain",
-        "A fact's supersession chain with diffs",
-    ),
-    WorkbenchCommand(
-        "app.receipts",
-        "6",
-        "app.switch_mode('receipts')",
-        "Receipts",
-        "Receipts, fence preview, collections and egress",
-    ),
+# The app's commands, on every screen, after the screen keys (global_commands).
+APP_COMMANDS: tuple[WorkbenchCommand, ...] = (
     WorkbenchCommand(
         "app.jump",
         "colon",
@@ -171,3 +109,98 @@ QUIT = WorkbenchCommand(
     "Leave the workbench, from any screen (inside a text box too)",
     rank=LAST,
 )
+
+
+# -- the screen registry and what is made from it -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScreenEntry:
+    """One screen of the workbench, as screens.SCREEN_REGISTRY lists it; its key is its place
+    there (the first is 1)."""
+
+    mode: str  # the app's mode; also its keys' binding ids: app.<mode>, app.<mode>.alt
+    screen: type[WorkbenchScreen]
+    title: str  # its name on its key: footer, palette and help ("Chain")
+    help: str  # what it shows: its key's tooltip and its palette and help line
+
+
+Registry = tuple[ScreenEntry, ...]  # in the order of the keys
+MOST_SCREENS = 9  # a digit each
+
+
+def screen_digits(registry: Registry) -> str:
+    """The screen keys, in order: "123456" for six screens."""
+    if len(registry) > MOST_SCREENS:
+        raise ValueError(f"{len(registry)} screens: the keys 1-9 name {MOST_SCREENS} at most")
+    return "".join(str(place) for place in range(1, len(registry) + 1))
+
+
+def digit_span(registry: Registry) -> str:
+    """The screen keys as the footer and the help name them: "1-6" (one screen: "1")."""
+    digits = screen_digits(registry)
+    return digits if len(digits) < 2 else f"{digits[0]}-{digits[-1]}"
+
+
+@cache
+def screen_commands(registry: Registry) -> tuple[WorkbenchCommand, ...]:
+    """Each screen's key (its digit), switching to its mode: one command per entry, in order."""
+    return tuple(
+        WorkbenchCommand(
+            f"app.{entry.mode}", digit, f"app.switch_mode('{entry.mode}')", entry.title, entry.help
+        )
+        for digit, entry in zip(screen_digits(registry), registry, strict=True)
+    )
+
+
+@cache
+def global_commands(registry: Registry) -> tuple[WorkbenchCommand, ...]:
+    """The commands of every screen: the screen keys, then the app's (APP_COMMANDS)."""
+    return (*screen_commands(registry), *APP_COMMANDS)
+
+
+def alt_screen_bindings(registry: Registry) -> list[BindingType]:
+    """alt+1, alt+2, ...: the screen keys that work inside a text box too (priority: ahead of
+    the box, which would type the digit). Not in the footer; the help names them. The
+    terminal's bytes for them reach the app as these keys: gno_tui.terminal_keys."""
+    return [
+        Binding(
+            f"alt+{digit}",
+            f"app.switch_mode('{entry.mode}')",
+            entry.mode,
+            show=False,
+            priority=True,
+            id=f"app.{entry.mode}.alt",
+        )
+        for digit, entry in zip(screen_digits(registry), registry, strict=True)
+    ]
+
+
+def app_bindings(registry: Registry) -> list[BindingType]:
+    """The app's own bindings: every global command's, then the alt+digit screen keys."""
+    return [*bindings(global_commands(registry)), *alt_screen_bindings(registry)]
+
+
+def input_rule(registry: Registry) -> str:
+    """The one rule for keys inside a text box (docs/decisions.md, "Keys inside a text box"):
+    shown in every screen's help; the alt+digit bindings and each screen's escape keep it."""
+    digits = screen_digits(registry)
+    return (
+        "inside a text box every key is text, digits too. escape leaves the box (for the "
+        f"screen's list); then {digit_span(registry)} switch screens. alt+{digits[0]} ... "
+        f"alt+{digits[-1]} switch from anywhere, inside a box too (a terminal sends escape and "
+        "a digit typed quickly as alt+digit)."
+    )
+
+
+def screen_titles(registry: Registry) -> dict[str, str]:
+    """Each mode's name as its key shows it (the Supersession screen is "Chain")."""
+    return {entry.mode: entry.title for entry in registry}
+
+
+def screen_list(registry: Registry) -> str:
+    """Every screen key and its screen: "1 Library · 2 Remember · ..."."""
+    return " · ".join(
+        f"{digit} {entry.title}"
+        for digit, entry in zip(screen_digits(registry), registry, strict=True)
+    )

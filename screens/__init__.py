@@ -1,7 +1,11 @@
 """The workbench's screens, one per module, each with its rules (STYLES) nested under the
 screen's type.
 
-SCREENS_BY_MODE is what the app's number keys switch between; the app builds each one with
+SCREEN_REGISTRY is the one list of the screens the app switches between, in the order of
+their keys (1, 2, ...): a new screen is its module, its commands (screens/commands/) and one
+entry here. The app's modes, the screen keys and alt+digit keys (their bindings and the
+terminal's bytes), the palette's screen names, the footer's screen entry and the help's screen
+lines are all made from it (gno_tui/workbench_commands.py); the app builds each screen with
 its dependencies (screens.base.Workbench) the first time its mode is shown. STYLED_SCREENS are
 the screens and modals whose rules go into the app's one stylesheet (workbench_styles)."""
 
@@ -11,6 +15,7 @@ from typing import Any
 
 from textual.screen import Screen
 
+from gno_tui.workbench_commands import Registry, ScreenEntry
 from screens.base import WorkbenchScreen
 from screens.batch_prompt import BatchPrompt
 from screens.decision_log import DecisionLogScreen
@@ -28,17 +33,33 @@ from screens.supersession import SupersessionScreen
 from screens.whole_row import WholeRow
 from screens.yes_no import YesNoPrompt
 
+SCREEN_REGISTRY: Registry = (
+    ScreenEntry("library", LibraryScreen, "Library", "All facts, filterable, with details"),
+    ScreenEntry(
+        "remember",
+        RememberScreen,
+        "Remember",
+        "Compose a fact and see its duplicates before writing",
+    ),
+    ScreenEntry(
+        "review", ReviewScreen, "Review", "Proposals held for a person, and near-duplicates"
+    ),
+    ScreenEntry("recall", RecallScreen, "Recall", "Recall under a budget; see the receipt"),
+    ScreenEntry(
+        "supersession", SupersessionScreen, "Chain", "A fact's supersession chain with diffs"
+    ),
+    ScreenEntry(
+        "receipts", ReceiptsScreen, "Receipts", "Receipts, fence preview, collections and egress"
+    ),
+)
+
+# Each mode's screen class, in the order of the keys.
 SCREENS_BY_MODE: dict[str, type[WorkbenchScreen]] = {
-    "library": LibraryScreen,
-    "remember": RememberScreen,
-    "review": ReviewScreen,
-    "recall": RecallScreen,
-    "supersession": SupersessionScreen,
-    "receipts": ReceiptsScreen,
+    entry.mode: entry.screen for entry in SCREEN_REGISTRY
 }
 
 STYLED_SCREENS: tuple[type[Screen[Any]], ...] = (
-    *SCREENS_BY_MODE.values(),
+    *(entry.screen for entry in SCREEN_REGISTRY),
     BatchPrompt,
     DecisionLogScreen,
     EditPrompt,

@@ -137,7 +137,7 @@ class WorkbenchScreen(UsesWorkbench, Screen[None]):
         """Shown (its key, or a modal closed): reloaded only if the store changed while it was
         in the background; otherwise what it shows is still true and stays as it is."""
         # Textual restyles every widget of a screen each time it is shown (handled after this,
-        # by Screen), and a restyled table drops its rendered rows: most of the time a key 1-6
+        # by Screen), and a restyled table drops its rendered rows: most of the time a screen key
         # took, and a third of a first visit's (its widgets were styled as they mounted, with
         # the one stylesheet: screens.workbench_styles). Nothing of a screen's style changes
         # while it is hidden; a CSS or theme change is caught by switch_mode itself, which

@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Label, Static
 
-from gno_tui.workbench_commands import INPUT_RULE, QUIT, WorkbenchCommand
+from gno_tui.workbench_commands import QUIT, WorkbenchCommand
 from screens.modal import Modal
 
 
@@ -62,10 +62,14 @@ class HelpScreen(Modal[None]):
         help_text: str,
         commands: Iterable[WorkbenchCommand],
         global_commands: Iterable[WorkbenchCommand],
+        input_rule: str,
     ) -> None:
+        """`global_commands` and `input_rule` (the rule for keys inside a text box) are the
+        app's: made from its screen registry (gno_tui.workbench_commands)."""
         super().__init__()
         self.help_text = help_text
         self.commands = tuple(commands)
+        self.input_rule = input_rule
         # Quit is Textual's binding, not one of the workbench's commands: added here, so that
         # every screen's help names it.
         listed = tuple(global_commands)
@@ -84,7 +88,7 @@ class HelpScreen(Modal[None]):
                     Text(""),
                     keys_table(self.app, "Keys on every screen", self.global_commands),
                     Text(""),
-                    Text("Text boxes: ", style="bold").append(INPUT_RULE, style=""),
+                    Text("Text boxes: ", style="bold").append(self.input_rule, style=""),
                 ),
                 id="help-body",
             )

@@ -13,12 +13,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 from rich.text import Text
-from textual._two_way_dict import TwoWayDict
 from textual.binding import Binding
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellType, RowKey
 
 from gno_tui.render.distinct import plain
+from gno_tui.textual_private import show_rows_in_order
 
 _Item = TypeVar("_Item")
 
@@ -80,7 +80,7 @@ class FactTable(DataTable[object]):
         row shown at `row`: `row` itself unless the list is sorted."""
         if self.sort_by is None or not 0 <= row < self.row_count:
             return row
-        key = self._row_locations.get_key(row)
+        key = self.ordered_rows[row].key
         return next(i for i, added in enumerate(self.rows) if added == key)
 
     # -- sorting: the rows loaded, by one column -------------------------------------------
@@ -111,8 +111,7 @@ class FactTable(DataTable[object]):
             # Stable, also reversed: rows that tie keep the order they were added in.
             added.sort(key=lambda k: sort_key(self.sort_cell(k, title)), reverse=descending)
         # As DataTable.sort does: only the rows' places change, not their data.
-        self._row_locations = TwoWayDict({row_key: i for i, row_key in enumerate(added)})
-        self._update_count += 1
+        show_rows_in_order(self, added)
         self._show_arrow()
         self.refresh()
         if key is not None:

@@ -22,6 +22,7 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import CellType, ColumnKey, RowKey
 
 from gno_tui.render.distinct import distinguish, fit_cell, plain
+from gno_tui.textual_private import RowsMeasured
 from gno_tui.widgets.fact_table import FactTable
 
 ROOM_LEFT = 1000  # the width of a flexible column that takes all the room that is left
@@ -87,7 +88,9 @@ def fit(
     return dict(sorted(chosen.items()))
 
 
-class FittedTable(FactTable):
+# FactTable first: Textual takes a widget's CSS type names (FactTable in selectors and queries)
+# from the first base of each class only.
+class FittedTable(FactTable, RowsMeasured):
     def __init__(self, columns: Sequence[Column], *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.spec = tuple(columns)
@@ -191,18 +194,17 @@ class FittedTable(FactTable):
         }
         return fit(self.spec, room, self.cell_padding, widest)
 
-    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
+    def rows_to_measure(self, new_rows: Iterable[RowKey]) -> list[RowKey]:
         """Textual measures every cell of every new row for its column's content width, which
         only a column of automatic width reads; every column here has the width `fit` gave
         it. Measuring the 200 rows of a page (on each keystroke in the Library's filter) was
         most of the page's load: only rows with a label or an automatic height need it."""
-        needed = [
+        return [
             key
             for key in new_rows
             if (row := self.rows.get(key)) is not None
             and (row.auto_height or row.label is not None)
         ]
-        super()._update_dimensions(needed)
 
     def clear(self, columns: bool = False) -> FittedTable:
         self.full.clear()

@@ -4,7 +4,7 @@ a "more: ?" at the end when some did not fit.
 Textual's footer lists every shown binding in the order the focus chain gives them and cuts
 the rest at the edge, so the keys a curator uses most (Retire, Undo) fell off unseen. This one
 orders the entries by their command's rank (WorkbenchCommand.rank: help and the screen keys
-1-6 as one entry first, then the screen's verbs, undo, the rarer commands, the layout keys,
+(1-6) as one entry first, then the screen's verbs, undo, the rarer commands, the layout keys,
 the log, quit). When they do not all fit beside the palette key it keeps the first that do,
 then quit (always shown), then "more: ?": the help (and the palette) list every key. Inside a
 text box the keys that are text there (letters, digits, /, space...) are left out: they
@@ -21,10 +21,20 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import ActiveBinding, Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input, TextArea
-from textual.widgets._footer import FooterKey
+from textual.widgets import Input, TextArea
 
-from gno_tui.workbench_commands import FIRST, GLOBAL_COMMANDS, LESS_USED, QUIT, WorkbenchCommand
+from gno_tui.textual_private import FooterKey, FooterOnBindings
+from gno_tui.workbench_commands import (
+    FIRST,
+    LESS_USED,
+    QUIT,
+    Registry,
+    WorkbenchCommand,
+    digit_span,
+    global_commands,
+    screen_digits,
+    screen_list,
+)
 
 HELP_ACTION = "app.show_screen_help"
 SWITCH_ACTION = "app.switch_mode"
@@ -74,16 +84,39 @@ class MoreKey(FooterKey):
         return text
 
 
-class WorkbenchFooter(Footer):
+def screens_entry(registry: Registry, typing: bool) -> Entry:
+    """The screen keys of `registry` as one entry ("1-6 Screens"). Inside a text box (`typing`)
+    the digits are text (Textual then leaves their bindings out), and the entry names what
+    works there: alt+1-6."""
+    prefix = "alt+" if typing else ""
+    return Entry(
+        prefix + screen_digits(registry)[0],
+        prefix + digit_span(registry),
+        "Screens",
+        f"app.switch_mode('{registry[0].mode}')",
+        True,
+        "Switch screen: " + screen_list(registry),
+    )
+
+
+class WorkbenchFooter(FooterOnBindings):
     # The lineup last composed: the entries, the more key's display (None: nothing cut) and
     # whether the palette key is enabled (None: not shown).
-    _composed: tuple[tuple[Entry, ...], str | None, bool | None] | None = None
+    composed_lineup: tuple[tuple[Entry, ...], str | None, bool | None] | None = None
+    # Set once the screen's bindings were first announced (composing before shows nothing).
+    bindings_ready = False
+
+    def registry(self) -> Registry:
+        """The app's screens (GnoApp.SCREEN_REGISTRY), whose keys the footer shows; none in
+        an app without screen keys."""
+        registry: Registry = getattr(self.app, "SCREEN_REGISTRY", ())
+        return registry
 
     def ranks(self) -> dict[str, tuple[int, int]]:
         """Binding id -> (rank, declared place) of the app's and the screen's commands: the
         footer's order, ties in the order the commands are declared."""
         commands: Iterable[WorkbenchCommand] = (
-            *GLOBAL_COMMANDS,
+            *global_commands(self.registry()),
             *getattr(self.screen, "COMMANDS_LIST", ()),
         )
         return {c.id: (c.rank, place) for place, c in enumerate(commands)}
@@ -97,16 +130,19 @@ class WorkbenchFooter(Footer):
         the footer's order (see the module's docstring)."""
         ranks = self.ranks()
         unranked = (LESS_USED, len(ranks))  # a widget's own shown binding: after the verbs
-        ranked: list[tuple[tuple[int, int], Entry]] = [((FIRST, -1), self.screens_entry())]
-        seen: set[str] = set()
         typing = self.typing()
+        registry = self.registry()
+        ranked: list[tuple[tuple[int, int], Entry]] = (
+            [((FIRST, -1), screens_entry(registry, typing))] if registry else []
+        )
+        seen: set[str] = set()
         for _, binding, enabled, tooltip in bindings.values():
             quits = binding.action in QUIT_ACTIONS
             leaves = typing and binding.key == "escape"
             if not (binding.show or quits or leaves) or binding.action in seen:
                 continue
             if binding.action.startswith(SWITCH_ACTION):
-                continue  # one entry for the six (screens_entry)
+                continue  # one entry for them all (screens_entry)
             display = self.app.get_key_display(binding)
             if typing and is_text(binding.key, display):
                 continue  # typed into the box (its other key, F1 say, may still show)
@@ -130,19 +166,6 @@ class WorkbenchFooter(Footer):
             ranked.append((rank, entry))
         ranked.sort(key=lambda pair: pair[0])
         return [entry for _, entry in ranked]
-
-    def screens_entry(self) -> Entry:
-        """1-6 as one entry. Inside a text box the digits are text (Textual then leaves their
-        bindings out), and the entry names what works there: alt+1-6."""
-        typing = self.typing()
-        return Entry(
-            "alt+1" if typing else "1",
-            "alt+1-6" if typing else "1-6",
-            "Screens",
-            "app.switch_mode('library')",
-            True,
-            "Switch screen: 1 Library · 2 Remember · 3 Review · 4 Recall · 5 Chain · 6 Receipts",
-        )
 
     def fitting(self, entries: list[Entry], more: str) -> tuple[list[Entry], bool]:
         """The entries shown, and whether some were left out. All if they fit; else the first
@@ -183,10 +206,10 @@ class WorkbenchFooter(Footer):
         )
 
     def compose(self) -> ComposeResult:
-        if not self._bindings_ready:
+        if not self.bindings_ready:
             return
         bindings = self.screen.active_bindings
-        self._composed = entries, more, palette_enabled = self.lineup(bindings)
+        self.composed_lineup = entries, more, palette_enabled = self.lineup(bindings)
         for entry in entries:
             yield self.footer_key(
                 FooterKey(
@@ -220,19 +243,19 @@ class WorkbenchFooter(Footer):
         key.set_reactive(FooterKey.compact, self.compact)
         return key
 
-    def bindings_changed(self, screen: Screen[object]) -> None:
+    def screen_bindings_changed(self, screen: Screen[object]) -> None:
         """Textual recomposes the footer whenever the screen's bindings may have changed: on
         every focus move and every time the screen is shown again. Here only when what it
         shows did change: a recompose mounts a dozen widgets, most of a screen switch's time."""
-        self._bindings_ready = True
+        self.bindings_ready = True
         if screen.app.app_focus and self.is_attached and screen is self.screen:
             self.call_after_refresh(self.recompose_if_changed)
 
     async def recompose_if_changed(self) -> None:
-        if self.is_attached and self.lineup() != self._composed:
+        if self.is_attached and self.lineup() != self.composed_lineup:
             await self.recompose()
 
     def on_resize(self, event: events.Resize) -> None:
         # What fits depends on the width: choose again.
-        if self._bindings_ready:
+        if self.bindings_ready:
             self.call_after_refresh(self.recompose_if_changed)

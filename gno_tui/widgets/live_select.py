@@ -21,6 +21,7 @@ class LiveSelect(Select[str]):
     ) -> None:
         chosen = Select.NULL if value is None else value
         super().__init__(options, prompt=prompt, allow_blank=allow_blank, value=chosen, id=id)
+        self.allows_blank = allow_blank
         self.offered: list[tuple[str, str]] = list(options)
         self.waiting: list[tuple[str, str]] | None = None  # arrived while open
 
@@ -39,7 +40,7 @@ class LiveSelect(Select[str]):
             self.apply(options)
 
     def apply(self, options: list[tuple[str, str]]) -> None:
-        if options == self.offered or (not options and not self._allow_blank):
+        if options == self.offered or (not options and not self.allows_blank):
             return  # nothing new (or nothing to offer: the value stays as it is)
         self.offered = options
         current = self.value

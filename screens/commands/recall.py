@@ -101,7 +101,7 @@ RECALL_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "escape",
         "focus_results",
         "Results",
-        "Leave the inputs for the results; then 1-6 switch screens",
+        "Leave the inputs for the results; then the number keys switch screens",
         rank=VIEW,
     ),
     shared("recall", "detail", "Hide or show the receipt pane (the results get its width)"),

@@ -47,7 +47,7 @@ REMEMBER_COMMANDS: tuple[WorkbenchCommand, ...] = (
         "escape",
         "leave_input",
         "Leave box",
-        "Leave the fields for the candidates; then 1-6 switch screens",
+        "Leave the fields for the candidates; then the number keys switch screens",
         rank=VIEW,
     ),
     WorkbenchCommand(
