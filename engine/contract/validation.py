@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from engine.contract.compiled import SchemaViolation
 from engine.contract.errors import MemoryFailure
@@ -61,7 +61,7 @@ def _schema_file(name: str) -> Path:
 
 @cache
 def load_schema(name: str) -> dict[str, Any]:
-    return json.loads(_schema_file(name).read_text(encoding="utf-8"))
+    return cast(dict[str, Any], json.loads(_schema_file(name).read_text(encoding="utf-8")))
 
 
 @cache

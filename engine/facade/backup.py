@@ -56,11 +56,11 @@ def restore_store(
     way nothing is written. What was restored, and what the check afterwards found."""
     from engine.facade import factory
     from engine.storage.backup import read_backup
-    from engine.storage.sqlite_reader import INDEX_FILE
+    from engine.storage.sqlite_reader import INDEX_FILE, sqlite_url
 
     backup = read_backup(Path(source))
     resolved = factory.resolve_home(home)
-    own_index = factory.sqlite_url(resolved / INDEX_FILE)
+    own_index = sqlite_url(resolved / INDEX_FILE)
     url = db_url or os.environ.get("GNO_TUI_DB") or own_index
     server = url.startswith("postgresql")
     if backup.mode != ("server" if server else "embedded"):

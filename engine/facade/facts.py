@@ -11,10 +11,11 @@ from typing import Any
 from engine.facade.namespace import Namespace
 from engine.memory import browse, library, resources
 from engine.memory.as_of_fields import rows_as_of
-from engine.memory.browse import DuplicatePair, FactPage
+from engine.memory.browse import FactPage
 from engine.memory.library import LibraryFilter, LibraryPage
 from engine.memory.recall import RecallRequest
 from engine.memory.why_not import NoMatch, WhyNot, no_match, why_not
+from engine.retrieval.seam import DuplicatePair
 from engine.storage import tables
 
 

@@ -26,9 +26,10 @@ if TYPE_CHECKING:
     from engine.facade.interop import InteropApi
     from engine.facade.keyed import KeyedApi
     from engine.facade.receipts import ReceiptsApi
-    from engine.memory.recall import RecallRequest, ScoreParts
+    from engine.memory.recall import RecallRequest
     from engine.memory.remember import RememberRequest
     from engine.retrieval.embeddings import EmbedderStatus
+    from engine.retrieval.ranking import ScoreParts
     from engine.storage import tables
     from engine.storage.change_feed import ChangeFeed
     from engine.storage.group_commit import WriteBatch

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash, is_record_id, is_sha256
@@ -170,7 +170,7 @@ def _content_hash(value: Any, text: str) -> str:
             "contentHash does not match the text (the text was changed after export); "
             "fix the text or drop contentHash"
         )
-    return value
+    return str(value)
 
 
 def detect_format(path: Path) -> str:
@@ -246,7 +246,7 @@ def _identity(where: str, value: Any, name: str) -> str | None:
             f"{name} is empty; give the item's {name}, or leave the field out to record the "
             f"import's own ({'import:cli:<user>' if name == 'caller' else 'import:<file name>'})",
         )
-    return _checked(where, check_text_field, value, name)
+    return cast(str | None, _checked(where, check_text_field, value, name))
 
 
 def jsonl_item(where: str, line: str, default_scopes: list[str]) -> Incoming | None:

@@ -34,7 +34,7 @@ _NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,60}$")
 def _is_uint64(value: Any) -> bool:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return True  # not a number: the schema's `type` reports it
-    return 0 <= value <= UINT64_MAX
+    return bool(0 <= value <= UINT64_MAX)
 
 
 @cache

@@ -68,7 +68,7 @@ def _budget_value(value: Any, name: str, limit: int) -> int:
             f"{name} must be a whole number from 1 to {limit}, not {value!r} "
             f"(defaults: maxFacts {DEFAULT_MAX_FACTS}, maxTokens {DEFAULT_MAX_TOKENS}).",
         )
-    return value
+    return int(value)
 
 
 def lineage(collections: list[tuple[str, str, str]]) -> dict[str, Any]:

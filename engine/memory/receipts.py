@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash, digest_of, fence_form, is_sha256, iso_utc
@@ -101,7 +101,7 @@ def verify_presented(reads: StoreReads, receipt: Any) -> dict[str, Any]:
     stored = reads.stored_receipt(receipt["digest"])
     if stored is None or stored != {k: receipt[k] for k in RECEIPT_FIELDS}:
         raise _invalid("was not issued by this store")
-    return receipt
+    return cast(dict[str, Any], receipt)
 
 
 @dataclass

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Sequence
 from io import BufferedReader
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -182,7 +182,7 @@ class Arrays:
             raise Damaged(name)
         if int(np.prod(shape)) * dtype.itemsize != nbytes:
             raise Damaged(name)
-        return self._payload[offset : offset + nbytes].view(dtype).reshape(shape)
+        return cast(np.ndarray, self._payload[offset : offset + nbytes].view(dtype).reshape(shape))
 
     def texts(self, name: str) -> list[str]:
         """A text column: its values, as many as were written."""

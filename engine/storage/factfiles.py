@@ -19,7 +19,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -289,7 +289,7 @@ def _label(value: Any, name: str) -> str:
 def _whole(value: Any, name: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise FieldError(f"{name} must be a whole number from {low} to {high}, not {_shown(value)}")
-    return value
+    return int(value)
 
 
 def _check_keyed(keyed: dict[str, Any], name: str, strict: bool) -> None:
@@ -426,7 +426,7 @@ def check_workbench(value: Any, *, strict: bool = False, docid: bool = True) -> 
             del workbench["expiresAt"]
     if "keyed" in workbench:
         _check_keyed(_mapping(workbench["keyed"], "workbench.keyed"), "workbench.keyed", strict)
-    return workbench
+    return cast(dict[str, Any], workbench)
 
 
 # -- reading -------------------------------------------------------------------------------

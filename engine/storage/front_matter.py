@@ -19,7 +19,7 @@ from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
 _STR = "tag:yaml.org,2002:str"
-_RESOLVER = Resolver()
+_RESOLVER: Any = Resolver()  # yaml ships no types for it
 # Characters that may stand unquoted: no indicator, comment, quote or flow character.
 _PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_ .,/@+=()-]*[A-Za-z0-9_.)/]|[A-Za-z0-9_]")
 # What YAML's reader refuses, and the line breaks a quoted scalar would fold to a space.
@@ -131,4 +131,4 @@ def _string(value: str) -> str:
 
 def _reads_as_string(value: str) -> bool:
     """Unquoted, `value` would be read back as this string (not a bool, number, date...)."""
-    return _RESOLVER.resolve(ScalarNode, value, (True, False)) == _STR
+    return bool(_RESOLVER.resolve(ScalarNode, value, (True, False)) == _STR)

@@ -19,6 +19,7 @@ import json
 import os
 import struct
 import sys
+from typing import Any
 
 HEADER = struct.Struct(">BIHI")  # kind, folder number, name length, content length
 FOLDER, FILE, END = 0, 1, 2
@@ -26,7 +27,7 @@ _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 _BY_HANDLE = os.open in os.supports_dir_fd
 
 
-def _answer(message: dict) -> None:
+def _answer(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
 
