@@ -10,11 +10,6 @@ from engine.keyed import requests, service
 
 
 class KeyedApi(Namespace):
-    @staticmethod
-    def parse_request(text: str, *, where: str = "the request") -> Any:
-        """A request as JSON text (NaN and Infinity refused), not yet validated."""
-        return requests.parse_request_json(text, where=where)
-
     def remember(
         self,
         request: Any,

@@ -73,5 +73,5 @@ class ReceiptsApi(Namespace):
 
     def would_fence(self, receipt: dict[str, Any], text: str) -> bool:
         """Would remembering `text` with this receipt be MEMORY_FENCED_REPLAY? The fence's own
-        comparison (fence forms of the spans' texts), unlike the hash-only `fence_preview`."""
+        comparison (fence forms of the spans' texts)."""
         return receipts.would_fence(self._engine, receipt, text)

@@ -262,13 +262,6 @@ def would_fence(engine: MemoryEngine, receipt: dict[str, Any], text: str) -> boo
     return replayed_span(engine.reads, receipt, text) is not None
 
 
-def fence_preview(receipt: dict[str, Any], text: str) -> bool:
-    """Would remembering `text` with this receipt be fenced, judged by its spanHashes alone
-    (exact contentHash, no store at hand)? The fence itself also compares fence forms of the
-    spans' texts: `would_fence` (façade `receipts.would_fence`) answers exactly as it does."""
-    return content_hash(text) in receipt.get("spanHashes", [])
-
-
 @dataclass(frozen=True)
 class FenceExposure:
     """The stored receipts whose spans include a text: presenting any of them fences it."""

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, create_engine, delete, event, select, update
 from sqlalchemy.orm import Session
-from sqlmodel import SQLModel
 
 from engine.contract.errors import MemoryFailure
 from engine.storage import tables, wal_checkpoint
@@ -213,9 +212,3 @@ def bump_generation(session: Session, statements: "DriverStatements | None" = No
         changed = session.connection().execute(_BUMP_GENERATION).rowcount
     if changed == 0:
         session.add(tables.StoreMetaRow(name="generation", value=1))
-
-
-def count_rows(session: Session, table: type[SQLModel]) -> int:
-    from sqlalchemy import func
-
-    return int(session.scalar(select(func.count()).select_from(table)) or 0)

@@ -595,17 +595,6 @@ def write_atomically(path: Path, content: str, *, durable: bool = True) -> None:
         raise
 
 
-def write_new_file(path: Path, content: str, *, durable: bool = True) -> None:
-    """Create `path`, which must not exist yet, with `content` (a staged file of a bulk write:
-    nobody reads the staging folder, so no temp file and rename are needed)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "x", encoding="utf-8", newline="\n") as out:
-        out.write(content)
-        out.flush()
-        if durable:
-            os.fsync(out.fileno())
-
-
 def sync_filesystem(folder: Path) -> bool:
     """Make every file written so far on the filesystem holding `folder` durable, in one call
     (Linux syncfs(2)): a bulk write of many files pays one flush instead of one fsync per
