@@ -56,7 +56,8 @@ def restore_store(
     way nothing is written. What was restored, and what the check afterwards found."""
     from engine.facade import factory
     from engine.storage.backup import read_backup
-    from engine.storage.sqlite_reader import INDEX_FILE, sqlite_url
+    from engine.storage.sqlite_reader import INDEX_FILE
+    from engine.storage.sqlite_settings import sqlite_url
 
     backup = read_backup(Path(source))
     resolved = factory.resolve_home(home)

@@ -16,7 +16,8 @@ from engine.contract.normalize import utc_now
 from engine.retrieval.embeddings import EmbedderStatus, load_embedder
 from engine.storage.disk_full import disk_full_refusal
 from engine.storage.home import check_home_argument, make_home, not_writable
-from engine.storage.sqlite_reader import INDEX_FILE, open_sqlite_store, sqlite_file, sqlite_url
+from engine.storage.sqlite_reader import INDEX_FILE, open_sqlite_store
+from engine.storage.sqlite_settings import sqlite_file, sqlite_url
 
 if TYPE_CHECKING:
     from engine.storage.reads import RecallStore

@@ -17,10 +17,6 @@ if TYPE_CHECKING:
     from engine.storage.sqlite_driver import DriverStatements
 
 
-def sqlite_url(path: Path) -> str:
-    return f"sqlite:///{path}"
-
-
 def sqlite_file_of(db: Engine) -> Path | None:
     """The SQLite file `db` works on, or None for another database (or an in-memory one)."""
     url = db.url

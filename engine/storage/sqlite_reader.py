@@ -51,6 +51,7 @@ from engine.storage.sqlite_settings import (
     WAL_AUTOCHECKPOINT_PAGES,
     busy_timeout,
     is_locked,
+    sqlite_file,
 )
 
 # Names the full engine defines in modules that load SQLAlchemy (engine/storage/schema.py,
@@ -338,22 +339,6 @@ class SqliteRecallStore:
         if saving is not None:
             saving.join()  # the index copy a rebuild writes, finished before the connection
         self._connection.close()
-
-
-_SQLITE = "sqlite:///"
-
-
-def sqlite_url(path: Path) -> str:
-    """The URL of the SQLite index at `path` (a home's database unless --db says otherwise)."""
-    return f"{_SQLITE}{path}"
-
-
-def sqlite_file(db_url: str) -> Path | None:
-    """The file of a plain sqlite:///PATH URL, or None for any other database or URL form."""
-    path = db_url.removeprefix(_SQLITE)
-    if not db_url.startswith(_SQLITE) or not path or path.startswith(("file:", ":memory:")):
-        return None
-    return None if "?" in path else Path(path)
 
 
 def _needs_full_engine(home: Path, connection: sqlite3.Connection) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 # How long a SQLite connection waits on another process's transaction before giving up.
 SQLITE_BUSY_TIMEOUT_MS = 10_000
@@ -51,3 +52,19 @@ def is_locked(error: BaseException | None) -> bool:
     if isinstance(code, int):
         return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
     return "locked" in str(error).lower()
+
+
+_SQLITE = "sqlite:///"
+
+
+def sqlite_url(path: Path) -> str:
+    """The URL of the SQLite index at `path` (a home's database unless --db says otherwise)."""
+    return f"{_SQLITE}{path}"
+
+
+def sqlite_file(db_url: str) -> Path | None:
+    """The file of a plain sqlite:///PATH URL, or None for any other database or URL form."""
+    path = db_url.removeprefix(_SQLITE)
+    if not db_url.startswith(_SQLITE) or not path or path.startswith(("file:", ":memory:")):
+        return None
+    return None if "?" in path else Path(path)

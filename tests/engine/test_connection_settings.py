@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.storage import database, sqlite_reader
+from engine.storage import database, sqlite_reader, sqlite_settings
 from engine.storage.sqlite_settings import WAL_AUTOCHECKPOINT_PAGES
 
 
@@ -24,7 +24,7 @@ def _settings(connection: sqlite3.Connection) -> dict[str, object]:
 @pytest.mark.sqlite_only  # the SQLite connection's settings
 def test_the_cold_reader_opens_the_index_as_the_engine_does(tmp_path: Path) -> None:
     path = tmp_path / "index.sqlite"
-    engine_connection = database.make_db_engine(database.sqlite_url(path)).raw_connection()
+    engine_connection = database.make_db_engine(sqlite_settings.sqlite_url(path)).raw_connection()
     try:
         engine_side = _settings(engine_connection.driver_connection)  # type: ignore[arg-type]
     finally:

@@ -20,7 +20,8 @@ from engine.retrieval import persisted
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
 from engine.storage import bulk_recovery, factfiles, journal, schema
 from engine.storage import sqlite_reader as reader
-from engine.storage.sqlite_reader import SqliteRecallStore, sqlite_file, sqlite_url
+from engine.storage.sqlite_reader import SqliteRecallStore
+from engine.storage.sqlite_settings import sqlite_file, sqlite_url
 from engine.storage.store import MemoryEngine
 
 pytestmark = pytest.mark.sqlite_only
