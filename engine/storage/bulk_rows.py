@@ -32,8 +32,7 @@ from engine.storage.records import (
     stored_scopes,
 )
 from engine.storage.sqlite_batch import InsertLogSuspended, insert_embeddings, insert_facts
-from engine.storage.sqlite_reader import sqlite_file
-from engine.storage.sqlite_settings import WAL_AUTOCHECKPOINT_PAGES
+from engine.storage.sqlite_settings import WAL_AUTOCHECKPOINT_PAGES, sqlite_file
 from engine.storage.stager_child import create_file
 from engine.storage.wal_checkpoint import checkpoint_later
 
