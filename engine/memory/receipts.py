@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash, digest_of, fence_form, is_sha256, iso_utc
-from engine.storage.reads import public_receipt as stored_shape
+from engine.storage.reads import public_receipt
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -45,9 +45,9 @@ def issue_receipt(
     return receipt
 
 
-def public_receipt(row: tables.ReceiptRow) -> dict[str, Any]:
+def _receipt_of_row(row: tables.ReceiptRow) -> dict[str, Any]:
     assert row.issued_at is not None
-    return stored_shape(
+    return public_receipt(
         caller=row.caller,
         session=row.session,
         issued_at=row.issued_at,
@@ -208,7 +208,7 @@ def recent_receipts(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str,
         rows = session.scalars(
             select(tables.ReceiptRow).order_by(tables.ReceiptRow.issued_at.desc()).limit(limit)
         ).all()
-        return [public_receipt(row) for row in _newest_first(rows, waiting)[:limit]]
+        return [_receipt_of_row(row) for row in _newest_first(rows, waiting)[:limit]]
 
 
 def verify_receipt(engine: MemoryEngine, receipt: dict[str, Any]) -> ReceiptCheck:
