@@ -31,6 +31,23 @@ def batch() -> Iterator[str]:
         _BATCH.reset(token)
 
 
+def current_batch() -> str | None:
+    """The batch the decisions now being logged belong to, if any."""
+    return _BATCH.get()
+
+
+@contextmanager
+def batch_of(tag: str | None) -> Iterator[None]:
+    """Decisions logged inside belong to the batch `tag` (None: to none), whatever batch is
+    open: the recovery of a killed decision completes that decision's step, not the one in
+    progress in this thread (engine/curation/claim_recovery.py)."""
+    token = _BATCH.set(tag)
+    try:
+        yield
+    finally:
+        _BATCH.reset(token)
+
+
 def journal_action(action: str, *, undoes: int | None, redoes: int | None, undo_of: str) -> str:
     """The logged action: `undo:<what it undoes>`, `redo:<action>`, or the action itself."""
     if undoes is not None:

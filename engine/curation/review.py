@@ -14,10 +14,16 @@ from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
+from engine.curation import claim_recovery, claims
+from engine.curation.claims import Claim
+from engine.curation.fields import confirm
+from engine.curation.fields import mark_stale as mark_stale  # re-exported: the façade's verbs
+from engine.curation.fields import set_curation as set_curation
 from engine.curation.journal import batch, journal_action, journal_detail
 from engine.keyed import service as keyed_service
 from engine.memory.remember import RememberRequest, remember
 from engine.storage import tables
+from engine.storage.crash_hook import stop_here
 from engine.storage.database import bump_generation
 from engine.storage.proposals import public_proposal
 from engine.storage.records import get_fact
@@ -50,58 +56,51 @@ def decide(engine: MemoryEngine, decision: Decision) -> dict[str, Any]:
             "MEMORY_DECISION_INVALID",
             f"Unknown review action {decision.action!r}; use one of {ACTIONS}.",
         )
-    proposal = _claim(engine, decision.proposal_id)
-    try:
-        # A confirmed add logs two decisions (the confirm, the add): one step for undo.
-        with batch() if decision.confirm else nullcontext():
-            return _apply(engine, decision, proposal)
-    except BaseException:
-        _set_state(engine, decision.proposal_id, "pending")  # the claim is released
-        raise
+    # A confirmed add logs two decisions (the confirm, the add): one step for undo. The batch
+    # is open before the claim, which records it for a recovery to complete the step.
+    with batch() if decision.confirm else nullcontext():
+        proposal, claim = _claim(engine, decision)
+        writing = False
+        try:
+            _check(decision, proposal)  # the refusals that come before anything is written
+            stop_here("review-claimed")  # tests: a decision stopped (or killed) right here
+            writing = True
+            return _apply(engine, decision, proposal, claim)
+        except BaseException:
+            # The claim goes: pending again, or, when this decision may have written its fact
+            # before it failed, settled as a recovery settles it (with the fact, if written).
+            claim_recovery.settle_failed(engine, claim, may_have_written=writing)
+            raise
+        finally:
+            claims.forget(claim)
 
 
-def _claim(engine: MemoryEngine, proposal_id: int) -> tables.ProposalRow:
-    """Take a pending proposal for deciding (pending -> deciding) in one conditional update,
-    so two people deciding it at once cannot both write its fact."""
-    with Session(engine.db, expire_on_commit=False) as session:
-        proposal = session.get(tables.ProposalRow, proposal_id)
-        if proposal is None:
-            raise MemoryFailure(
-                "MEMORY_PROPOSAL_NOT_FOUND",
-                f"No proposal #{proposal_id}; list them with `gno-tui review --list`.",
-            )
-        claimed = session.execute(
-            update(tables.ProposalRow)
-            .where(tables.ProposalRow.id == proposal_id)
-            .where(tables.ProposalRow.state == "pending")
-            .values(state="deciding")
+def _claim(engine: MemoryEngine, decision: Decision) -> tuple[tables.ProposalRow, Claim]:
+    """Take a pending proposal for deciding (pending -> deciding, recording the claim) in one
+    conditional update, so two people deciding it at once cannot both write its fact. A claim
+    left by a decision whose process is gone is recovered first (engine/curation/claims.py)."""
+    proposal, claim = claims.take(engine, decision.proposal_id, decision)
+    stale = proposal is not None and claim is None and proposal.state == "deciding"
+    if stale and claim_recovery.recover(engine, only=decision.proposal_id):
+        proposal, claim = claims.take(engine, decision.proposal_id, decision)
+    if proposal is None:
+        raise MemoryFailure(
+            "MEMORY_PROPOSAL_NOT_FOUND",
+            f"No proposal #{decision.proposal_id}; list them with `gno-tui review --list`.",
         )
-        session.commit()
-        if getattr(claimed, "rowcount", 0) != 1:
-            raise MemoryFailure(
-                "MEMORY_PROPOSAL_DECIDED",
-                f"Proposal #{proposal_id} was already decided ({proposal.state}).",
-            )
-        session.expunge(proposal)
-    return proposal
-
-
-def _set_state(engine: MemoryEngine, proposal_id: int, state: str) -> None:
-    with Session(engine.db) as session:
-        session.execute(
-            update(tables.ProposalRow)
-            .where(tables.ProposalRow.id == proposal_id)
-            .values(state=state)
+    if claim is None:
+        held = Claim.of(proposal)
+        raise MemoryFailure(
+            "MEMORY_PROPOSAL_DECIDED",
+            f"Proposal #{decision.proposal_id} is being decided by {claims.describe(held)}."
+            if proposal.state == "deciding"
+            else f"Proposal #{decision.proposal_id} was already decided ({proposal.state}).",
         )
-        session.commit()
+    return proposal, claim
 
 
-def _apply(
-    engine: MemoryEngine, decision: Decision, proposal: tables.ProposalRow
-) -> dict[str, Any]:
-    result: dict[str, Any]
-    held_keyed = keyed_service.is_held(proposal)
-    if held_keyed and decision.action not in ("add", "reject"):
+def _check(decision: Decision, proposal: tables.ProposalRow) -> None:
+    if keyed_service.is_held(proposal) and decision.action not in ("add", "reject"):
         raise MemoryFailure(
             "MEMORY_DECISION_INVALID",
             f"Proposal #{proposal.id} is a held keyed write (memory_remember): accept it as "
@@ -115,13 +114,21 @@ def _apply(
             f"A{'n edit' if decision.action == 'edit' else ' merge'} needs the text to write; "
             "it is empty.",
         )
+    if decision.action == "reject" and not (decision.reason and decision.reason.strip()):
+        raise MemoryFailure(
+            "MEMORY_DECISION_INVALID",
+            "A rejection needs a reason, so the agent's author can learn.",
+        )
+
+
+def _apply(
+    engine: MemoryEngine, decision: Decision, proposal: tables.ProposalRow, claim: Claim
+) -> dict[str, Any]:
+    result: dict[str, Any]
+    held_keyed = keyed_service.is_held(proposal)
+    rewrites = decision.action in ("edit", "merge")
     if decision.action == "reject":
-        if not decision.reason or not decision.reason.strip():
-            raise MemoryFailure(
-                "MEMORY_DECISION_INVALID",
-                "A rejection needs a reason, so the agent's author can learn.",
-            )
-        state, resolution, result = "rejected", decision.reason.strip(), {}
+        state, resolution, result = "rejected", (decision.reason or "").strip(), {}
     elif held_keyed:
         # The request the agent sent, written now under the key's compare-and-swap.
         result = keyed_service.apply_held(engine, proposal, actor=decision.actor).result
@@ -160,33 +167,33 @@ def _apply(
         resolution = result["record"]["uri"]
         if decision.confirm:
             confirm(engine, ref=resolution, actor=decision.actor)
+    stop_here("review-written")  # tests: the fact written, the proposal not yet decided
+    after = {"state": state, "resolution": resolution,
+             "text": decision.text if rewrites else None}  # fmt: skip
     with Session(engine.db, expire_on_commit=False) as session:
-        decided_row = session.get(tables.ProposalRow, decision.proposal_id)
-        assert decided_row is not None
-        decided_row.state, decided_row.resolution = state, resolution
-        decided_row.decided_at, decided_row.decided_by = engine.now(), decision.actor
-        session.add(
-            tables.DecisionRow(
-                at=engine.now(),
-                actor=decision.actor,
-                action=journal_action(
-                    f"review:{decision.action}", undoes=None, redoes=decision.redoes, undo_of=""
-                ),
-                target=f"proposal:{decision.proposal_id}",
-                detail={
-                    **journal_detail(None, decision.redoes),
-                    "before": {"text": proposal.text, "decision": proposal.decision},
-                    "after": {
-                        "state": state,
-                        "resolution": resolution,
-                        "text": decision.text if rewrites else None,
-                    },
-                },
+        # Only while the claim is still this decision's (a lapsed lease may have passed it on).
+        done = session.execute(
+            update(tables.ProposalRow)
+            .where(claims.still_ours(claim))
+            .values(
+                state=state,
+                resolution=resolution,
+                decided_at=engine.now(),
+                decided_by=decision.actor,
             )
         )
-        bump_generation(session)
+        if getattr(done, "rowcount", 0) == 1:
+            journal = journal_detail(None, decision.redoes)
+            session.add(claims.decided_entry(at=engine.now(), actor=decision.actor,
+                                             proposal=proposal, action=decision.action,
+                                             journal=journal, after=after,
+                                             redoes=decision.redoes))  # fmt: skip
+            bump_generation(session)
         session.commit()
-        session.refresh(decided_row)
+        decided_row = session.get(tables.ProposalRow, decision.proposal_id)
+        assert decided_row is not None
+        if decided_row.state != state or decided_row.resolution != resolution:
+            raise claims.lapsed(decided_row, resolution if state != "rejected" else None)
         decided = public_proposal(decided_row)
     return result or decided
 
@@ -310,73 +317,3 @@ def decision_log(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, An
             }
             for r in rows
         ]
-
-
-def set_curation(
-    engine: MemoryEngine,
-    *,
-    ref: str,
-    actor: str,
-    action: str,
-    changes: dict[str, dict[str, Any]],
-    undoes: int | None = None,
-    redoes: int | None = None,
-) -> None:
-    """Merge OB1 curation fields (provenance / usePolicy / freshness) into a fact, in its file
-    and its row, and log who changed what. With `undoes` (a decision id) the fields are put
-    back exactly as `changes` has them instead of merged, and the log says it is an undo;
-    with `redoes` the changes merge as usual and the log says it is a redo."""
-    now = engine.now()
-    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
-        row = get_fact(session, ref=ref)
-        if row is None:
-            raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}.")
-        before = {key: dict(row.workbench.get(key, {})) for key in changes}
-        merged = dict(row.workbench)
-        for key, values in changes.items():
-            merged[key] = dict(values) if undoes is not None else {**merged.get(key, {}), **values}
-        _rewrite_workbench(engine, row, {key: merged[key] or None for key in changes})
-        row.workbench = {key: value for key, value in merged.items() if value != {}}
-        detail: dict[str, Any] = {"before": before, "after": changes}
-        detail.update(journal_detail(undoes, redoes))
-        session.add(
-            tables.DecisionRow(
-                at=now,
-                actor=actor,
-                action=journal_action(action, undoes=undoes, redoes=redoes, undo_of=action),
-                target=row.uri,
-                detail=detail,
-            )
-        )
-        bump_generation(session)
-        session.commit()
-
-
-def confirm(engine: MemoryEngine, *, ref: str, actor: str) -> None:
-    """A person vouches for a fact: user_confirmed, usable as instruction, freshness reset."""
-    set_curation(
-        engine,
-        ref=ref,
-        actor=actor,
-        action="confirm",
-        changes={
-            "provenance": {"status": "user_confirmed", "confidence": 1.0},
-            "usePolicy": {
-                "canUseAsInstruction": True,
-                "canUseAsEvidence": True,
-                "requiresUserConfirmation": False,
-            },
-            "freshness": {"lastConfirmedAt": iso_utc(engine.now()), "staleAfter": None},
-        },
-    )
-
-
-def mark_stale(engine: MemoryEngine, *, ref: str, actor: str) -> None:
-    """Stale from now on: shown as needing attention until a person confirms it again."""
-    set_curation(
-        engine,
-        ref=ref,
-        actor=actor,
-        action="mark-stale",
-        changes={"freshness": {"staleAfter": iso_utc(engine.now())}},
-    )

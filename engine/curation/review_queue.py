@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.contract.errors import MemoryFailure
 from engine.curation.calibration import ThresholdCheck, check_threshold, judged_pairs
+from engine.curation.claim_recovery import recover_quietly
 from engine.memory import browse
 from engine.retrieval.matching import matching_block
 from engine.storage.proposals import list_proposals
@@ -27,6 +28,8 @@ class ReviewQueue:
 
 
 def review_queue(engine: MemoryEngine) -> ReviewQueue:
+    # A proposal whose decision's process is gone comes back (engine/curation/claims.py).
+    recover_quietly(engine)
     proposals = list_proposals(engine)
     predecessors: dict[str, dict[str, Any]] = {}
     for proposal in proposals:

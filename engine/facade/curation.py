@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any
 
 from engine.contract.errors import MemoryFailure
-from engine.curation import duplicates, journal, labels, review
+from engine.curation import claim_recovery, duplicates, journal, labels, review
 from engine.curation.calibration import ThresholdCheck, check_threshold, judged_pairs
 from engine.curation.chain_edits import ChainEdit, edit_chain
 from engine.curation.review import Decision
@@ -117,12 +117,20 @@ class CurationApi(Namespace):
         texts: Collection[str] | None = None,
     ) -> list[dict[str, Any]]:
         """Oldest first, of `state` (None: any); `caller` and `texts` narrow it to one
-        caller's proposals of these texts (as stored)."""
+        caller's proposals of these texts (as stored). A person's listing (no `caller`) first
+        recovers the claims of decisions whose process is gone (engine/curation/claims.py)."""
+        if caller is None:
+            claim_recovery.recover_quietly(self._engine)
         return list_proposals(self._engine, state=state, caller=caller, texts=texts)
 
     def proposal(self, proposal_id: int) -> dict[str, Any] | None:
-        """One proposal by id, in any state, as `proposals()` gives it; None if there is none."""
-        return get_proposal(self._engine, proposal_id)
+        """One proposal by id, in any state, as `proposals()` gives it; None if there is none.
+        One left deciding by a decision whose process is gone is recovered first."""
+        found = get_proposal(self._engine, proposal_id)
+        stale = found is not None and found["state"] == "deciding"
+        if stale and claim_recovery.recover_quietly(self._engine, only=proposal_id):
+            found = get_proposal(self._engine, proposal_id)
+        return found
 
     def queue(self) -> ReviewQueue:
         return review_queue(self._engine)

@@ -95,4 +95,8 @@ class FactsApi(Namespace):
         """A fact (`.md` file or `.json` shape) or the proposals list by uri: (text, MIME).
         Only what a recall in `scopes` would see (None: every scope), in `collections`
         (None: every one); a current fact only."""
+        if uri == resources.PROPOSALS_URI:  # the queue, listed: stale review claims first
+            from engine.curation.claim_recovery import recover_quietly
+
+            recover_quietly(self._engine)
         return resources.read_resource(self._engine, uri, scopes=scopes, collections=collections)

@@ -12,6 +12,7 @@ touches them. What is kept (the settings are environment variables, read at each
 - receipts: the newest `GNO_TUI_RECEIPTS_KEPT` (200,000; 0 keeps every one), with their
   labels and usage reports. A pruned receipt presented later is MEMORY_RECEIPT_INVALID, as a
   deleted one is;
+- review claims: a proposal left deciding by a killed decision is settled (claim_recovery);
 - history: decided proposals, decision log entries and revoked tokens older than
   `GNO_TUI_HISTORY_KEEP_DAYS` days (365; 0 keeps them) by the store's clock; the newest row
   of each table stays, so SQLite never hands out a pruned id again (undo links decisions
@@ -30,7 +31,7 @@ its bound (`slack`), so each compaction deletes many rows, not a few per write. 
 in batches of BATCH rows, each one short transaction under the write lock, so a writer waits
 for at most one batch; the thread gives up when the lock stays taken LOCK_WAIT_S (the next
 check tries again), which also bounds how long a CLI call that triggered it lives on after
-answering. Nothing here moves the generation: no fact changed."""
+answering. Nothing here moves the generation (no fact changes) but a settled review claim."""
 
 from __future__ import annotations
 
@@ -121,6 +122,7 @@ class CompactionReport:
     proposals: int = 0
     decisions: int = 0
     tokens: int = 0
+    claims: int = 0  # review claims released: their decision's process is gone
     files: list[str] = field(default_factory=list)
     checkpointed: bool = False
 
@@ -219,6 +221,7 @@ def compact(engine: MemoryEngine, retention: Retention | None = None) -> Compact
     report = CompactionReport()
     if not _writable(engine):
         return report
+    report.claims = _recover_claims(engine)
     report.changes = _prune_changes(engine, keep.changes_kept)
     if keep.receipts_kept:
         report.receipts = _prune_receipts(engine, keep.receipts_kept)
@@ -359,6 +362,17 @@ def _in_batches(engine: MemoryEngine, one_batch: Callable[[Session], int]) -> in
         removed += done
         if done < BATCH:
             return removed
+
+
+# -- review claims -------------------------------------------------------------------------
+
+
+def _recover_claims(engine: MemoryEngine) -> int:
+    """Proposals left deciding by a decision whose process is gone are settled, here too so
+    that a queue nobody lists gets them back (engine/curation/claim_recovery.py)."""
+    from engine.curation.claim_recovery import recover_quietly
+
+    return recover_quietly(engine, wait=LOCK_WAIT_S)
 
 
 # -- files ---------------------------------------------------------------------------------

@@ -51,7 +51,10 @@ def crash_within(point: CrashPoint, stage: str, after: int, upto: int) -> None:
 # the machine would. Its parent sees it stop (waitpid with WUNTRACED) and resumes it with
 # SIGCONT. The points, in a group commit (engine/storage/group_commit.py): `group-staged`
 # (the rows in the open transaction, the files under their temp names, the journal entries
-# written) and `group-placed` (the files in place, just before the commit). Only tests set it.
+# written) and `group-placed` (the files in place, just before the commit); in a person's
+# review decision (engine/curation/review.py): `review-claimed` (the proposal claimed, nothing
+# written yet) and `review-written` (its fact written, the proposal not yet decided), where a
+# test SIGKILLs the stopped decision (engine/curation/claims.py). Only tests set it.
 
 STOP_HOOK_ENV = "GNO_TUI_TEST_STOP_WRITE"
 # Read once per process (the tests set it in the writer's environment), not at every write.

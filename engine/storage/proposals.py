@@ -173,7 +173,11 @@ def public_proposal(row: tables.ProposalRow) -> dict[str, Any]:
         "candidates": list(row.candidates),
         "matching": dict(row.matching),
     }
-    if row.state != "pending":
+    if row.state == "deciding":
+        # While a decision holds it, these columns hold its claim (engine/curation/claims.py),
+        # which is the engine's bookkeeping, not a decision: shown as not decided yet.
+        shaped.update(decidedAt=None, decidedBy=None, resolution=None)
+    elif row.state != "pending":
         shaped["decidedAt"] = iso_utc(row.decided_at) if row.decided_at else None
         shaped["decidedBy"] = row.decided_by
         shaped["resolution"] = row.resolution

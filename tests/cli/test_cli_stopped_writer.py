@@ -16,7 +16,6 @@ import json
 import os
 import signal
 import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,6 +27,7 @@ import mcp_types as types
 import pg_homes
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from stopped_processes import wait_until_stopped
 
 from benchmarks.common import serving
 from engine.facade import RecallRequest, open_service
@@ -82,18 +82,9 @@ class StoppedWriter:
 
     def wait_until_stopped(self) -> None:
         """Until the process has stopped itself at the hook (waitpid WUNTRACED)."""
-        seen: list[int] = []
-        waiter = threading.Thread(
-            target=lambda: seen.append(os.waitpid(self.process.pid, os.WUNTRACED)[1]),
-            daemon=True,
+        wait_until_stopped(
+            self.process, GUARD_S, "the writer", lambda: self.log.read_text(errors="replace")
         )
-        waiter.start()
-        waiter.join(GUARD_S)
-        if not seen or not os.WIFSTOPPED(seen[0]):
-            self.process.kill()
-            raise AssertionError(
-                "the writer did not stop at its hook:\n" + self.log.read_text(errors="replace")
-            )
 
     def resume(self) -> dict[str, Any]:
         """SIGCONT; the stopped write's answer."""
