@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from engine.contract.normalize import utc_now
 from engine.retrieval.embeddings import EmbedderStatus, load_embedder
+from engine.retrieval.registry import REGISTRY, Registry
 from engine.storage.disk_full import disk_full_refusal
 from engine.storage.home import check_home_argument, make_home, not_writable
 from engine.storage.sqlite_reader import INDEX_FILE, open_sqlite_store
@@ -48,6 +49,7 @@ class EngineOptions(TypedDict, total=False):
     clock: Callable[[], datetime]
     ids: Callable[[], str] | None
     lock_timeout: float | None
+    backends: Registry
 
 
 def open_engine(
@@ -59,10 +61,12 @@ def open_engine(
     clock: Callable[[], datetime] = utc_now,
     ids: Callable[[], str] | None = None,
     lock_timeout: float | None = None,
+    backends: Registry = REGISTRY,
 ) -> MemoryEngine:
     """`clock` and `ids` (record ids, `mem-` + 16 hex; random when None) are the engine's
     only sources of time and identity: see MemoryEngine. `lock_timeout`: how long a write
-    waits for the home's write lock (None: WRITE_LOCK_TIMEOUT_S)."""
+    waits for the home's write lock (None: WRITE_LOCK_TIMEOUT_S). `backends`: the retrieval
+    registry (engine/retrieval/registry.py) the backend is chosen from."""
     resolved = resolve_home(home)
     # A path that cannot be a home is a coded error, before the store's code loads; nothing
     # is made.
@@ -80,6 +84,7 @@ def open_engine(
             clock=clock,
             ids=ids,
             lock_timeout=WRITE_LOCK_TIMEOUT_S if lock_timeout is None else lock_timeout,
+            backends=backends,
         )
 
 
@@ -118,6 +123,7 @@ def open_recall_store(**options: Unpack[EngineOptions]) -> RecallStore:
                     given if given is not None else load_embedder(options.get("model"))
                 ),
                 clock=options.get("clock", utc_now),
+                backends=options.get("backends", REGISTRY),
             )
             if not_writable(home, sqlite_file(url)) is None
             else None

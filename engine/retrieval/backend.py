@@ -1,28 +1,19 @@
-"""Which backend of the retrieval seam a store uses.
-
-`$GNO_TUI_RETRIEVAL` chooses: `auto` (the default) ranks inside the database when it is
-PostgreSQL with the pgvector extension installed, or creatable by this user, and in process
-otherwise; `postgres` insists on the database (and says how to install pgvector where it is
-missing); `memory` always ranks in process. `gno-tui status` shows the choice."""
+"""When the PostgreSQL backend of the retrieval seam applies (its entry in
+engine/retrieval/registry.py): the database is PostgreSQL with the pgvector extension
+installed, or creatable by this user. Where `$GNO_TUI_RETRIEVAL=postgres` insists on it and it
+cannot be had, the refusal says how to install pgvector; under `auto` the store ranks in
+process instead."""
 
 from __future__ import annotations
 
 import logging
-import os
-from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError
 
 from engine.contract.errors import MemoryFailure
-from engine.retrieval.embeddings import Embedder
+from engine.retrieval.seam import RETRIEVAL_ENV
 
-if TYPE_CHECKING:
-    from engine.retrieval.postgres import PostgresIndex
-
-RETRIEVAL_ENV = "GNO_TUI_RETRIEVAL"
-CHOICES = ("auto", "postgres", "memory")
-IN_MEMORY = "in-memory"
 INSTALL_PGVECTOR = (
     "Install pgvector on the server (Debian/Ubuntu: apt install postgresql-<major>-pgvector; "
     "macOS: brew install pgvector; managed services: enable the `vector` extension), then have "
@@ -31,16 +22,6 @@ INSTALL_PGVECTOR = (
 )
 
 log = logging.getLogger("engine.retrieval")
-
-
-def chosen() -> str:
-    choice = (os.environ.get(RETRIEVAL_ENV) or "auto").strip().lower()
-    if choice not in CHOICES:
-        raise MemoryFailure(
-            "MEMORY_USAGE_INVALID",
-            f"${RETRIEVAL_ENV} is {choice!r}; use one of {', '.join(CHOICES)}.",
-        )
-    return choice
 
 
 def vector_problem(db: Engine) -> str | None:
@@ -67,30 +48,15 @@ def vector_problem(db: Engine) -> str | None:
     return None
 
 
-def server_index(db: Engine, embedder: Embedder | None) -> PostgresIndex | None:
-    """The in-database index where the choice and the database allow it, else None (rank in
-    process). Raises MEMORY_QUERY_FAILED when `postgres` was asked for and cannot be had."""
-    choice = chosen()
-    if choice == "memory":
-        return None
-    if db.dialect.name != "postgresql":
-        if choice == "postgres":
-            raise MemoryFailure(
-                "MEMORY_QUERY_FAILED",
-                f"{RETRIEVAL_ENV}=postgres needs a PostgreSQL database: pass --db "
-                "postgresql://user@host/db (or set $GNO_TUI_DB).",
-            )
-        return None
+def pgvector_ready(db: Engine, insisted: bool) -> bool:
+    """Whether this PostgreSQL database can rank inside itself; where that was `insisted` on
+    and it cannot, MEMORY_QUERY_FAILED saying how to install pgvector."""
     problem = vector_problem(db)
     if problem is None:
-        # Imported here: a store on SQLite (every CLI call on one) never loads the PostgreSQL
-        # backend's modules.
-        from engine.retrieval.postgres import PostgresIndex
-
-        return PostgresIndex(db, embedder)
-    if choice == "postgres":
+        return True
+    if insisted:
         raise MemoryFailure(
             "MEMORY_QUERY_FAILED", f"Cannot rank inside the database: {problem}. {INSTALL_PGVECTOR}"
         )
     log.info("gno-tui: ranking in process, as %s", problem)
-    return None
+    return False

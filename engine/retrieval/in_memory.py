@@ -1,11 +1,12 @@
 """The in-process backend of the retrieval seam: a Snapshot of the current facts (BM25, the
 embedding matrix, word alignment, scope and collection postings) answering every question of
-RetrievalIndex with numpy. Built by engine/retrieval/snapshot.py's SnapshotCache."""
+RetrievalIndex with numpy. Built by engine/retrieval/snapshot.py's SnapshotCache; opened, with
+its declared name and capabilities, by its entry in engine/retrieval/registry.py."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -22,8 +23,6 @@ from engine.retrieval.matching import (
 from engine.retrieval.pair_blocks import close_vectors, empty_pairs, fuzzy_similarities, listed
 from engine.retrieval.ranking import RankedMatches, rank
 from engine.retrieval.seam import (
-    BATCH_CANDIDATES,
-    LEXICAL,
     SEMANTIC,
     DuplicatePair,
     Match,
@@ -33,14 +32,16 @@ from engine.retrieval.seam import (
 )
 from engine.retrieval.snapshot import IndexedFact, Snapshot
 
+if TYPE_CHECKING:
+    from engine.retrieval.registry import Backend
+
 
 class InMemoryIndex:
-    def __init__(self, snapshot: Snapshot, embedder: Embedder | None) -> None:
+    def __init__(self, snapshot: Snapshot, embedder: Embedder | None, *, backend: Backend) -> None:
         self.snapshot = snapshot
         self._embedder = embedder
-        semantic = embedder is not None and snapshot.semantic
-        legs = {LEXICAL, SEMANTIC} if semantic else {LEXICAL}
-        self.capabilities = frozenset({*legs, BATCH_CANDIDATES})
+        self.name = backend.name
+        self.capabilities = backend.usable(embedder is not None and snapshot.semantic)
 
     def _mask(self, visibility: Visibility) -> np.ndarray:
         snapshot = self.snapshot
@@ -55,6 +56,9 @@ class InMemoryIndex:
             if position is not None:
                 mask[position] = False
         return mask
+
+    def catch_up(self) -> None:
+        """Nothing to do: the snapshot was caught up to the generation when this was made."""
 
     def rank(self, query: str, visibility: Visibility) -> Ranking:
         with self.snapshot.lock:

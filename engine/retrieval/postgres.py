@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from math import ceil
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sqlalchemy import Connection, Engine, text
@@ -58,9 +59,6 @@ from engine.retrieval.pg_support import (
 )
 from engine.retrieval.ranking import MATCH_WINDOW, ScoreParts
 from engine.retrieval.seam import (
-    BATCH_CANDIDATES,
-    LEXICAL,
-    SEMANTIC,
     DuplicatePair,
     Match,
     PairsFound,
@@ -69,6 +67,9 @@ from engine.retrieval.seam import (
 )
 from engine.retrieval.snapshot import IndexedFact
 from engine.retrieval.word_alignment import WordVectors
+
+if TYPE_CHECKING:
+    from engine.retrieval.registry import Backend
 
 # Vector rows asked of HNSW per fact wanted. A fact has one row per sentence besides its whole
 # text, so the rows wanted may be fewer facts than wanted; at a million facts asking for one row
@@ -89,25 +90,27 @@ EXACT_SCAN_FACTS = 10_000
 
 
 class PostgresIndex:
-    backend = "postgres"
-
-    def __init__(self, db: Engine, embedder: Embedder | None) -> None:
+    def __init__(self, db: Engine, embedder: Embedder | None, *, backend: Backend) -> None:
         self._db = db
         self._embedder = embedder
         self._words = WordVectors(embedder) if embedder is not None else None
-        legs = {LEXICAL, SEMANTIC} if embedder else {LEXICAL}
-        self.capabilities = frozenset({*legs, BATCH_CANDIDATES})
+        self.name = backend.name
+        self.capabilities = backend.usable(bool(embedder))
         self._docs = 0  # current facts, as the last catch-up saw them
 
     # -- the seam ---------------------------------------------------------------------------
 
-    def rank(self, query: str, visibility: Visibility) -> Ranking:
+    def catch_up(self) -> None:
+        """Apply the writes logged in `fact_changes` to the derived tables (pg_derived.py)."""
         self._docs = pg_derived.sync(self._db, self._embedder)
+
+    def rank(self, query: str, visibility: Visibility) -> Ranking:
+        self.catch_up()
         with self._db.connect() as connection:
             return self._rank(connection, query, visibility)
 
     def candidates(self, text_: str, visibility: Visibility) -> list[ScoredCandidate]:
-        self._docs = pg_derived.sync(self._db, self._embedder)
+        self.catch_up()
         with self._db.connect() as connection:
             share = visible_share(connection, visibility)
             return self._candidates(connection, text_, visibility, share, None)
@@ -119,7 +122,7 @@ class PostgresIndex:
         one connection for them all, and the texts' own vectors (`vectors`, one row each) when
         the caller has them. A connection per text cost a pool check-out, a ping and a
         rollback each: four fifths of a server import's time went to its dedup."""
-        self._docs = pg_derived.sync(self._db, self._embedder)
+        self.catch_up()
         results = []
         with self._db.connect() as connection:
             shares: dict[tuple[str, ...] | None, float] = {}  # an import has few scope sets
@@ -164,7 +167,7 @@ class PostgresIndex:
         return results[:MAX_CANDIDATES]
 
     def exact_duplicate(self, content_hash: str, visibility: Visibility) -> IndexedFact | None:
-        self._docs = pg_derived.sync(self._db, self._embedder)
+        self.catch_up()
         with self._db.connect() as connection:
             where, params = visible(visibility, share=visible_share(connection, visibility))
             found = connection.scalar(
@@ -187,7 +190,7 @@ class PostgresIndex:
     ) -> PairsFound:
         """As the in-memory index does, over the visible facts (every scope, or one): every
         pair's whole-text cosine, or shared lexemes then rapidfuzz; the `newest` of them."""
-        self._docs = pg_derived.sync(self._db, self._embedder)
+        self.catch_up()
         where, params = visible(visibility)
         with self._db.connect() as connection:
             counted = text(f"SELECT count(*) FROM fact_search s WHERE {where}")

@@ -2,27 +2,32 @@
 holds it. Recall ranks through it, remember and import ask it for dedup candidates and exact
 duplicates, the Duplicates tab for near-duplicate pairs, and why-not re-ranks through it.
 
-One implementation today: engine/retrieval/in_memory.py (a per-process snapshot of the current
-facts). A backend declares what it can do in `capabilities`, as harlequin's adapters do, so a
-caller can say why a leg is missing instead of guessing. To add one, implement
-`RetrievalIndex` and return it from MemoryEngine.retrieval()."""
+Two implementations: engine/retrieval/in_memory.py (a per-process snapshot of the current
+facts) and engine/retrieval/postgres.py (inside PostgreSQL with pgvector). A backend declares
+its name and what it can do (`capabilities`) in its entry of engine/retrieval/registry.py, as
+harlequin's adapters do, and its index carries both: a caller asks the declaration, never
+probes for a method, and can say why a leg is missing instead of guessing. To add one,
+implement `RetrievalIndex` and add its entry to the registry."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from engine.retrieval.matching import ScoredCandidate
 from engine.retrieval.ranking import ScoreParts
 from engine.retrieval.snapshot import IndexedFact
 
+# Chooses the backend (engine/retrieval/registry.py reads it).
+RETRIEVAL_ENV = "GNO_TUI_RETRIEVAL"
+
 # Capabilities a backend may declare.
 LEXICAL = "lexical"  # word matches (BM25 or full-text search)
 SEMANTIC = "semantic"  # vector similarity from the embedding model
-# `candidates_many(texts, visibilities, vectors)`: dedup candidates for a batch (an import)
-# cheaper than one `candidates` call per text. Without it, callers loop (`candidates_for`).
+# `candidates_many` (BatchCandidates): dedup candidates for a batch (an import) cheaper than
+# one `candidates` call per text. Without it, callers loop (`candidates_for`).
 BATCH_CANDIDATES = "batch-candidates"
 
 
@@ -76,7 +81,16 @@ class PairsFound(list[DuplicatePair]):
 
 
 class RetrievalIndex(Protocol):
+    # Its registry entry's name (`gno-tui status`), and the entry's capabilities less any leg
+    # it lacks here (no model: no SEMANTIC).
+    name: str
     capabilities: frozenset[str]
+
+    def catch_up(self) -> None:
+        """Reflect every write so far now rather than at the next query (reindex's rebuild).
+        Writes reach a backend through the store itself, from any process: the in-memory
+        snapshot follows the generation, PostgreSQL's tables the `fact_changes` log."""
+        ...
 
     def rank(self, query: str, visibility: Visibility) -> Ranking:
         """Recall's ranking, each match with the parts of its score."""
@@ -105,6 +119,16 @@ class RetrievalIndex(Protocol):
         ...
 
 
+class BatchCandidates(RetrievalIndex, Protocol):
+    """What an index declaring BATCH_CANDIDATES also answers."""
+
+    def candidates_many(
+        self, texts: Sequence[str], visibilities: Sequence[Visibility], vectors: Any
+    ) -> list[list[ScoredCandidate]]:
+        """`candidates` for each text (`vectors`: the texts' own, one row each, or None)."""
+        ...
+
+
 def candidates_for(
     index: RetrievalIndex,
     texts: Sequence[str],
@@ -113,8 +137,6 @@ def candidates_for(
 ) -> list[list[ScoredCandidate]]:
     """Dedup candidates for many texts: in one batch where the backend can (BATCH_CANDIDATES),
     else one `candidates` call per text."""
-    batch = getattr(index, "candidates_many", None)
-    if BATCH_CANDIDATES in index.capabilities and batch is not None:
-        found: list[list[ScoredCandidate]] = batch(texts, visibilities, vectors)
-        return found
+    if BATCH_CANDIDATES in index.capabilities:  # declared, so it has the method
+        return cast(BatchCandidates, index).candidates_many(texts, visibilities, vectors)
     return [index.candidates(t, v) for t, v in zip(texts, visibilities, strict=True)]

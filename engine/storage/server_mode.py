@@ -222,13 +222,13 @@ def rebuild_derived(
         exists = connection.scalar(text("SELECT to_regclass('fact_search_state') IS NOT NULL"))
         if exists:
             connection.execute(text("DELETE FROM fact_search_state"))
-    searched = "rebuilt the search tables"
-    if engine.retrieval_backend == "postgres":  # rebuilt now rather than by the next query
-        from engine.retrieval import pg_derived
-
-        pg_derived.sync(engine.db, embedder)
-    else:
-        searched = "ranks in process (no pgvector), from the rows"
+    index = engine.retrieval()
+    index.catch_up()  # the search tables rebuilt now rather than by the next query
+    searched = (
+        "rebuilt the search tables"
+        if index.name == "postgres"
+        else "ranks in process (no pgvector), from the rows"
+    )
     notes = [
         f"server mode: the facts are the database's rows, so reindex changed none of the "
         f"{len(facts)} facts; it recomputed {embedded} vectors and {searched}."

@@ -14,13 +14,12 @@ best effort and without waiting, vectors a reader embedded, and the store's id, 
 `open_sqlite_store` opens it only for a home that needs nothing the full engine does at open:
 the schema at this gno-tui's revision, collections.yaml in place, an index that does not lag
 the fact files, no unfinished write or interrupted import, no damaged file. Anything else (and any
-other database, or $GNO_TUI_RETRIEVAL=postgres) returns None: the caller opens MemoryEngine,
-which repairs, migrates or refuses exactly as before."""
+other database, or a $GNO_TUI_RETRIEVAL backend that cannot serve SQLite) returns None: the
+caller opens MemoryEngine, which repairs, migrates or refuses exactly as before."""
 
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -30,11 +29,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import parse_iso, utc_now
 from engine.retrieval.embeddings import EmbedderStatus, vector_to_bytes
-from engine.retrieval.in_memory import InMemoryIndex
 from engine.retrieval.index_cache import SnapshotCache
 from engine.retrieval.persisted import index_file
+from engine.retrieval.registry import REGISTRY, Backend, Place, Registry
 from engine.retrieval.seam import RetrievalIndex
 from engine.retrieval.snapshot import IndexedFact
 from engine.storage import receipt_spool
@@ -311,6 +311,7 @@ class SqliteRecallStore:
         home: Path,
         connection: sqlite3.Connection,
         embedder_status: EmbedderStatus,
+        backend: Backend,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.home = home
@@ -321,6 +322,7 @@ class SqliteRecallStore:
         embedder = embedder_status.embedder
         path = index_file(home, embedder.model_id if embedder is not None else None)
         self._snapshots = SnapshotCache(self.reads, embedder, path)
+        self._index = backend.open(Place("sqlite"), embedder, self._snapshots.get)
 
     def now(self) -> datetime:
         return self._clock()
@@ -332,7 +334,7 @@ class SqliteRecallStore:
         return collection_named(self.collections_by_name(), name)
 
     def retrieval(self) -> RetrievalIndex:
-        return InMemoryIndex(self._snapshots.get(), self.embedder_status.embedder)
+        return self._index()
 
     def close(self) -> None:
         saving = self._snapshots.saving
@@ -371,12 +373,16 @@ def open_sqlite_store(
     db_url: str,
     embedder_status: Callable[[], EmbedderStatus],
     clock: Callable[[], datetime] = utc_now,
+    backends: Registry = REGISTRY,
 ) -> SqliteRecallStore | None:
     """The sqlite3 store of `home` whose index `db_url` names, or None when the full engine
     must open it (see the module docstring). `embedder_status` loads the model, only once the
     store is known to serve."""
-    if (os.environ.get("GNO_TUI_RETRIEVAL") or "auto").strip().lower() not in ("auto", "memory"):
-        return None  # `postgres` is refused (or an unknown choice reported) by the engine
+    choice = backends.chosen()  # an unknown choice is refused here as the engine refuses it
+    try:
+        backend = backends.choose(Place("sqlite"), choice)
+    except MemoryFailure:  # not to be had on SQLite: the engine says so
+        return None
     path = sqlite_file(db_url)
     if path is None or not path.is_file():
         return None
@@ -398,4 +404,4 @@ def open_sqlite_store(
     except (sqlite3.Error, OSError):  # damaged, locked, not ours: the engine says or repairs
         connection.close()
         return None
-    return SqliteRecallStore(home, connection, embedder_status(), clock)
+    return SqliteRecallStore(home, connection, embedder_status(), backend, clock)

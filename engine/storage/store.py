@@ -52,8 +52,8 @@ from engine.contract.normalize import (
     utc_now,
 )
 from engine.retrieval.embeddings import EmbedderStatus, VectorsAhead
-from engine.retrieval.in_memory import InMemoryIndex
 from engine.retrieval.index_cache import SnapshotCache
+from engine.retrieval.registry import REGISTRY, Place, Registry
 from engine.retrieval.seam import RetrievalIndex
 from engine.retrieval.snapshot import Snapshot
 from engine.storage import schema, tables
@@ -110,12 +110,13 @@ class MemoryEngine(WriteJournal):
         clock: Callable[[], datetime] = utc_now,
         ids: Callable[[], str] | None = None,
         lock_timeout: float = WRITE_LOCK_TIMEOUT_S,
+        backends: Registry = REGISTRY,
     ) -> None:
         """`clock` gives every time the engine writes (createdAt, decisions, receipts...);
         `ids` gives every record id it mints: a callable returning a whole record id,
         `mem-` + 16 lowercase hex (engine.contract.normalize.new_record_id, random, when
         None; counted_record_ids() for reproducible ones). Ids read from imported files or
-        fact files are kept as they are."""
+        fact files are kept as they are. `backends`: the retrieval registry to choose from."""
         self.home = Path(home)
         make_home(self.home)  # a coded error for a path that cannot be a home folder
         self.db = db
@@ -170,9 +171,9 @@ class MemoryEngine(WriteJournal):
             else OrmReads(self.db, on_receipt=self.compaction.note)
         )
         self._snapshots = SnapshotCache(self.reads, embedder_status.embedder, self._index_file())
-        # The in-database index (engine/retrieval/backend.py), chosen at the first query.
-        self._server_index: RetrievalIndex | None = None
-        self._backend_chosen = False
+        # The retrieval backend, chosen from `backends` at the first query.
+        self._backends = backends
+        self._index: Callable[[], RetrievalIndex] | None = None
         self._collections: tuple[int, dict[str, tables.CollectionRow]] | None = None
         self._open_report: dict[str, Any] | None = None
         self._prepare()
@@ -524,23 +525,20 @@ class MemoryEngine(WriteJournal):
         return self._snapshots.get()
 
     def retrieval(self) -> RetrievalIndex:
-        """The index ranking asks (engine/retrieval/seam.py): PostgreSQL itself when the
-        database is PostgreSQL with pgvector (engine/retrieval/backend.py), else the
-        in-memory snapshot of the current facts, caught up when another writer moved the
-        generation."""
-        if not self._backend_chosen:
-            from engine.retrieval.backend import server_index
-
-            self._server_index = server_index(self.db, self.embedder_status.embedder)
-            self._backend_chosen = True
-        if self._server_index is not None:
-            return self._server_index
-        return InMemoryIndex(self._snapshots.get(), self.embedder_status.embedder)
+        """The index ranking asks (engine/retrieval/seam.py), of the backend the registry
+        chose at the first query (engine/retrieval/registry.py)."""
+        if self._index is None:
+            place = Place(self.db.dialect.name, self.db)
+            backend = self._backends.choose(place)
+            self._index = backend.open(
+                place, self.embedder_status.embedder, lambda: self._snapshots.get()
+            )
+        return self._index()
 
     @property
     def retrieval_backend(self) -> str:
-        """`postgres` or `in-memory`: where recall ranks (chosen by the first query)."""
-        return getattr(self.retrieval(), "backend", "in-memory")
+        """Where recall ranks, by its registry name (`postgres`, `in-memory`)."""
+        return self.retrieval().name
 
     def generation(self) -> int:
         return generation_of(self.db)

@@ -25,6 +25,7 @@ from engine.retrieval.in_memory import InMemoryIndex
 from engine.retrieval.pg_lexical import best_bm25, query_terms
 from engine.retrieval.pg_support import visible_share
 from engine.retrieval.postgres import PostgresIndex
+from engine.retrieval.registry import IN_MEMORY, REGISTRY, Place
 from engine.retrieval.seam import (
     BATCH_CANDIDATES,
     LEXICAL,
@@ -91,7 +92,9 @@ def store(
 def both(engine: MemoryEngine) -> tuple[RetrievalIndex, RetrievalIndex]:
     server = engine.retrieval()
     assert isinstance(server, PostgresIndex)
-    return server, InMemoryIndex(engine.snapshot(), engine.embedder_status.embedder)
+    return server, InMemoryIndex(
+        engine.snapshot(), engine.embedder_status.embedder, backend=IN_MEMORY
+    )
 
 
 def everywhere(engine: MemoryEngine, **fields: Any) -> Visibility:
@@ -295,13 +298,13 @@ def test_asking_for_the_server_backend_where_it_cannot_be_had_says_how_to_get_it
     monkeypatch.setenv(backend.RETRIEVAL_ENV, "postgres")
     monkeypatch.setattr(backend, "vector_problem", lambda db: "no pgvector here")
     with pytest.raises(MemoryFailure) as raised:
-        backend.server_index(store.db, None)
+        REGISTRY.choose(Place("postgresql", store.db))
     assert raised.value.code == "MEMORY_QUERY_FAILED"
     assert "CREATE EXTENSION vector" in str(raised.value) and "pgvector" in str(raised.value)
     monkeypatch.setenv(backend.RETRIEVAL_ENV, "auto")
-    assert backend.server_index(store.db, None) is None  # auto: rank in process instead
+    assert REGISTRY.choose(Place("postgresql", store.db)) is IN_MEMORY  # auto: in process
     monkeypatch.setenv(backend.RETRIEVAL_ENV, "memory")
-    assert backend.server_index(store.db, None) is None
+    assert REGISTRY.choose(Place("postgresql", store.db)) is IN_MEMORY
 
 
 def _vector_indexes(engine: MemoryEngine) -> dict[str, int]:

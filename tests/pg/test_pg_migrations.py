@@ -15,6 +15,7 @@ from sqlalchemy import Engine, create_engine, make_url, text
 from engine.contract.errors import MemoryFailure
 from engine.retrieval import backend
 from engine.retrieval.embeddings import EmbedderStatus
+from engine.retrieval.registry import REGISTRY, Place
 from engine.storage import schema
 from engine.storage.database import make_db_engine
 from engine.storage.migrations.baseline_ops import CHANGE_TRIGGERS
@@ -103,7 +104,7 @@ def test_a_user_who_cannot_create_pgvector_is_told_how(
         assert schema.stored_revision(store.db) == schema.HEAD  # migrations need no superuser
         monkeypatch.setenv(backend.RETRIEVAL_ENV, "postgres")
         with pytest.raises(MemoryFailure) as raised:
-            backend.server_index(store.db, None)
+            REGISTRY.choose(Place("postgresql", store.db))
         message = str(raised.value)
         assert raised.value.code == "MEMORY_QUERY_FAILED"
         assert "CREATE EXTENSION vector failed" in message
