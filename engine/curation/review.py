@@ -16,7 +16,7 @@ from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 from engine.curation import claim_recovery, claims
 from engine.curation.claims import Claim
-from engine.curation.fields import confirm
+from engine.curation.fields import confirm as confirm
 from engine.curation.fields import mark_stale as mark_stale  # re-exported: the façade's verbs
 from engine.curation.fields import set_curation as set_curation
 from engine.curation.journal import batch, journal_action, journal_detail

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -53,7 +53,7 @@ class StaticModelEmbedder:
             return np.zeros((0, self.dims), dtype=np.float32)
         vectors = np.asarray(self._model.encode(list(texts)), dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.maximum(norms, 1e-12)
+        return cast(np.ndarray, vectors / np.maximum(norms, 1e-12))
 
 
 def model_fingerprint(folder: Path) -> str:

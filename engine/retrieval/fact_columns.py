@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from datetime import UTC, datetime, timedelta
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, cast, overload
 
 import numpy as np
 
@@ -210,7 +210,7 @@ class ValueColumn(Generic[V]):
         return self.codes.filled
 
     def __getitem__(self, index: int) -> V:
-        return self.values[self.codes.view()[index]]
+        return cast(V, self.values[self.codes.view()[index]])
 
     def take(self, indices: Sequence[int]) -> list[V]:
         values = self.values

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from math import ceil
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 from sqlalchemy import Connection, Engine, text
@@ -404,4 +404,4 @@ class PostgresIndex:
             ),
             {"ids": list(ids)},
         ).all()
-        return np.mean([pg_derived.parse_vector(row[0]) for row in rows], axis=0)
+        return cast(np.ndarray, np.mean([pg_derived.parse_vector(row[0]) for row in rows], axis=0))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import simsimd
@@ -60,7 +61,9 @@ class QuantizedBlock:
 
     def floats(self) -> np.ndarray:
         """The rows as float32 unit vectors (values x factor): what the products see."""
-        return (self.values.astype(np.float32) * self.scales[:, None]).astype(np.float32)
+        return cast(
+            np.ndarray, (self.values.astype(np.float32) * self.scales[:, None]).astype(np.float32)
+        )
 
 
 def quantize(block: np.ndarray) -> QuantizedBlock:
@@ -84,7 +87,7 @@ def cosines(rows: QuantizedBlock, query: np.ndarray) -> np.ndarray:
     threads = SCAN_THREADS if len(rows) >= THREADED_SCAN_ROWS else 1
     dots = np.asarray(simsimd.cdist(asked.values, rows.values, metric="dot", threads=threads))[0]
     scaled = dots * rows.scales.astype(np.float64) * float(asked.scales[0])
-    return scaled.astype(np.float32)
+    return cast(np.ndarray, scaled.astype(np.float32))
 
 
 class QuantizedRows:

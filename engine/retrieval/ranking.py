@@ -6,7 +6,7 @@ let the weaker semantic leg pull good lexical hits down (docs/retrieval.md)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -188,9 +188,9 @@ def feedback_candidates(
     # The MATCH_WINDOW-th best lower bound among the sure matches.
     least = np.partition(floor, len(floor) - MATCH_WINDOW)[len(floor) - MATCH_WINDOW]
     ceiling = evidence[maybe].astype(np.float64) + SEMANTIC_WEIGHT * high[maybe]
-    return maybe[ceiling >= least - _SCORE_SLACK]
+    return cast(np.ndarray, maybe[ceiling >= least - _SCORE_SLACK])
 
 
 def _direction(vector: np.ndarray) -> np.ndarray:
     """The unit vector the int8 products see for `vector` (its quantized direction)."""
-    return quantize(vector).floats()[0].astype(np.float64)
+    return cast(np.ndarray, quantize(vector).floats()[0].astype(np.float64))

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -108,7 +108,7 @@ class Snapshot:
         starts = self._starts.view()
         if 4 * len(positions) < len(starts):  # a few: their rows alone
             return cosines(self._rows.take(starts[positions]), query)
-        return cosines(self._rows.view(), query)[starts[positions]]
+        return cast(np.ndarray, cosines(self._rows.view(), query)[starts[positions]])
 
     @property
     def live(self) -> np.ndarray:

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -128,7 +128,7 @@ class StaticModel:
         if self.normalize:
             as32 = out.astype(np.float32)
             norms = np.linalg.norm(as32, axis=1, keepdims=True) + 1e-32
-            return (as32 / norms).astype(out.dtype)
+            return cast(np.ndarray, (as32 / norms).astype(out.dtype))
         return out
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from engine.facade.factory import open_engine
 from engine.keyed import service as keyed
-from engine.memory import library
+from engine.memory import browse, library
 from engine.memory.library import LibraryFilter
 from engine.retrieval.embeddings import EmbedderStatus
 
@@ -50,13 +50,13 @@ def store(client):
 
 def test_each_keystroke_gives_what_a_fresh_search_gives(store, engine, monkeypatch):
     narrowed = []
-    search_facts = library.browse.search_facts
+    search_facts = browse.search_facts
 
     def searching(*args, **kwargs):
         narrowed.append(kwargs.get("within") is not None)
         return search_facts(*args, **kwargs)
 
-    monkeypatch.setattr(library.browse, "search_facts", searching)
+    monkeypatch.setattr(browse, "search_facts", searching)
     for raw in typed("bask s:user:alice") + typed("BASKETBALL mon") + typed("ba !Basel"):
         got = page_of(engine, raw)
         assert got == from_nothing(engine, raw), raw

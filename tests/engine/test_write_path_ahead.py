@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 import engine.storage.store as store_module
 from engine.retrieval.embeddings import VectorsAhead, embed_facts, vector_from_bytes
-from engine.storage import tables
+from engine.storage import indexing, tables
 
 TEXTS = [
     "Alice prefers green tea. She drinks it at nine.",
@@ -87,7 +87,7 @@ def _rows(engine: Any) -> dict[str, str | None]:
 @pytest.mark.embedded_mode
 def test_a_sole_write_whose_rows_fail_leaves_none_of_them(client, monkeypatch) -> None:
     first = client.add("Dana lives in Oslo", "user:dana")
-    real = store_module.insert_new_fact
+    real = indexing.insert_new_fact  # what the store calls, by its name in store.py
 
     def rows_then_failure(*args: Any, **kwargs: Any) -> None:
         real(*args, **kwargs)  # the predecessor swapped, the row, its scopes: then a failure

@@ -29,6 +29,7 @@ from engine.retrieval.registry import IN_MEMORY, REGISTRY, Place
 from engine.retrieval.seam import (
     BATCH_CANDIDATES,
     LEXICAL,
+    RETRIEVAL_ENV,
     SEMANTIC,
     RetrievalIndex,
     Visibility,
@@ -295,15 +296,15 @@ def test_changes_are_applied_once_however_many_processes_catch_up(
 def test_asking_for_the_server_backend_where_it_cannot_be_had_says_how_to_get_it(
     store: MemoryEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(backend.RETRIEVAL_ENV, "postgres")
+    monkeypatch.setenv(RETRIEVAL_ENV, "postgres")
     monkeypatch.setattr(backend, "vector_problem", lambda db: "no pgvector here")
     with pytest.raises(MemoryFailure) as raised:
         REGISTRY.choose(Place("postgresql", store.db))
     assert raised.value.code == "MEMORY_QUERY_FAILED"
     assert "CREATE EXTENSION vector" in str(raised.value) and "pgvector" in str(raised.value)
-    monkeypatch.setenv(backend.RETRIEVAL_ENV, "auto")
+    monkeypatch.setenv(RETRIEVAL_ENV, "auto")
     assert REGISTRY.choose(Place("postgresql", store.db)) is IN_MEMORY  # auto: in process
-    monkeypatch.setenv(backend.RETRIEVAL_ENV, "memory")
+    monkeypatch.setenv(RETRIEVAL_ENV, "memory")
     assert REGISTRY.choose(Place("postgresql", store.db)) is IN_MEMORY
 
 

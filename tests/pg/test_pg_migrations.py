@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import Engine, create_engine, make_url, text
 
 from engine.contract.errors import MemoryFailure
-from engine.retrieval import backend
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.retrieval.registry import REGISTRY, Place
+from engine.retrieval.seam import RETRIEVAL_ENV
 from engine.storage import schema
 from engine.storage.database import make_db_engine
 from engine.storage.migrations.baseline_ops import CHANGE_TRIGGERS
@@ -102,7 +102,7 @@ def test_a_user_who_cannot_create_pgvector_is_told_how(
         plain = url.set(username=role, password=None).render_as_string(hide_password=False)
         store = open_pg(plain.replace("postgresql+psycopg://", "postgresql://", 1), LEXICAL)
         assert schema.stored_revision(store.db) == schema.HEAD  # migrations need no superuser
-        monkeypatch.setenv(backend.RETRIEVAL_ENV, "postgres")
+        monkeypatch.setenv(RETRIEVAL_ENV, "postgres")
         with pytest.raises(MemoryFailure) as raised:
             REGISTRY.choose(Place("postgresql", store.db))
         message = str(raised.value)
