@@ -57,11 +57,10 @@ def restore_store(
     from engine.facade import factory
     from engine.storage.backup import read_backup
     from engine.storage.sqlite_reader import INDEX_FILE
-    from engine.storage.sqlite_settings import sqlite_url
 
     backup = read_backup(Path(source))
     resolved = factory.resolve_home(home)
-    own_index = sqlite_url(resolved / INDEX_FILE)
+    own_index = factory.sqlite_url(resolved / INDEX_FILE)  # the URL open_engine would use
     url = db_url or os.environ.get("GNO_TUI_DB") or own_index
     server = url.startswith("postgresql")
     if backup.mode != ("server" if server else "embedded"):

@@ -18,7 +18,8 @@ from engine.retrieval.registry import REGISTRY, Registry
 from engine.storage.disk_full import disk_full_refusal
 from engine.storage.home import check_home_argument, make_home, not_writable
 from engine.storage.sqlite_reader import INDEX_FILE, open_sqlite_store
-from engine.storage.sqlite_settings import sqlite_file, sqlite_url
+from engine.storage.sqlite_settings import sqlite_file
+from engine.storage.sqlite_settings import sqlite_url as sqlite_url  # patched by server-mode tests
 
 if TYPE_CHECKING:
     from engine.storage.reads import RecallStore

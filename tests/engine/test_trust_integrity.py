@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash, fact_uri, iso_utc
+from engine.facade import factory
 from engine.facade.factory import open_engine
 from engine.facade.service import MemoryService
 from engine.keyed import service as keyed
@@ -27,7 +28,6 @@ from engine.retrieval.embeddings import EmbedderStatus
 from engine.storage import tables
 from engine.storage.factfiles import FactFile, parse_fact_file, write_atomically
 from engine.storage.journal import HomeLock
-from engine.storage.sqlite_settings import sqlite_url
 from engine.storage.store import MemoryEngine
 
 
@@ -227,7 +227,7 @@ def test_an_unfinished_write_whose_predecessor_moved_on_is_left_out_and_reported
     """Two homes on one index: home A is killed mid-write, home B (its own lock and journal)
     supersedes the same fact. A's next write cannot index its orphan without a fork: the
     orphan stays a file, out of the index, and reindex names the fork."""
-    url = sqlite_url(tmp_path / "a" / "index.sqlite")
+    url = factory.sqlite_url(tmp_path / "a" / "index.sqlite")
     a = lexical(tmp_path / "a", db_url=url)
     b = lexical(tmp_path / "b", db_url=url)
     try:
@@ -495,7 +495,7 @@ def own_lock(store: MemoryEngine) -> MemoryEngine:
 @pytest.fixture
 def two_homes(tmp_path: Path) -> Iterator[tuple[MemoryEngine, MemoryEngine]]:
     """Two homes (two write locks) on one index database."""
-    url = sqlite_url(tmp_path / "one" / "index.sqlite")
+    url = factory.sqlite_url(tmp_path / "one" / "index.sqlite")
     first = lexical(tmp_path / "one", db_url=url)
     second = own_lock(lexical(tmp_path / "two", db_url=url))
     yield first, second
@@ -554,7 +554,7 @@ def test_concurrent_creates_from_two_homes_leave_one_head_per_key(two_homes):
 
 @pytest.mark.embedded_mode
 def test_an_index_with_two_heads_of_a_key_is_repaired_when_it_opens(tmp_path):
-    url = sqlite_url(tmp_path / "one" / "index.sqlite")
+    url = factory.sqlite_url(tmp_path / "one" / "index.sqlite")
     ticks = Ticks()
     first = lexical(tmp_path / "one", db_url=url, clock=ticks)
     second = own_lock(lexical(tmp_path / "two", db_url=url, clock=ticks))
