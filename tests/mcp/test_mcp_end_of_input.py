@@ -58,30 +58,27 @@ def assert_all_answered_and_stored(stdout: bytes, stderr: bytes, home: Path) -> 
     assert len(fact_files(home)) == WRITES
 
 
+def serve_until_end_of_input(home: Path, **stdin: Any) -> None:
+    """`gno-tui mcp --enable-write` fed `stdin` (a file, or `input=` bytes on a pipe it
+    closes), run until it exits; every request answered and every write stored."""
+    done = subprocess.run(
+        [str(CONSOLE_SCRIPT), "--home", str(home), "mcp", "--enable-write"],
+        capture_output=True,
+        env=server_env(home),
+        timeout=120,
+        check=False,
+        **stdin,
+    )
+    assert done.returncode == 0, done.stderr
+    assert_all_answered_and_stored(done.stdout, done.stderr, home)
+
+
 def test_requests_read_from_a_file_are_all_answered(mcp_home: Path, tmp_path: Path) -> None:
     requests = tmp_path / "requests.jsonl"
     requests.write_bytes(request_lines())
     with requests.open("rb") as stdin:
-        done = subprocess.run(
-            [str(CONSOLE_SCRIPT), "--home", str(mcp_home), "mcp", "--enable-write"],
-            stdin=stdin,
-            capture_output=True,
-            env=server_env(mcp_home),
-            timeout=120,
-            check=False,
-        )
-    assert done.returncode == 0, done.stderr
-    assert_all_answered_and_stored(done.stdout, done.stderr, mcp_home)
+        serve_until_end_of_input(mcp_home, stdin=stdin)
 
 
 def test_requests_on_a_pipe_closed_after_the_last_are_all_answered(mcp_home: Path) -> None:
-    done = subprocess.run(
-        [str(CONSOLE_SCRIPT), "--home", str(mcp_home), "mcp", "--enable-write"],
-        input=request_lines(),
-        capture_output=True,
-        env=server_env(mcp_home),
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert_all_answered_and_stored(done.stdout, done.stderr, mcp_home)
+    serve_until_end_of_input(mcp_home, input=request_lines())
