@@ -214,7 +214,16 @@ def writer_waiting_on_a_lock(url: str, blocker: int) -> tuple[int, str]:
         return len(found) == 1
 
     wait_for(waiting, "a write waiting on the lock")
-    return found[0]
+    # pg_stat_activity copies each session's statement at the start of a query but reads its
+    # wait live, so the poll above can pair the wait with the statement before. The session
+    # stays blocked until the blocker lets go, so a second look shows the statement it waits in.
+    pid = found[0][0]
+    with connect(url) as session:
+        row = session.execute(
+            "SELECT query FROM pg_stat_activity WHERE pid = %s", (pid,)
+        ).fetchone()
+    assert row is not None, f"session {pid} ended while waiting"
+    return pid, str(row[0])
 
 
 def write_lock_holder(url: str) -> int:
