@@ -5,6 +5,7 @@ index changes; engine/retrieval/persisted.py how it is kept on disk)."""
 from __future__ import annotations
 
 import threading
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ import numpy as np
 from engine.retrieval import persisted
 from engine.retrieval.embeddings import Embedder, embed_facts, vector_from_bytes
 from engine.retrieval.heap import keep_scratch_in_heap
+from engine.retrieval.index_saver import SAVER, SaveJob
 from engine.retrieval.quantized import QuantizedBlock
 from engine.retrieval.snapshot import IndexedFact, Snapshot
 from engine.retrieval.word_alignment import WordVectors
@@ -46,14 +48,16 @@ class SnapshotCache:
         keep_scratch_in_heap()  # a recall's temporaries reused (engine/retrieval/heap.py)
         self._reads = reads
         self._embedder = embedder
-        self._word_vectors = WordVectors(embedder) if embedder is not None else None
+        # Word vectors live in the index's word alignment only (engine/retrieval/
+        # word_alignment.py, WordVectors): a copy here grew with every word other processes add.
+        self._word_vectors = WordVectors(embedder, keep=False) if embedder is not None else None
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
         self.rebuilds = 0  # how many times the whole index was built (for tests, benchmarks)
         # The index kept on disk (engine/retrieval/persisted.py), None to keep none.
         self._index_path = index_path
         self._saved_at = 0  # change_seq of the last index this process wrote or read
-        self.saving: threading.Thread | None = None
+        self.saving: SaveJob | None = None  # the last save handed to the process's saver
 
     def get(self) -> Snapshot:
         with self._lock:
@@ -90,7 +94,8 @@ class SnapshotCache:
     def _save_if_far(self, snapshot: Snapshot, *, rebuilt: bool = False) -> None:
         """Keep the index on disk for the next process: after a rebuild, or once the changes
         applied since the copy there reach SAVE_BEHIND_MIN or SAVE_BEHIND_FRACTION of the
-        store. Written by a thread, so the query that caused it does not wait for the file."""
+        store. Written by the process's saver thread (engine/retrieval/index_saver.py), so the
+        query that caused it does not wait for the file."""
         if self._index_path is None or snapshot.live_count < persisted.PERSIST_MIN_FACTS:
             return
         behind = snapshot.change_seq - self._saved_at
@@ -106,7 +111,7 @@ class SnapshotCache:
         model_id = self._embedder.model_id if self._embedder is not None else None
         path = self._index_path
 
-        def save() -> None:
+        def write() -> None:
             try:
                 with snapshot.lock:
                     arrays = persisted.prepare(snapshot, store_id, model_id)
@@ -114,8 +119,7 @@ class SnapshotCache:
             except OSError:  # a read-only home keeps no copy; the next process rebuilds
                 return
 
-        self.saving = threading.Thread(target=save, name="gno-tui index save")
-        self.saving.start()
+        self.saving = SAVER.submit(write)  # engine/retrieval/index_saver.py: one thread
 
     def _catch_up(self, snapshot: Snapshot, generation: int) -> bool:
         limit = max(REBUILD_MIN_CHANGES, int(snapshot.live_count * REBUILD_FRACTION))
@@ -161,7 +165,11 @@ class SnapshotCache:
             semantic=embedder is not None,
         )
         blocks = self._blocks(facts, None)
-        with snapshot.lock:
+        # The words the index being replaced holds keep their vectors: only new ones embed.
+        replaced = self._snapshot.alignment if self._snapshot is not None else None
+        vectors = self._word_vectors
+        reusing = vectors.reusing(replaced) if vectors is not None else nullcontext()
+        with snapshot.lock, reusing:
             snapshot.add_many(facts, blocks)
         return snapshot
 

@@ -15,7 +15,8 @@ observations (docs/retrieval.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -34,22 +35,52 @@ COVERAGE_MIN_SIMILARITY = 0.15
 
 
 class WordVectors:
-    """Word -> unit vector for fact words, kept across snapshots so that rebuilding after a
-    write embeds only the words that are new. It grows with the store's vocabulary (8.6k
-    words, about 9 MB, for 100k MSC persona facts)."""
+    """Word -> unit vector for fact words, embedded once.
 
-    def __init__(self, embedder: Embedder) -> None:
+    The PostgreSQL backend keeps them here (`keep=True`) across queries: it has no matrix of
+    its own. The in-memory index (engine/retrieval/index_cache.py, `keep=False`) holds each
+    word's vector once, in its word alignment's matrix, and keeps none here. Kept here too,
+    every word a long-lived process saw arrive was held twice: a reader that followed other
+    processes' writes of made-up words to 15k facts held 94k of them, ~110 MiB of the ~210 it
+    held beyond a reader started afterwards, which reads the matrix from disk. A rebuild
+    takes the vectors of the words the index it replaces holds from that index (`reusing`),
+    so it still embeds only the words that are new."""
+
+    def __init__(self, embedder: Embedder, *, keep: bool = True) -> None:
         self.embedder = embedder
+        self._keep = keep
         self._vectors: dict[str, np.ndarray] = {}
+        self._reused: WordAlignment | None = None
+
+    @contextmanager
+    def reusing(self, alignment: WordAlignment | None) -> Iterator[None]:
+        """Inside the block, a word `alignment` holds takes its vector from it (read, not
+        kept: no reference to that index outlives the block)."""
+        self._reused = alignment
+        try:
+            yield
+        finally:
+            self._reused = None
 
     def matrix(self, words: Sequence[str]) -> np.ndarray:
-        missing = [word for word in words if word not in self._vectors]
-        if missing:
-            for word, vector in zip(missing, self.embedder.embed(missing), strict=True):
-                self._vectors[word] = vector
         if not words:
             return np.zeros((0, self.embedder.dims), dtype=np.float32)
-        return np.vstack([self._vectors[word] for word in words])
+        found: dict[str, np.ndarray] = {}
+        missing: list[str] = []
+        for word in words:
+            vector = self._vectors.get(word)
+            if vector is None and self._reused is not None:
+                vector = self._reused.vector_of(word)
+            if vector is None:
+                missing.append(word)
+            else:
+                found[word] = vector
+        if missing:
+            embedded = dict(zip(missing, self.embedder.embed(missing), strict=True))
+            found.update(embedded)
+            if self._keep:
+                self._vectors.update(embedded)
+        return np.vstack([found[word] for word in words])
 
 
 class FlatPostings:
@@ -139,6 +170,11 @@ class WordAlignment:
             self._flat = None  # a process that only applies changes keeps no growing lists
         if new_words:
             self._matrix.append(self._vectors.matrix(new_words))
+
+    def vector_of(self, word: str) -> np.ndarray | None:
+        """The vector this alignment holds for `word` (a view of its matrix), or None."""
+        slot = self._index.get(word)
+        return None if slot is None else self._matrix.view()[slot]
 
     def remove(self, text: str) -> None:
         self._count(text, -1)
