@@ -25,6 +25,7 @@ from engine.memory.remember import RememberRequest, remember
 from engine.storage import tables
 from engine.storage.crash_hook import stop_here
 from engine.storage.database import bump_generation
+from engine.storage.disk_full import CUT_SHORT, NOT_STORED, disk_full_said
 from engine.storage.proposals import public_proposal
 from engine.storage.records import get_fact
 
@@ -58,14 +59,18 @@ def decide(engine: MemoryEngine, decision: Decision) -> dict[str, Any]:
         )
     # A confirmed add logs two decisions (the confirm, the add): one step for undo. The batch
     # is open before the claim, which records it for a recovery to complete the step.
+    # The claim and the decided proposal are written outside the write lock: a full disk is
+    # said as such there too (engine/storage/disk_full.py).
     with batch() if decision.confirm else nullcontext():
-        proposal, claim = _claim(engine, decision)
+        with disk_full_said(engine.home, NOT_STORED):
+            proposal, claim = _claim(engine, decision)
         writing = False
         try:
             _check(decision, proposal)  # the refusals that come before anything is written
             stop_here("review-claimed")  # tests: a decision stopped (or killed) right here
             writing = True
-            return _apply(engine, decision, proposal, claim)
+            with disk_full_said(engine.home, CUT_SHORT):  # its fact, then the proposal decided
+                return _apply(engine, decision, proposal, claim)
         except BaseException:
             # The claim goes: pending again, or, when this decision may have written its fact
             # before it failed, settled as a recovery settles it (with the fact, if written).

@@ -6,8 +6,7 @@ them, so that the second loads no SQLAlchemy."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 from engine.contract.normalize import utc_now
 from engine.retrieval.embeddings import EmbedderStatus, load_embedder
 from engine.retrieval.registry import REGISTRY, Registry
-from engine.storage.disk_full import disk_full_refusal
+from engine.storage.disk_full import disk_full_said
 from engine.storage.home import check_home_argument, make_home, not_writable
 from engine.storage.sqlite_reader import INDEX_FILE, open_sqlite_store
 from engine.storage.sqlite_settings import sqlite_file
@@ -24,6 +23,9 @@ from engine.storage.sqlite_settings import sqlite_url as sqlite_url  # patched b
 if TYPE_CHECKING:
     from engine.storage.reads import RecallStore
     from engine.storage.store import MemoryEngine
+# Opening a home on a full disk fails in SQLite (its log, its shared-memory file, a new
+# home's schema) or in PostgreSQL: said as a full disk, not as a database out of reach.
+_NOTHING_DONE = "Nothing was read or written; free some space there, then run it again"
 
 
 def resolve_home(home: str | Path | None = None) -> Path:
@@ -77,7 +79,7 @@ def open_engine(
 
     url = db_url or os.environ.get("GNO_TUI_DB") or sqlite_url(resolved / INDEX_FILE)
     status = embedder_status if embedder_status is not None else load_embedder(model)
-    with _disk_full_said(resolved):
+    with disk_full_said(resolved, _NOTHING_DONE):
         return MemoryEngine(
             home=resolved,
             db=make_db_engine(url),
@@ -87,22 +89,6 @@ def open_engine(
             lock_timeout=WRITE_LOCK_TIMEOUT_S if lock_timeout is None else lock_timeout,
             backends=backends,
         )
-
-
-@contextmanager
-def _disk_full_said(home: Path) -> Iterator[None]:
-    """Opening a home on a full disk fails in SQLite (its log, its shared-memory file, the
-    schema of a new home) or in PostgreSQL: said as a full disk (MEMORY_SYNC_FAILED), not as a
-    database that cannot be reached."""
-    try:
-        yield
-    except Exception as exc:
-        refusal = disk_full_refusal(
-            exc, home, "Nothing was read or written; free some space there, then run it again"
-        )
-        if refusal is None:
-            raise
-        raise refusal from exc
 
 
 def open_recall_store(**options: Unpack[EngineOptions]) -> RecallStore:
@@ -115,7 +101,7 @@ def open_recall_store(**options: Unpack[EngineOptions]) -> RecallStore:
     given = options.get("embedder_status")
     # A home this process may not write is the engine's to open read-only (the sqlite3 store
     # would fail storing the receipt).
-    with _disk_full_said(home):
+    with disk_full_said(home, _NOTHING_DONE):
         store = (
             open_sqlite_store(
                 home,

@@ -14,6 +14,8 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from engine.contract.errors import MemoryFailure
@@ -23,6 +25,14 @@ _POSTGRES_DISK_FULL = "53100"
 # An SQLite I/O error (making its shared-memory file, say) on a filesystem with less than
 # this free is taken for a full disk: SQLite does not pass on the errno.
 LOW_SPACE_BYTES = 1 << 20
+# What a write refused for a full disk says became of it: nothing (refused before it wrote),
+# or, once it may have written part, that the next write settles that part (the home's
+# journal finishes or leaves out a fact file cut short; a decision's claim is recovered).
+NOT_STORED = "This change was not stored; free some space there, then try again"
+CUT_SHORT = (
+    "Free some space there, then try again: what this change wrote before the disk filled up, "
+    "if anything, is settled by the next write and never stored twice"
+)
 
 
 def free_bytes(path: Path) -> int | None:
@@ -130,3 +140,16 @@ def _existing(path: Path) -> Path:
         if candidate.exists():
             return candidate
     return path
+
+
+@contextmanager
+def disk_full_said(where: Path, outcome: str) -> Iterator[None]:
+    """Inside the block, an error that comes from a full disk is raised as disk_full_refusal
+    says it; any other passes unchanged."""
+    try:
+        yield
+    except Exception as exc:
+        refusal = disk_full_refusal(exc, where, outcome)
+        if refusal is None:
+            raise
+        raise refusal from exc

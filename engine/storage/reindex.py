@@ -518,6 +518,14 @@ def _index_orphan(
         raise
     except Exception as exc:
         session.rollback()
+        full = disk_full_refusal(
+            exc,
+            engine.home,
+            f"{fact.record_id}, written by a write that did not finish, is indexed by the next "
+            "write; nothing was written now. Free some space there, then try again",
+        )
+        if full is not None:
+            raise full from exc
         raise MemoryFailure(
             "MEMORY_SYNC_FAILED",
             f"The index lags the fact files: {fact.record_id} was written by a write that did "

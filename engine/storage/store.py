@@ -72,6 +72,7 @@ from engine.storage.database import (
     sqlite_file_of,
 )
 from engine.storage.derived import GenerationCache
+from engine.storage.disk_full import CUT_SHORT, disk_full_said
 from engine.storage.fact_sink import DatabaseSink, FactSink, FileSink
 from engine.storage.home import (
     make_home,
@@ -219,7 +220,8 @@ class MemoryEngine(WriteJournal):
 
                         for note in settle_unfinished_writes(self):
                             self.note(note)
-                    yield
+                    with disk_full_said(self.home, CUT_SHORT):  # every write path
+                        yield
                 finally:
                     self._lock_depth -= 1
                     outermost = self._lock_depth == 0

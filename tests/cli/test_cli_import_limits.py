@@ -19,56 +19,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-DISK_SIZE = "4m"  # room for the store, the filler, and the import once the filler goes
-
-
-def _mount_skip_reason(mount: Path) -> str | None:
-    if os.name != "posix" or os.geteuid() != 0:
-        return "mounting a small tmpfs needs root (the full-disk tests fill one up)"
-    if shutil.which("mount") is None or shutil.which("umount") is None:
-        return "no mount/umount command here"
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={DISK_SIZE}", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        return f"cannot mount a tmpfs here ({done.stderr.strip() or done.returncode})"
-    return None
+from small_disk import fill, mounted_small_disk
 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 4 MiB tmpfs mounted for this test, unmounted after it."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    reason = _mount_skip_reason(mount)
-    if reason is not None:
-        pytest.skip(reason)
-    try:
+    with mounted_small_disk(tmp_path) as mount:
         yield mount
-    finally:
-        done = subprocess.run(["umount", str(mount)], capture_output=True, check=False)
-        if done.returncode != 0:  # a process of the test still holds it: detach it now
-            subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
-
-
-def free_kib(folder: Path) -> int:
-    stat = os.statvfs(folder)
-    return stat.f_bavail * stat.f_frsize // 1024
-
-
-def fill(disk: Path, leave_kib: int) -> Path:
-    """A file taking all but `leave_kib` KiB of the disk's free space."""
-    filler = disk / "filler"
-    size = (free_kib(disk) - leave_kib) * 1024
-    assert size > 0, f"the disk has only {free_kib(disk)} KiB free"
-    with filler.open("wb") as out:
-        out.write(b"\0" * size)
-    assert abs(free_kib(disk) - leave_kib) <= 8, free_kib(disk)
-    return filler
 
 
 def long_items(path: Path, count: int = 120) -> Path:
