@@ -240,6 +240,7 @@ class Soak:
             self._stop_sampling.set()
             sampler.join(timeout=WAIT_S)
             self.stop_all()
+        self.fresh_reader_mib = self.fresh_reader()
         self.samples.sort(key=lambda sample: float(sample["t"]))
         (self.work / "samples.json").write_text(json.dumps(self.samples), encoding="utf-8")
         return self.check()
@@ -310,6 +311,16 @@ class Soak:
             self.serve.send_signal(signal.SIGTERM)
             self.serve.wait(timeout=WAIT_S)
 
+    def fresh_reader(self) -> float | None:
+        """The memory of a reader opened on the store as it ends (after its recalls): what
+        the long-lived reader, which followed every write, should hold about as much as."""
+        argv = [sys.executable, str(WRITER), "fresh-reader", "fresh-reader", str(self.work),
+                str(self.home), "0"]  # fmt: skip
+        subprocess.run(argv, env=self.env, check=True, timeout=WAIT_S * 10)
+        logged = (self.work / "fresh-reader.jsonl").read_text(encoding="utf-8").splitlines()
+        found = [json.loads(line) for line in logged if '"rss"' in line]
+        return float(found[-1]["mib"]) if found else None
+
     def check(self) -> dict[str, Any]:
         url = self.db_url or f"sqlite:///{self.home / 'index.sqlite'}"
         roots: dict[str, Path] = {}
@@ -334,6 +345,7 @@ class Soak:
             "events": self.events,
             "trends": trends(self.samples, self.config.warmup),
             "samples": self.samples,
+            "fresh_reader_mib": self.fresh_reader_mib,
             "reindex": None
             if reindex is None
             else {k: reindex[k] for k in ("added", "changed", "removed", "problems", "forks")},

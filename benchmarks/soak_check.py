@@ -314,6 +314,13 @@ def report_section(result: dict[str, Any], settings: str, where: str) -> str:
             f"{memory['first_mib']} | {memory['last_mib']} | {_mib(memory['per_10min'])} "
             f"MiB / 10 min, {_mib(memory['per_1k_facts'])} MiB / 1k facts |"
         )
+    fresh = result.get("fresh_reader_mib")
+    if fresh is not None and "reader" in trend["rss"]:
+        lines += [
+            "",
+            f"The long-lived reader ended at {trend['rss']['reader']['last_mib']} MiB; a reader "
+            f"opened on the store afterwards held {fresh} MiB after its recalls.",
+        ]
     return "\n".join(lines) + "\n"
 
 

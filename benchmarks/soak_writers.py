@@ -15,7 +15,10 @@ KIND is one of:
   writes held for review with a propose-only token (the person's work);
 - `reader`: the façade in one long-lived process, recalls over every scope;
 - `person`: the façade in one long-lived process: accepts or rejects the held proposals
-  (`curation.decide`) and supersedes chain heads, as a person in the workbench would.
+  (`curation.decide`) and supersedes chain heads, as a person in the workbench would;
+- `fresh-reader`: run once the others have stopped: a reader opened on the store as it ends,
+  FRESH_RECALLS recalls, then its memory (VmRSS) logged: what the long-lived reader is
+  compared with.
 
 An acknowledged write is logged as {"op": "add" | "supersede" | "accept", "recordId",
 "hash", "text"[, "predecessor"]} or {"op": "key", "key", "revision", "content"}; a lost
@@ -365,6 +368,25 @@ def run_reader(home: Path, pace: Pace, log: Log, rng: random.Random) -> None:
     service.close()
 
 
+FRESH_RECALLS = 300
+
+
+def run_fresh_reader(home: Path, log: Log, rng: random.Random) -> None:
+    from engine.facade import RecallRequest, open_service
+
+    service = open_service(home=home)
+    scopes = [["soak"], *([chain] for chain in CHAINS), ["writer:cli", "writer:mcp"]]
+    for _ in range(FRESH_RECALLS):
+        service.recall(
+            RecallRequest(query=words(rng, 2), scopes=rng.choice(scopes), caller="soak:fresh",
+                          session="fresh")
+        )  # fmt: skip
+    status = Path("/proc/self/status").read_text(encoding="ascii").splitlines()
+    rss = next(int(line.split()[1]) / 1024 for line in status if line.startswith("VmRSS:"))
+    log(op="rss", mib=round(rss, 1), recalls=FRESH_RECALLS)
+    service.close()
+
+
 def run_person(home: Path, pace: Pace, log: Log, rng: random.Random) -> None:
     from engine.facade import Decision, MemoryFailure, RecallRequest, RememberRequest, open_service
 
@@ -430,6 +452,8 @@ def main() -> None:
         run_http(name, work, pace, log, rng)
     elif kind == "reader":
         run_reader(home, pace, log, rng)
+    elif kind == "fresh-reader":
+        run_fresh_reader(home, log, rng)
     else:
         run_person(home, pace, log, rng)
     log(op="finished")
