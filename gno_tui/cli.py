@@ -30,6 +30,18 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message}. See `{self.prog} --help`.")
 
+    def format_help(self) -> str:
+        # The retrieval backends' words come from their registry, read only when help is
+        # shown: importing it loads numpy, which a cold call that needs none must not pay.
+        if self.description and RETRIEVAL_WORDS in self.description:
+            from engine.retrieval.registry import REGISTRY
+
+            self.description = self.description.replace(RETRIEVAL_WORDS, REGISTRY.described())
+        return super().format_help()
+
+
+RETRIEVAL_WORDS = "{retrieval backends}"
+
 
 def _formatter(prog: str) -> argparse.HelpFormatter:
     return argparse.RawDescriptionHelpFormatter(prog, max_help_position=32)
@@ -208,9 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
         "status",
         formatter_class=_formatter,
         help="where the store lives and which retrieval backend ranks",
-        description="The home, the database (sqlite or postgresql), the retrieval backend "
-        "(postgres: ranking inside the database with pgvector; in-memory: in this process) and "
-        "the matching mode. $GNO_TUI_RETRIEVAL=auto|postgres|memory chooses the backend.",
+        description="The home, the database (sqlite or postgresql), the retrieval backend and "
+        "the matching mode. $GNO_TUI_RETRIEVAL chooses the backend: " + RETRIEVAL_WORDS + ".",
         epilog="example:\n  gno-tui --db postgresql://me@server/gno status --json",
     )
     _common(status)

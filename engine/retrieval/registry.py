@@ -61,6 +61,7 @@ class Backend:
     capabilities: frozenset[str]
     applies: Callable[[Place, bool], bool]
     opener: Opener
+    summary: str = ""  # where it ranks, for a person choosing (`gno-tui status --help`)
 
     def open(
         self, place: Place, embedder: Embedder | None, snapshot: Callable[[], Snapshot]
@@ -80,6 +81,11 @@ class Registry:
     def choices(self) -> tuple[str, ...]:
         """What `$GNO_TUI_RETRIEVAL` accepts: `auto`, then each entry's words in table order."""
         return (AUTO, *(word for backend in self.backends for word in backend.choices))
+
+    def described(self) -> str:
+        """The choices as a person reads them, e.g. in the CLI's help."""
+        each = [f"{'|'.join(b.choices)} ({b.summary})" for b in self.backends]
+        return f"{AUTO} (the first of these that applies), " + ", ".join(each)
 
     def chosen(self, environ: Mapping[str, str] = os.environ) -> str:
         """The one parse of `$GNO_TUI_RETRIEVAL` (unset or empty: auto)."""
@@ -154,6 +160,7 @@ POSTGRES = Backend(
     capabilities=frozenset({LEXICAL, SEMANTIC, BATCH_CANDIDATES}),
     applies=_postgres_applies,
     opener=_open_postgres,
+    summary="ranking inside a PostgreSQL database with pgvector",
 )
 IN_MEMORY = Backend(
     name="in-memory",
@@ -161,5 +168,6 @@ IN_MEMORY = Backend(
     capabilities=frozenset({LEXICAL, SEMANTIC, BATCH_CANDIDATES}),
     applies=lambda place, insisted: True,
     opener=_open_in_memory,
+    summary="ranking in this process, on any database",
 )
 REGISTRY = Registry((POSTGRES, IN_MEMORY))

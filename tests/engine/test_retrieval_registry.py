@@ -47,6 +47,7 @@ PROBE = Backend(
     capabilities=frozenset({LEXICAL}),  # no BATCH_CANDIDATES: callers loop
     applies=lambda place, insisted: True,
     opener=_open_probe,
+    summary="a test's probe",
 )
 
 
@@ -154,3 +155,24 @@ def test_a_backend_of_a_registry_handed_to_the_opener_is_chosen_by_its_word(
     with pytest.raises(MemoryFailure) as refused:
         open_recall_service(home=home, embedder_status=LEXICAL_ONLY)
     assert refused.value.code == "MEMORY_USAGE_INVALID"
+
+
+def test_the_cli_help_lists_what_the_registry_holds(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`gno-tui status --help` names the choices from the registry, with what each backend
+    is: a backend added to the table shows there without touching the CLI."""
+    from gno_tui.cli import build_parser
+
+    def status_help() -> str:
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(["status", "--help"])
+        return " ".join(capsys.readouterr().out.split())
+
+    shown = status_help()
+    assert "$GNO_TUI_RETRIEVAL chooses the backend: auto (the first of these that applies)" in shown
+    for backend in REGISTRY.backends:
+        assert f"{'|'.join(backend.choices)} ({backend.summary})" in shown
+    probing = Registry((PROBE, *REGISTRY.backends))
+    monkeypatch.setattr("engine.retrieval.registry.REGISTRY", probing)
+    assert "probe (a test's probe), postgres (" in status_help()
