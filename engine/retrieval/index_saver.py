@@ -15,11 +15,14 @@ be: the next process then maps the copy instead of building it."""
 from __future__ import annotations
 
 import atexit
+import logging
 import queue
 import threading
 from collections.abc import Callable
 
 from engine.retrieval.heap import give_back_free_heap
+
+log = logging.getLogger(__name__)
 
 
 class SaveJob:
@@ -75,7 +78,10 @@ class IndexSaver:
     def _serve(self) -> None:
         while True:
             job = self._jobs.get()
-            job.run()
+            try:
+                job.run()
+            except Exception:  # a failed save costs the next process a rebuild, not this thread
+                log.exception("gno-tui: the index copy could not be saved")
             give_back_free_heap()  # the save's temporaries are free by now
 
 
