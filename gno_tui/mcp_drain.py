@@ -10,21 +10,24 @@ read side stays open until every request passed to the server has had its answer
 
 from __future__ import annotations
 
+from collections import Counter
 from types import TracebackType
 from typing import Any, Self
 
 import anyio
 import mcp_types as types
+from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
 RequestId = str | int
 
 
 class AnswersOwed:
-    """The ids of requests passed to the server and not answered yet."""
+    """The ids of requests passed to the server and not answered yet, as the SDK matches
+    them (`"7"` and `7` are one id), counted: an id sent twice is owed twice."""
 
     def __init__(self) -> None:
-        self._owed: set[RequestId] = set()
+        self._owed: Counter[RequestId] = Counter()
         self._all_answered = anyio.Event()
         self._all_answered.set()
 
@@ -32,7 +35,7 @@ class AnswersOwed:
         """Note a message on its way from the client to the server."""
         inner = message.message
         if isinstance(inner, types.JSONRPCRequest):
-            self._owed.add(inner.id)
+            self._owed[coerce_request_id(inner.id)] += 1
             if self._all_answered.is_set():
                 self._all_answered = anyio.Event()
         elif isinstance(inner, types.JSONRPCNotification) and inner.method == (
@@ -48,7 +51,12 @@ class AnswersOwed:
             self._settle(inner.id)
 
     def _settle(self, request_id: Any) -> None:
-        self._owed.discard(request_id)
+        if isinstance(request_id, str | int):
+            key = coerce_request_id(request_id)
+            if self._owed[key] > 1:
+                self._owed[key] -= 1
+            else:
+                self._owed.pop(key, None)
         if not self._owed:
             self._all_answered.set()
 
