@@ -79,7 +79,7 @@ def open_engine(
 
     url = db_url or os.environ.get("GNO_TUI_DB") or sqlite_url(resolved / INDEX_FILE)
     status = embedder_status if embedder_status is not None else load_embedder(model)
-    with disk_full_said(resolved, _NOTHING_DONE):
+    with disk_full_said(resolved, _NOTHING_DONE, reword=True):
         return MemoryEngine(
             home=resolved,
             db=make_db_engine(url),
@@ -101,7 +101,7 @@ def open_recall_store(**options: Unpack[EngineOptions]) -> RecallStore:
     given = options.get("embedder_status")
     # A home this process may not write is the engine's to open read-only (the sqlite3 store
     # would fail storing the receipt).
-    with disk_full_said(home, _NOTHING_DONE):
+    with disk_full_said(home, _NOTHING_DONE, reword=True):
         store = (
             open_sqlite_store(
                 home,

@@ -191,7 +191,7 @@ def run_import(
         except Exception as exc:  # a full disk is said as such; anything else as it was
             refusal = disk_full_refusal(
                 exc, engine.home, "Nothing was imported; free some space there (or move the "
-                "home with --home), then run the import again"
+                "home with --home), then run the import again", reword=True
             )  # fmt: skip
             if refusal is None:
                 raise

@@ -99,29 +99,38 @@ def _size(count: int) -> str:
     return f"{count / (1 << 20):.1f} MiB"
 
 
-def disk_full_refusal(exc: BaseException, where: Path, outcome: str) -> MemoryFailure | None:
+class DiskFull(MemoryFailure):
+    """`MEMORY_SYNC_FAILED` for a full disk, as disk_full_refusal words it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("MEMORY_SYNC_FAILED", message)
+
+
+def disk_full_refusal(
+    exc: BaseException, where: Path, outcome: str, *, reword: bool = False
+) -> MemoryFailure | None:
     """`MEMORY_SYNC_FAILED` saying the disk is full, if that is what `exc` comes from (None
     otherwise, and for an error that has its code already). `where` is the folder written to
     (the file a failed write names is preferred); `outcome` says what became of the write and
-    what to do, e.g. "Nothing was imported; free some space there, then run the import again"."""
-    if isinstance(exc, MemoryFailure):
+    what to do, e.g. "Nothing was imported; free some space there, then run the import again".
+    `reword`: a caller that knows the whole command's outcome (reindex, import, opening a
+    home) says it instead of what a write inside it said (the write lock's general words)."""
+    if isinstance(exc, MemoryFailure) and not (reword and isinstance(exc, DiskFull)):
         return None
     cause = disk_full_cause(exc, where)
     if cause is None:
         return None
     if getattr(cause, "sqlstate", None) == _POSTGRES_DISK_FULL:
-        return MemoryFailure(
-            "MEMORY_SYNC_FAILED",
+        return DiskFull(
             f"The database server's disk is full ({str(cause).strip().splitlines()[0]}). "
-            f"{outcome}.",
+            f"{outcome}."
         )
     place = _existing(_named_file(cause) or where)
     free = free_bytes(place)
     left = f" ({_size(free)} free now)" if free is not None else ""
-    return MemoryFailure(
-        "MEMORY_SYNC_FAILED",
+    return DiskFull(
         f"The disk is full: the write ran out of space on the filesystem that holds {place}"
-        f"{left}. {outcome}.",
+        f"{left}. {outcome}."
     )
 
 
@@ -143,13 +152,13 @@ def _existing(path: Path) -> Path:
 
 
 @contextmanager
-def disk_full_said(where: Path, outcome: str) -> Iterator[None]:
+def disk_full_said(where: Path, outcome: str, *, reword: bool = False) -> Iterator[None]:
     """Inside the block, an error that comes from a full disk is raised as disk_full_refusal
-    says it; any other passes unchanged."""
+    says it (with `reword`, also one said already); any other passes unchanged."""
     try:
         yield
     except Exception as exc:
-        refusal = disk_full_refusal(exc, where, outcome)
+        refusal = disk_full_refusal(exc, where, outcome, reword=reword)
         if refusal is None:
             raise
         raise refusal from exc

@@ -320,6 +320,7 @@ def reindex(
             engine.home,
             f"reindex could not finish; {kept}. Free some space there, then run "
             "`gno-tui reindex` again",
+            reword=True,
         )
         if refusal is None:
             raise

@@ -135,6 +135,7 @@ def test_reindex_on_a_full_disk_says_so_and_leaves_the_index_as_it_was(
     refused = cli("reindex", "--json", home=home)
 
     assert_says_the_disk_is_full(refused, small_disk)
+    assert "reindex could not finish" in refused.error["message"]  # its own words, not a write's
     assert probe.query("SELECT count(*) FROM facts") == [(1,)]
     filler.unlink()
     report = cli("reindex", "--json", home=home)
