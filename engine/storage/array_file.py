@@ -29,6 +29,7 @@ ALIGN = 64  # every array starts at a multiple of this (and of any item size)
 # Separators tried for a text column, first free one wins: controls no fact text holds
 # (clean_text refuses them), then private-use characters.
 _SEPARATORS = ["\x1f", "\x1e", "\x1d", "\x1c", *(chr(c) for c in range(0xE000, 0xE100))]
+_AS_JSON = ""  # the column is a JSON list: no separator was free
 
 
 class Damaged(ValueError):
@@ -50,12 +51,13 @@ def _checksum(array: np.ndarray) -> int:
 
 
 def _text_column(values: Sequence[str]) -> tuple[np.ndarray, str]:
-    """The values joined on a separator none of them holds, as UTF-8 bytes."""
+    """The values joined on a separator none of them holds, as UTF-8 bytes; when every
+    separator is taken (text made to hold them all), a JSON list instead (separator "")."""
     for separator in _SEPARATORS:
         if not any(separator in value for value in values):
             data = separator.join(values).encode("utf-8", "surrogatepass")
             return np.frombuffer(data, dtype=np.uint8), separator
-    raise ValueError("no separator is free in this column")  # the file is not written
+    return np.frombuffer(json.dumps(list(values)).encode("ascii"), dtype=np.uint8), _AS_JSON
 
 
 def write(
@@ -190,7 +192,13 @@ class Arrays:
         if not count:
             return []
         joined = self[f"text_{name}"].tobytes().decode("utf-8", "surrogatepass")
-        values = joined.split(separator)
-        if len(values) != count:
+        if separator == _AS_JSON:
+            try:
+                values = json.loads(joined)
+            except ValueError:
+                raise Damaged(name) from None
+        else:
+            values = joined.split(separator)
+        if not isinstance(values, list) or len(values) != count:
             raise Damaged(name)
         return values
