@@ -22,7 +22,7 @@ from engine.contract.validation import ensure_valid
 from engine.keyed import cursor as keyed_cursor
 from engine.keyed.heads import COLLECTION, fact_columns, from_ms, hit_from_row, to_ms
 from engine.keyed.requests import as_int, label, namespace_scope, validate_request
-from engine.storage import tables
+from engine.storage import tables, visibility
 from engine.storage.records import KEYED_TAG_SEPARATOR
 
 if TYPE_CHECKING:
@@ -225,9 +225,7 @@ def _scan(
         .where(fact.collection == COLLECTION)
         .where(fact.kv_namespace == filters.namespace)
         .where(fact.kv_key.is_not(None))
-        .where(fact.superseded_by.is_(None))
-        .where(fact.retired_at.is_(None))
-        .where(or_(fact.expires_at.is_(None), fact.expires_at > now))
+        .where(visibility.current_clause(fact, now))
         .order_by(
             fact.kv_occurred_at_ms.desc(),
             fact.created_at.desc(),

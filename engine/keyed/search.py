@@ -31,7 +31,7 @@ from engine.keyed.query import (
 from engine.keyed.requests import has_control, validate_request
 from engine.keyed.synonyms import synonyms
 from engine.retrieval.lexical import STOPWORDS, Bm25Index, stem
-from engine.storage import tables
+from engine.storage import tables, visibility
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -88,8 +88,7 @@ def _load_entries(engine: MemoryEngine, namespace: str) -> list[_Entry]:
             .where(fact.collection == COLLECTION)
             .where(fact.kv_namespace == namespace)
             .where(fact.kv_key.is_not(None))
-            .where(fact.superseded_by.is_(None))
-            .where(fact.retired_at.is_(None))
+            .where(visibility.live_clause(fact))  # expiry: checked at query time
             .order_by(fact.created_at, fact.record_id)
         ).all()
     entries = []
@@ -221,7 +220,7 @@ def search(engine: MemoryEngine, request: Any, *, namespace: str | None = None) 
     ranked: list[tuple[float, _Entry]] = []
     for position_ in np.flatnonzero(scores > 0):
         entry = corpus.entries[int(position_)]
-        if entry.expires_at is not None and entry.expires_at <= now:
+        if visibility.is_expired(entry.expires_at, now):
             continue
         if not filters.admits(entry.topic, entry.tags, entry.occurred_at_ms):
             continue

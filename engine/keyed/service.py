@@ -41,7 +41,7 @@ from engine.keyed.search import search as _search
 from engine.memory.remember import RememberRequest
 from engine.memory.remember import remember as write_fact
 from engine.retrieval.matching import matching_block
-from engine.storage import tables
+from engine.storage import tables, visibility
 from engine.storage.database import bump_generation
 from engine.storage.records import public_fact
 
@@ -198,11 +198,7 @@ def _remember(
             assert head is not None
             return _existing(engine, head)  # a retried create
         # An expired head is still the chain's head: the new revision supersedes it.
-        predecessor = (
-            head
-            if head is not None and head.superseded_by is None and (head.retired_at is None)
-            else None
-        )
+        predecessor = head if head is not None and visibility.is_live(head) else None
         revision = (head.kv_revision or 0) + 1 if head is not None else 1
         return _write(
             engine,
@@ -461,7 +457,7 @@ def history(engine: MemoryEngine, key: str, *, namespace: str | None = None) -> 
     now = engine.now()
     with Session(engine.db, expire_on_commit=False) as db:
         chain = _chain(db, name, key)
-    items = [hit_from_row(row) for row in chain if row.expires_at is None or row.expires_at > now]
+    items = [hit_from_row(row) for row in chain if not visibility.is_expired(row.expires_at, now)]
     if not items:
         raise MemoryFailure(
             "MEMORY_KEY_NOT_FOUND",

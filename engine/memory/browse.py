@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import POLICY_STRICTNESS, digest_of, iso_utc
 from engine.retrieval.seam import DuplicatePair, Visibility
-from engine.storage import tables
+from engine.storage import tables, visibility
 from engine.storage.reads import IN_CHUNK, chunks
 from engine.storage.records import get_fact
 
@@ -32,7 +32,7 @@ def status_of(row: tables.FactRow, now: datetime) -> str:
         return "superseded"
     if row.retired_at:
         return "retired"
-    if row.expires_at is not None and row.expires_at <= now:
+    if visibility.is_expired(row.expires_at, now):
         return "expired"
     return "current"
 
@@ -57,7 +57,7 @@ def status_at(row: tables.FactRow, moment: datetime) -> str:
         return "superseded"
     if row.retired_at is not None and row.retired_at <= moment:
         return "retired"
-    if row.expires_at is not None and row.expires_at <= moment:
+    if visibility.is_expired(row.expires_at, moment):
         return "expired"
     return "current"
 
@@ -80,7 +80,7 @@ def _status_clause(status: str | None, now: datetime, as_of: datetime | None) ->
     if as_of is not None:
         superseded = and_(fact.superseded_at.is_not(None), fact.superseded_at <= as_of)
         retired = and_(fact.retired_at.is_not(None), fact.retired_at <= as_of)
-        expired = and_(fact.expires_at.is_not(None), fact.expires_at <= as_of)
+        expired = visibility.expired_clause(fact, as_of)
         by_status = {
             "current": and_(~superseded, ~retired, ~expired),
             "superseded": superseded,
@@ -88,9 +88,9 @@ def _status_clause(status: str | None, now: datetime, as_of: datetime | None) ->
             "expired": and_(~superseded, ~retired, expired),
         }
     else:
-        expired = and_(fact.expires_at.is_not(None), fact.expires_at <= now)
+        expired = visibility.expired_clause(fact, now)
         by_status = {
-            "current": and_(fact.superseded_by.is_(None), fact.retired_at.is_(None), ~expired),
+            "current": visibility.current_clause(fact, now),
             "superseded": fact.superseded_by.is_not(None),
             "retired": fact.retired_at.is_not(None),
             "expired": expired,

@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 from sqlmodel import col
 
 from engine.contract.errors import MemoryFailure
-from engine.storage import tables
+from engine.storage import tables, visibility
 from engine.storage.fact_sink import fact_file_of
 from engine.storage.factfiles import parse_fact_file
 from engine.storage.proposals import list_proposals
@@ -143,7 +143,7 @@ def _state(row: tables.FactRow, now: datetime) -> str:
         return "superseded"
     if row.retired_at is not None:
         return "retired"
-    return "expired" if row.expires_at is not None and row.expires_at <= now else "current"
+    return "expired" if visibility.is_expired(row.expires_at, now) else "current"
 
 
 def visible_proposals(

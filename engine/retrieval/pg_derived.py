@@ -39,6 +39,7 @@ from sqlalchemy import Connection, Engine, text
 from engine.retrieval import pg_postings
 from engine.retrieval.embeddings import Embedder, embed_facts, vector_from_bytes
 from engine.retrieval.lexical import content_words
+from engine.storage import visibility
 
 # One advisory lock key for every process applying changes to this database's derived tables.
 ADVISORY_KEY = zlib.crc32(b"gno-tui:fact_search")
@@ -85,7 +86,8 @@ _VECTORS_DDL = (
 
 
 def _current(alias: str = "facts") -> str:
-    return f"{alias}.superseded_by IS NULL AND {alias}.retired_at IS NULL"
+    """The live facts (engine/storage/visibility.py): expiry is checked at query time."""
+    return visibility.live_sql(alias)
 
 
 def vector_literal(vector: np.ndarray) -> str:

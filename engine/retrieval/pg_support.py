@@ -25,6 +25,7 @@ from engine.retrieval.word_alignment import (
     WordVectors,
 )
 from engine.storage import tables
+from engine.storage.visibility import unexpired_sql
 
 Pair = tuple[str, str, float, str, str]  # left id, right id, similarity, tier, method
 
@@ -42,7 +43,8 @@ def visible(
 ) -> tuple[str, dict[str, Any]]:
     """The WHERE clause of visibility over fact_search `alias`, and its parameters. `share`:
     the part of the store the visibility's scopes let it see (`visible_share`)."""
-    clauses = [f"({alias}.expires_at IS NULL OR {alias}.expires_at > :now)"]
+    # fact_search holds the live facts only (pg_derived.py); the rest of "current" is here.
+    clauses = [unexpired_sql(alias, ":now")]
     params: dict[str, Any] = {"now": visibility.now}
     if visibility.scopes is not None:
         overlap = f"{alias}.scopes && CAST(:scopes AS text[])"

@@ -39,6 +39,7 @@ from engine.retrieval.growing import GrowingArray, Postings
 from engine.retrieval.lexical import Bm25Index
 from engine.retrieval.quantized import QuantizedBlock, QuantizedRows, cosines, quantize
 from engine.retrieval.word_alignment import WordAlignment, WordVectors
+from engine.storage import visibility
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -187,8 +188,7 @@ class Snapshot:
                 if name in self._by_collection:
                     allowed[self._by_collection[name].arrays()[0]] = True
             mask &= allowed
-        mask &= self._live.view()
-        mask &= self._expiry.view() > now.timestamp()
+        mask &= visibility.current_mask(self._live.view(), self._expiry.view(), now)
         return mask
 
     # -- changing ---------------------------------------------------------------------------

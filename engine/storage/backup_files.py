@@ -31,7 +31,7 @@ import yaml
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
-from engine.storage import receipt_spool
+from engine.storage import receipt_spool, visibility
 from engine.storage.backup import Backup, BackupWriter, sync_tree
 from engine.storage.factfiles import iter_fact_paths, write_atomically
 from engine.storage.journal import JOURNAL_FOLDER
@@ -184,10 +184,9 @@ def _counts(index: sqlite3.Connection, waiting: set[str]) -> dict[str, Any]:
         found[table] = int(index.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
     stored = {row[0] for row in index.execute("SELECT digest FROM receipts")} if waiting else set()
     found["receipts"] += len(waiting - stored)  # waiting ones count as stored (receipt_spool)
+    # Live facts, whatever their expiry (engine/storage/visibility.py), as backup_rows counts.
     found["currentFacts"] = int(
-        index.execute(
-            "SELECT count(*) FROM facts WHERE superseded_by IS NULL AND retired_at IS NULL"
-        ).fetchone()[0]
+        index.execute(f"SELECT count(*) FROM facts WHERE {visibility.live_sql()}").fetchone()[0]
     )
     return found
 

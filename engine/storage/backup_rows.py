@@ -37,7 +37,7 @@ from sqlmodel import SQLModel
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc, parse_iso
-from engine.storage import tables
+from engine.storage import tables, visibility
 from engine.storage.backup import Backup, BackupWriter, invalid
 
 # In insert order (fact_scopes refers to facts). The change log, the search tables and the
@@ -103,11 +103,9 @@ def take_server_backup(db: Engine, target: Path, *, taken_at: str) -> dict[str, 
                 schema = str(connection.scalar(text("SELECT version_num FROM alembic_version")))
                 for name in TABLES:
                     counts[name] = _dump(connection, name, writer.path(f"tables/{name}.jsonl"))
+                # Live facts, whatever their expiry (engine/storage/visibility.py).
                 current = connection.scalar(
-                    text(
-                        "SELECT count(*) FROM facts WHERE superseded_by IS NULL "
-                        "AND retired_at IS NULL"
-                    )
+                    text(f"SELECT count(*) FROM facts WHERE {visibility.live_sql()}")
                 )
         summary = {key: counts[key] for key in ("facts", "receipts", "proposals", "decisions")}
         summary["collections"] = counts["collections"]

@@ -28,7 +28,7 @@ from engine.contract.normalize import (
     iso_utc,
     normalize_scopes,
 )
-from engine.storage import tables
+from engine.storage import tables, visibility
 from engine.storage.bulk_hashes import HashScopes
 from engine.storage.bulk_recovery import recover_interrupted_writes
 from engine.storage.bulk_rows import BATCH, PlannedFact, RowInserts
@@ -386,9 +386,9 @@ def _current_hashes(engine: MemoryEngine) -> HashScopes:
     with Session(engine.db) as session:
         row = tables.FactRow
         rows = session.execute(
-            select(col(row.collection), col(row.content_hash), col(row.scopes))
-            .where(col(row.superseded_by).is_(None))
-            .where(col(row.retired_at).is_(None))
+            select(col(row.collection), col(row.content_hash), col(row.scopes)).where(
+                visibility.live_clause(row)
+            )
         )
         for collection, digest, scopes in rows:
             seen.add(collection, digest, scopes)

@@ -28,7 +28,7 @@ from sqlmodel import col
 from engine.contract.normalize import parse_iso
 from engine.retrieval.embeddings import vector_to_bytes
 from engine.retrieval.snapshot import SNAPSHOT_COLUMNS, IndexedFact, store_vectors
-from engine.storage import receipt_spool, tables
+from engine.storage import receipt_spool, tables, visibility
 from engine.storage.database import (
     changes_since,
     generation_of,
@@ -99,8 +99,7 @@ class OrmReads:
                 query = (
                     select(*SNAPSHOT_COLUMNS)
                     .where(col(_FACTS.record_id).in_(ids[start : start + IN_CHUNK]))
-                    .where(col(_FACTS.superseded_by).is_(None))
-                    .where(col(_FACTS.retired_at).is_(None))
+                    .where(visibility.live_clause(_FACTS))
                 )
                 for row in session.execute(query):
                     found[row.record_id] = IndexedFact.from_row(row)
@@ -110,8 +109,7 @@ class OrmReads:
         # Plain columns, not ORM objects: building 100k table instances was half of a rebuild.
         query = (
             select(*SNAPSHOT_COLUMNS)
-            .where(col(_FACTS.superseded_by).is_(None))
-            .where(col(_FACTS.retired_at).is_(None))
+            .where(visibility.live_clause(_FACTS))
             .order_by(col(_FACTS.created_at), col(_FACTS.record_id))
         )
         with Session(self._db) as session:

@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import JSON, bindparam, column, insert, or_, select, table, text
+from sqlalchemy import JSON, bindparam, column, insert, select, table, text
 from sqlalchemy.orm import Session
 
 from engine.contract.normalize import iso_utc
-from engine.storage import tables
+from engine.storage import tables, visibility
 from engine.storage.fact_shape import public_fact as public_fact  # re-exported
 from engine.storage.factfiles import FactFile
 
@@ -49,9 +49,7 @@ _CURRENT_COPIES = (
     .join(_FACT_SCOPES, _FACT_SCOPE.record_id == _FACT.record_id)
     .where(_FACT.collection == bindparam("collection"))
     .where(_FACT.content_hash == bindparam("content_hash"))
-    .where(_FACT.superseded_by.is_(None))
-    .where(_FACT.retired_at.is_(None))
-    .where(or_(_FACT.expires_at.is_(None), _FACT.expires_at > bindparam("now")))
+    .where(visibility.current_clause(_FACT, bindparam("now")))
     .order_by(_FACT.created_at, _FACT.record_id)
 )
 _DOCID_HOLDER = select(_FACT.record_id).where(_FACT.docid == bindparam("docid")).limit(1)

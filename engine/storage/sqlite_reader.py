@@ -37,7 +37,7 @@ from engine.retrieval.persisted import index_file
 from engine.retrieval.registry import REGISTRY, Backend, Place, Registry
 from engine.retrieval.seam import RetrievalIndex
 from engine.retrieval.snapshot import IndexedFact
-from engine.storage import receipt_spool
+from engine.storage import receipt_spool, visibility
 from engine.storage.reads import (
     IN_CHUNK,
     CollectionInfo,
@@ -72,7 +72,8 @@ _PRAGMAS = (
 )
 
 _FACT_COLUMNS = ", ".join(field.name for field in fields(IndexedFact))
-_CURRENT = "superseded_by IS NULL AND retired_at IS NULL"
+# The live facts (engine/storage/visibility.py): the index checks their expiry when asked.
+_CURRENT = visibility.live_sql()
 
 
 def _fact(row: tuple[Any, ...]) -> IndexedFact:

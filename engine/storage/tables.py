@@ -21,6 +21,7 @@ from sqlalchemy import (
 from sqlmodel import Field, SQLModel
 
 from engine.contract.normalize import iso_utc, parse_iso
+from engine.storage import visibility
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -102,10 +103,9 @@ class FactRow(SQLModel, table=True):
     kv_occurred_at_ms: int | None = Field(default=None, sa_column=Column(BigInteger))
 
     def is_current(self, now: datetime) -> bool:
-        """Neither superseded, retired nor expired at `now` (the engine's clock: engine.now())."""
-        if self.superseded_by is not None or self.retired_at is not None:
-            return False
-        return self.expires_at is None or self.expires_at > now
+        """Neither superseded, retired nor expired at `now` (the engine's clock: engine.now());
+        the rule is engine/storage/visibility.py's."""
+        return visibility.is_current(self, now)
 
 
 class FactScopeRow(SQLModel, table=True):
