@@ -34,9 +34,10 @@ class _Parser(argparse.ArgumentParser):
         # The retrieval backends' words come from their registry, read only when help is
         # shown: importing it loads numpy, which a cold call that needs none must not pay.
         if self.description and RETRIEVAL_WORDS in self.description:
-            from engine.retrieval.registry import REGISTRY
+            from engine.facade import RETRIEVAL_BACKENDS
 
-            self.description = self.description.replace(RETRIEVAL_WORDS, REGISTRY.described())
+            described = RETRIEVAL_BACKENDS.described()
+            self.description = self.description.replace(RETRIEVAL_WORDS, described)
         return super().format_help()
 
 

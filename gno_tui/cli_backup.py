@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gno_tui.cli_io import emit_json
@@ -88,7 +88,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(report)
         return 0
-    check = report["check"]
+    check: Mapping[str, Any] = report["check"]  # read by key name below
     sys.stdout.write(
         f"restored {report['facts']} facts, {report['receipts']} receipts, "
         f"{report['proposals']} proposals, {report['decisions']} decisions "

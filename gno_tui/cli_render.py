@@ -9,7 +9,7 @@ terminal. Only the literal strings of this module carry styles."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,14 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from engine.facade import CollectionRecord, ImportReport, NoMatch
+    from engine.facade import (
+        CollectionRecord,
+        ImportReport,
+        NoMatch,
+        Proposal,
+        ReindexReport,
+        RememberResult,
+    )
 
 # On a terminal Rich wraps to the terminal's width. Piped or redirected, nothing is wrapped at
 # a guessed 80 columns: a line (a file path, a uri) stays whole for grep, cut and copy, and a
@@ -78,10 +85,10 @@ def _cell(value: object, width: int | None = None) -> Text:
     return plain(_short(str(value), width) if width else value)
 
 
-def render_remember(result: dict[str, Any]) -> None:
+def render_remember(result: RememberResult) -> None:
     outcome = result["outcome"]
     matching = result["matching"]
-    method = matching["mode"]
+    method: str = matching["mode"]
     if matching.get("semanticUnavailable"):
         method += f" ({matching['semanticUnavailable']})"
     if outcome in ("added", "superseded", "existing"):
@@ -123,7 +130,7 @@ def _say_no_match(no_match: NoMatch | None, hint: str) -> None:
         say('Store one with: gno-tui remember "<fact>" --scope <scope> --add')
 
 
-def render_recall(result: dict[str, Any], fmt: str, *, no_match: NoMatch | None = None) -> None:
+def render_recall(result: Mapping[str, Any], fmt: str, *, no_match: NoMatch | None = None) -> None:
     """A recall (gno) or its OB1 shape (ob1); `no_match` says why nothing was returned."""
     if fmt == "ob1":
         if result["memories"]:
@@ -192,7 +199,7 @@ def render_collections(rows: list[CollectionRecord]) -> None:
     console.print(table)
 
 
-def render_proposals(proposals: list[dict[str, Any]]) -> None:
+def render_proposals(proposals: list[Proposal]) -> None:
     if not proposals:
         say("The review queue is empty.")
         return
@@ -210,7 +217,7 @@ def render_proposals(proposals: list[dict[str, Any]]) -> None:
     console.print(table)
 
 
-def render_reindex(report: dict[str, Any]) -> None:
+def render_reindex(report: ReindexReport) -> None:
     say(
         f"{report['indexed']} facts indexed from {report['files']} files: "
         f"{report['added']} added, {report['changed']} changed, {report['removed']} removed."

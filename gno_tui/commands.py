@@ -23,7 +23,13 @@ from gno_tui.cli_store import (
 )
 
 if TYPE_CHECKING:
-    from engine.facade import MemoryService
+    from engine.facade import (
+        KeyedHistoryResponse,
+        KeyedHit,
+        KeyedRecallResponse,
+        KeyedSearchResponse,
+        MemoryService,
+    )
 
 # The engine's request types and verbs are imported in each command: a cold call loads the
 # path of its one verb (a recall never loads curation, the keyed API or import/export).
@@ -343,7 +349,7 @@ def cmd_memory(args: argparse.Namespace) -> int:
             "MEMORY_USAGE_INVALID",
             "Name an action: gno-tui memory remember|recall|search|get|history (see --help).",
         )
-    result: dict[str, Any]
+    result: KeyedHit | KeyedHistoryResponse | KeyedRecallResponse | KeyedSearchResponse
     if args.action in ("get", "history"):
         keyed = open_store(args).keyed
         lookup = keyed.get if args.action == "get" else keyed.history

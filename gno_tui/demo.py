@@ -17,6 +17,7 @@ from engine.facade import (
     Curation,
     CurationAction,
     MemoryService,
+    PublicFact,
     RecallRequest,
     RememberRequest,
     counted_record_ids,
@@ -57,7 +58,7 @@ def seed_demo(store: MemoryService) -> dict[str, Any]:
         at(30)
         if "team" not in {row.name for row in store.collections()}:
             store.add_collection("team", policy="lan")
-        by_text: dict[str, dict[str, Any]] = {}
+        by_text: dict[str, PublicFact] = {}
 
         def add(
             days: float,
@@ -66,9 +67,9 @@ def seed_demo(store: MemoryService) -> dict[str, Any]:
             collection: str,
             caller: str,
             source: str | None = None,
-        ) -> dict[str, Any]:
+        ) -> PublicFact:
             at(days)
-            record: dict[str, Any] = store.remember(
+            record: PublicFact = store.remember(
                 RememberRequest(
                     text=text,
                     scopes=list(scopes),
@@ -83,9 +84,9 @@ def seed_demo(store: MemoryService) -> dict[str, Any]:
             by_text[text] = record
             return record
 
-        def supersede(days: float, head: dict[str, Any], text: str, caller: str) -> dict[str, Any]:
+        def supersede(days: float, head: PublicFact, text: str, caller: str) -> PublicFact:
             at(days)
-            record: dict[str, Any] = store.remember(
+            record: PublicFact = store.remember(
                 RememberRequest(
                     text=text,
                     scopes=None,

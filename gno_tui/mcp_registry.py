@@ -9,7 +9,7 @@ before anything runs."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,8 +18,14 @@ import mcp_types as types
 from engine.facade import (
     KEYED_COLLECTION,
     KEYED_HELD_SCHEMA,
+    KeyedHeld,
+    KeyedHit,
+    KeyedRecallResponse,
+    KeyedSearchResponse,
     MemoryFailure,
     MemoryService,
+    RecallResult,
+    RememberResult,
     load_schema,
 )
 from gno_tui.egress_ceiling import require_admitted, stricter_egress
@@ -64,7 +70,7 @@ class Tool:
     # The result schema (the seed's, verbatim), or the schema for a server that is (True) or
     # is not (False) write-enabled.
     output_schema: dict[str, Any] | Callable[[bool], dict[str, Any]]
-    handler: Callable[[ToolCall], dict[str, Any]]
+    handler: Callable[[ToolCall], Mapping[str, Any]]
     # The scopes a call names (before normalisation): on a server bound with --allow-scope,
     # a call naming any other scope is refused before the handler runs.
     named_scopes: Callable[[MemoryService, dict[str, Any]], list[Any]]
@@ -135,7 +141,7 @@ class Tool:
 # -- handlers (blocking: they run in a worker thread) ----------------------------------------
 
 
-def _gno_remember(call: ToolCall) -> dict[str, Any]:
+def _gno_remember(call: ToolCall) -> RememberResult:
     arguments = dict(call.arguments)
     request_id = arguments.pop("requestId", None)
     request = remember_request(arguments, caller=call.caller, session=call.session)
@@ -143,7 +149,7 @@ def _gno_remember(call: ToolCall) -> dict[str, Any]:
         _require_visible_predecessor(call.service, request.predecessor, call.allowed_scopes)
     require_admitted(call.service, request.collection, call.egress, "This remember")
 
-    def run() -> dict[str, Any]:
+    def run() -> RememberResult:
         result = call.service.remember(request, hold_writes=call.hold_writes, origin=call.origin)
         if call.origin == "http" and "absPath" in result:
             # The server's disk is not the remote agent's business: the fact's address is
@@ -179,13 +185,13 @@ def _require_visible_predecessor(service: MemoryService, uri: str, allowed: froz
         )
 
 
-def _gno_recall(call: ToolCall) -> dict[str, Any]:
+def _gno_recall(call: ToolCall) -> RecallResult:
     request = recall_request(call.arguments, caller=call.caller, session=call.session)
     request.egress = stricter_egress(request.egress, call.egress)
     return call.service.recall(request)
 
 
-def _memory_remember(call: ToolCall) -> dict[str, Any]:
+def _memory_remember(call: ToolCall) -> KeyedHeld | KeyedHit:
     require_admitted(call.service, KEYED_COLLECTION, call.egress, "The keyed API")
     if call.hold_writes:  # a propose-only server: queued for a person, nothing written
         return call.service.keyed.propose(
@@ -194,12 +200,12 @@ def _memory_remember(call: ToolCall) -> dict[str, Any]:
     return call.service.keyed.remember(call.arguments, caller=call.caller, session=call.session)
 
 
-def _memory_recall(call: ToolCall) -> dict[str, Any]:
+def _memory_recall(call: ToolCall) -> KeyedRecallResponse:
     require_admitted(call.service, KEYED_COLLECTION, call.egress, "The keyed API")
     return call.service.keyed.recall(call.arguments)
 
 
-def _memory_search(call: ToolCall) -> dict[str, Any]:
+def _memory_search(call: ToolCall) -> KeyedSearchResponse:
     require_admitted(call.service, KEYED_COLLECTION, call.egress, "The keyed API")
     return call.service.keyed.search(call.arguments)
 

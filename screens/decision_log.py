@@ -3,7 +3,7 @@ decided, when, and the fact's fields before and after."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -12,6 +12,9 @@ from textual.widgets import DataTable, Label, Static
 from gno_tui.render.decision_log import LOG_COLUMNS, log_cells, log_detail
 from gno_tui.widgets.fact_table import FactTable
 from screens.modal import Modal
+
+if TYPE_CHECKING:
+    from engine.facade import DecisionLogEntry
 
 
 class DecisionLogScreen(Modal[None]):
@@ -30,7 +33,7 @@ class DecisionLogScreen(Modal[None]):
     ]
 
     def __init__(
-        self, entries: list[dict[str, Any]], facts: dict[str, tuple[str, str]] | None = None
+        self, entries: list[DecisionLogEntry], facts: dict[str, tuple[str, str]] | None = None
     ) -> None:
         super().__init__()
         self.entries = entries

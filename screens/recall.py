@@ -20,7 +20,9 @@ from engine.facade import (
     SEMANTIC_WEIGHT,
     LabelSummary,
     NoMatch,
+    Ob1RecallResponse,
     RecallRequest,
+    RecallResult,
     ReceiptCheck,
     ScoreParts,
     WhyNot,
@@ -58,8 +60,8 @@ SCHEMA_LABELS = {
 
 @dataclass
 class RecallDone(Message):
-    result: dict[str, Any]
-    document: dict[str, Any]  # what `o` shows: the gno result or its OB1 shape
+    result: RecallResult
+    document: RecallResult | Ob1RecallResponse  # what `o` shows: the gno result or its OB1 shape
     schema: str  # recall | ob1_recall
     errors: list[str]
     uses: dict[str, str]  # recordId -> the fact's use policy when it was recalled
@@ -139,8 +141,8 @@ Recall the facts an agent would get for a query, under a budget.
         super().__init__(workbench)
         self.format = "gno"
         self.egress = "local_only"
-        self.result: dict[str, Any] | None = None
-        self.document: dict[str, Any] | None = None
+        self.result: RecallResult | None = None
+        self.document: RecallResult | Ob1RecallResponse | None = None
         self.schema = "recall"
         self.errors: list[str] = []
         self.check: ReceiptCheck | None = None
@@ -236,6 +238,7 @@ Recall the facts an agent would get for a query, under a budget.
             fact["recordId"]: use_policy(self.service.facts.get(fact["recordId"]).workbench)
             for fact in result["facts"]
         }
+        document: RecallResult | Ob1RecallResponse
         document, schema = result, "recall"
         if output == "ob1":
             document, schema = self.service.recall_as_ob1(result), "ob1_recall"
@@ -314,6 +317,7 @@ Recall the facts an agent would get for a query, under a budget.
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall-run")
     def reshape(self, done: RecallDone, output: str) -> None:
         """The result on screen in the other output format (no second recall, no receipt)."""
+        document: RecallResult | Ob1RecallResponse
         document, schema = done.result, "recall"
         if output == "ob1":
             document, schema = self.service.recall_as_ob1(done.result), "ob1_recall"
@@ -375,7 +379,7 @@ Recall the facts an agent would get for a query, under a budget.
         return known
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="recall-why")
-    def compute_why_not(self, request: RecallRequest, result: dict[str, Any]) -> None:
+    def compute_why_not(self, request: RecallRequest, result: RecallResult) -> None:
         report = self.service.facts.why_not(request, result)
         self.deliver(WhyNotReady(result["receipt"]["digest"], report))
 

@@ -10,14 +10,13 @@ takes it away.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from rich.text import Text
 from textual import work
 from textual.message import Message
 from textual.widgets import Static
 
-from engine.facade import LabelSummary, ReceiptCheck
+from engine.facade import LabelSummary, RecalledFact, RecallResult, ReceiptCheck
 from gno_tui.render.recall import label_cell, labels_text
 from gno_tui.render.receipts import receipt_text
 from gno_tui.widgets.fact_table import FactTable
@@ -38,12 +37,12 @@ class RecallLabelling(WorkbenchScreen):
     labels), and the label keys. The screen runs the recall and sets `result`."""
 
     labels: dict[str, str]
-    result: dict[str, Any] | None
+    result: RecallResult | None
     summary: LabelSummary | None
     check: ReceiptCheck | None
 
-    def _selected_fact(self) -> dict[str, Any] | None:
-        facts: list[dict[str, Any]] = self.result["facts"] if self.result else []
+    def _selected_fact(self) -> RecalledFact | None:
+        facts: list[RecalledFact] = self.result["facts"] if self.result else []
         fact = self.query_one("#recall-table", FactTable).at_cursor(facts)
         if fact is None:
             self.notify("No fact highlighted.", severity="warning")

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import dataclass
-from typing import Any
 
 from textual import work
 from textual.message import Message
 from textual.widgets import Static
 
-from engine.facade import POLICY_STRICTNESS, CollectionRecord
+from engine.facade import POLICY_STRICTNESS, CollectionRecord, EgressLineage
 from gno_tui.render.receipts import effective_text
 from gno_tui.widgets.fact_table import FactTable
 from screens.base import WorkbenchScreen
@@ -27,7 +26,7 @@ from screens.yes_no import YesNoPrompt
 @dataclass
 class EffectiveShown(Message):
     names: list[str]
-    effective: dict[str, Any]
+    effective: EgressLineage
 
 
 class CollectionPolicies(WorkbenchScreen):
@@ -35,7 +34,7 @@ class CollectionPolicies(WorkbenchScreen):
 
     collections: list[CollectionRecord]
     marked: set[str]  # collection names
-    effective: dict[str, Any] | None
+    effective: EgressLineage | None
 
     @abstractmethod
     def action_reload(self) -> None:

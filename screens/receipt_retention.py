@@ -6,13 +6,14 @@ everything here asks first and writes through service.receipts, which logs who d
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from textual import work
 
-from engine.facade import MemoryService, iso_utc, parse_iso
+from engine.facade import MemoryService, Receipt, iso_utc, parse_iso
 from gno_tui.widgets.fact_table import FactTable
 from screens.base import WorkbenchScreen
 from screens.modal import ask
@@ -55,9 +56,9 @@ class ReceiptRetention(WorkbenchScreen):
     """The base of ReceiptsScreen, which lists the receipts and keeps the marks."""
 
     marked_receipts: set[str]
-    receipts: list[dict[str, Any]]  # as listed, newest first
+    receipts: list[Receipt]  # as listed, newest first
 
-    def selected_receipt(self) -> dict[str, Any] | None:
+    def selected_receipt(self) -> Receipt | None:
         return self.query_one("#receipts-table", FactTable).at_cursor(self.receipts)
 
     def chosen_digests(self) -> list[str]:
@@ -113,7 +114,7 @@ class ReceiptRetention(WorkbenchScreen):
         by_digest = {receipt["digest"]: receipt for receipt in self.receipts}
         lines = []
         for digest in digests[:most]:
-            receipt = by_digest.get(digest, {})
+            receipt: Mapping[str, Any] = by_digest.get(digest, {})
             issued = str(receipt.get("issuedAt", ""))[:19].replace("T", " ")
             ids = len(receipt.get("memoryIds", []))
             lines.append(f"{digest[:12]}  {issued}  {receipt.get('caller', '?')}  {ids} id(s)")

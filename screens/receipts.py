@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Static
 
-from engine.facade import CollectionRecord, ReceiptCheck
+from engine.facade import CollectionRecord, EgressLineage, Receipt, ReceiptCheck
 from gno_tui.render.badges import egress_badge
 from gno_tui.render.receipts import fence_verdict, issued_cell, receipt_state, receipt_text
 from gno_tui.widgets.fact_table import FactTable
@@ -53,7 +53,7 @@ RECEIPTS_TITLE = "Receipts, newest first"  # "· loading…" added while a reloa
 
 @dataclass
 class ReceiptsLoaded(Message):
-    receipts: list[dict[str, Any]]
+    receipts: list[Receipt]
     checks: dict[str, ReceiptCheck]
     collections: list[CollectionRecord]
 
@@ -121,13 +121,13 @@ revision.
 
     def __init__(self, workbench: Workbench) -> None:
         super().__init__(workbench)
-        self.receipts: list[dict[str, Any]] = []
+        self.receipts: list[Receipt] = []
         self.checks: dict[str, ReceiptCheck] = {}
         self.verified: set[str] = set()
         self.collections: list[CollectionRecord] = []
         self.marked: set[str] = set()  # collection names
         self.marked_receipts: set[str] = set()  # digests, for x and d
-        self.effective: dict[str, Any] | None = None
+        self.effective: EgressLineage | None = None
 
     def compose(self) -> ComposeResult:
         yield WorkbenchHeader()
@@ -201,7 +201,7 @@ revision.
             (self._collection_cells(row), row.name) for row in self.collections
         )
 
-    def _receipt_cells(self, receipt: dict[str, Any]) -> tuple[str | Text, ...]:
+    def _receipt_cells(self, receipt: Receipt) -> tuple[str | Text, ...]:
         mark = "● " if receipt["digest"] in self.marked_receipts else ""
         return (
             mark + issued_cell(receipt["issuedAt"], self.service.now()),

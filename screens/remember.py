@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Input, Label, Select, Static, TextArea
 
-from engine.facade import collapse_text, estimate_tokens, merged_text
+from engine.facade import RememberResult, collapse_text, estimate_tokens, merged_text
 from gno_tui.render.hidden_chars import hidden_summary
 from gno_tui.render.remember import outcome_text
 from gno_tui.widgets.fact_table import FactTable
@@ -35,7 +35,7 @@ DEBOUNCE_SECONDS = 0.3
 
 @dataclass
 class Written(Message):
-    result: dict[str, Any]
+    result: RememberResult
 
 
 @dataclass

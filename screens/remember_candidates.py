@@ -6,6 +6,7 @@ The screen's base class, so the screen module stays about the form and the write
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -19,6 +20,7 @@ from engine.facade import (
     FenceNearMiss,
     MemoryFailure,
     RememberRequest,
+    RememberResult,
 )
 from gno_tui.render.remember import (
     candidate_cells,
@@ -45,7 +47,7 @@ class Draft:
 @dataclass
 class CandidatesFound(Message):
     draft: Draft
-    result: dict[str, Any] | None  # the propose result, or None when the draft is invalid
+    result: RememberResult | None  # the propose result, or None when the draft is invalid
     problem: str = ""  # why there is no result: "CODE: message"
     fence: FenceExposure | None = None  # receipts that returned this exact text
     near: list[FenceNearMiss] = field(default_factory=list)  # receipted spans close to it
@@ -55,7 +57,7 @@ class CandidatesFound(Message):
     others: list[str] = field(default_factory=list)  # the other collections looked in
 
 
-def as_candidates(result: dict[str, Any], collection: str) -> list[dict[str, Any]]:
+def as_candidates(result: Mapping[str, Any], collection: str) -> list[dict[str, Any]]:
     """A propose result's candidates (an exact duplicate as one), tagged with `collection`."""
     if result["outcome"] == "existing":
         found = [{**result["record"], "similarity": 1.0, "match": "exact"}]
@@ -149,7 +151,7 @@ class RememberCandidates(WorkbenchScreen):
     def show_candidates(
         self,
         draft: Draft,
-        result: dict[str, Any] | None,
+        result: Mapping[str, Any] | None,
         problem: str,
         elsewhere: list[dict[str, Any]] | None = None,
         others: list[str] | None = None,

@@ -125,7 +125,7 @@ class ProposalDecisions(WorkbenchScreen):
 
     @work(thread=True, exclusive=False, exit_on_error=False, group="review-decide")
     def decide(self, decisions: list[Decision]) -> None:
-        done: dict[str, int] = {}
+        done: dict[object, int] = {}  # outcome (a remember result) or state (a rejection)
         try:
             # A batch (y over marked proposals) is one step: one `z` takes all of it back.
             with self.service.curation.batch() if len(decisions) > 1 else nullcontext():

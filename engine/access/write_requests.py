@@ -16,10 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import delete
 from sqlalchemy.orm import Session
@@ -67,6 +67,9 @@ def body_digest(body: Any) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+Answer = TypeVar("Answer", bound=Mapping[str, object])
+
+
 def once(
     engine: MemoryEngine,
     *,
@@ -74,9 +77,9 @@ def once(
     request_id: str,
     verb: str,
     body: Any,
-    run: Callable[[], dict[str, Any]],
-    status: Callable[[dict[str, Any]], int] | None = None,
-) -> tuple[dict[str, Any], bool]:
+    run: Callable[[], Answer],
+    status: Callable[[Answer], int] | None = None,
+) -> tuple[Answer, bool]:
     """`run()`'s result, applied at most once for (caller, request_id); and whether it is a
     replay of an earlier answer. `body` is what identifies the request (without its id);
     `status` gives the answer's HTTP status to keep beside it (`lookup` returns it)."""
@@ -93,7 +96,8 @@ def once(
                         f"request ({row.verb}). Use a new requestId for a new write; send the "
                         "same request unchanged to get the first answer again.",
                     )
-                return dict(row.result), True
+                # The JSON stored from the first run()'s answer, of the same shape.
+                return cast(Answer, dict(row.result)), True
         result = run()
         now = engine.now()
         with Session(engine.db) as session:
@@ -108,7 +112,7 @@ def once(
                     request_id=request_id,
                     verb=verb,
                     body_digest=wanted,
-                    result=result,
+                    result=cast("dict[str, Any]", result),  # a JSON object, stored as JSON
                     status=status(result) if status is not None else None,
                     created_at=now,
                 )

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from engine.access import tokens, write_requests
 from engine.access.tokens import Grant, GrantCache, TokenInfo
 from engine.access.write_requests import RequestRecord
 from engine.facade.namespace import Namespace
+
+if TYPE_CHECKING:
+    from engine.contract.results import JsonValue
+
+# The answer of a write done at most once: a JSON object (a remember result, a keyed hit...).
+Answer = TypeVar("Answer", bound=Mapping[str, object])
 
 
 class AccessApi(Namespace):
@@ -57,12 +63,14 @@ class AccessApi(Namespace):
         caller: str,
         request_id: str,
         verb: str,
-        body: Any,
-        run: Callable[[], dict[str, Any]],
-        status: Callable[[dict[str, Any]], int] | None = None,
-    ) -> tuple[dict[str, Any], bool]:
-        """`run()` applied at most once per (caller, request_id): (result, replayed).
-        `status`: the HTTP status of the answer, kept for a replay and `request`."""
+        body: JsonValue,
+        run: Callable[[], Answer],
+        status: Callable[[Answer], int] | None = None,
+    ) -> tuple[Answer, bool]:
+        """`run()` applied at most once per (caller, request_id): (result, replayed); a
+        replay answers the JSON stored from the first `run()`. `body`: what identifies the
+        request (without its id). `status`: the HTTP status of the answer, kept for a replay
+        and `request`."""
         return write_requests.once(
             self._engine, caller=caller, request_id=request_id, verb=verb, body=body, run=run,
             status=status,
@@ -73,5 +81,5 @@ class AccessApi(Namespace):
         return write_requests.lookup(self._engine, caller=caller, request_id=request_id)
 
     @staticmethod
-    def check_request_id(request_id: Any) -> str:
+    def check_request_id(request_id: object) -> str:
         return write_requests.check_request_id(request_id)

@@ -10,19 +10,21 @@ change or remove; server: the derived search tables are rebuilt from the restore
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 
 if TYPE_CHECKING:
+    from engine.contract.results import BackupReport, RestoreCheck, RestoreReport
     from engine.facade.service import MemoryService
     from engine.retrieval.embeddings import EmbedderStatus
     from engine.storage.backup import Backup
 
 
-def backup_store(service: MemoryService, target: str | Path) -> dict[str, Any]:
+def backup_store(service: MemoryService, target: str | Path) -> BackupReport:
     """Write a backup of the store into `target` (a new or empty folder, outside the store):
     one instant of it, taken while writers may be running. What was written: counts, size,
     and how long writers were held up (embedded mode; none in the server mode)."""
@@ -36,10 +38,12 @@ def backup_store(service: MemoryService, target: str | Path) -> dict[str, Any]:
     if engine.files_canonical:
         from engine.storage.backup_files import take_embedded_backup
 
-        return take_embedded_backup(engine, resolved)
+        # Each taker builds its report as dict[str, Any]; BackupReport names its keys.
+        return cast("BackupReport", take_embedded_backup(engine, resolved))
     from engine.storage.backup_rows import take_server_backup
 
-    return take_server_backup(engine.db, resolved, taken_at=iso_utc(engine.now()))
+    report = take_server_backup(engine.db, resolved, taken_at=iso_utc(engine.now()))
+    return cast("BackupReport", report)
 
 
 def restore_store(
@@ -49,7 +53,7 @@ def restore_store(
     db_url: str | None = None,
     model: str | Path | None = None,
     embedder_status: EmbedderStatus | None = None,
-) -> dict[str, Any]:
+) -> RestoreReport:
     """Restore the backup in `source` into the store that `home` and `db_url` name (as
     open_service resolves them), which must be empty: MEMORY_STORE_NOT_EMPTY otherwise, and
     MEMORY_BACKUP_INVALID for a backup that is missing, damaged or of a newer gno-tui; either
@@ -119,7 +123,7 @@ def _restore_embedded(
     home: Path,
     model: str | Path | None,
     embedder_status: EmbedderStatus | None,
-) -> dict[str, Any]:
+) -> RestoreReport:
     from engine.facade.factory import open_engine
     from engine.storage.backup_files import home_is_empty, place_embedded_backup
     from engine.storage.reindex import reindex
@@ -139,12 +143,14 @@ def _restore_embedded(
         check = reindex(engine)
     finally:
         engine.db.dispose()
-    return {
+    # The summary is the backup's manifest, JSON read from disk: typed here, once.
+    report = {
         **backup.summary(),
         "restored": str(home),
         "collections": roots,
         "check": _check_of(check),
     }
+    return cast("RestoreReport", report)
 
 
 def _restore_server(
@@ -153,7 +159,7 @@ def _restore_server(
     url: str,
     model: str | Path | None,
     embedder_status: EmbedderStatus | None,
-) -> dict[str, Any]:
+) -> RestoreReport:
     from engine.facade.factory import open_engine
     from engine.storage.backup_rows import (
         database_holdings,
@@ -181,17 +187,19 @@ def _restore_server(
         collections = [{"name": row.name} for row in engine.collections_by_name().values()]
     finally:
         engine.db.dispose()
-    return {
+    # The summary is the backup's manifest, JSON read from disk: typed here, once.
+    report = {
         **backup.summary(),
         "restored": where,
         "collections": sorted(collections, key=lambda item: item["name"]),
         "rows": loaded,
         "check": _check_of(check),
     }
+    return cast("RestoreReport", report)
 
 
-def _check_of(report: dict[str, Any]) -> dict[str, Any]:
+def _check_of(report: Mapping[str, object]) -> RestoreCheck:
     """What the check after a restore found, in reindex's words: all zero and empty lists
     for a backup restored whole."""
     keys = ("added", "changed", "removed", "problems", "forks", "duplicates", "notes")
-    return {key: report.get(key) for key in keys}
+    return cast("RestoreCheck", {key: report.get(key) for key in keys})  # reindex's report

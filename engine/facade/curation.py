@@ -7,7 +7,7 @@ from collections.abc import Collection
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from engine.contract.errors import MemoryFailure
 from engine.curation import claim_recovery, duplicates, journal, labels, review
@@ -19,6 +19,15 @@ from engine.curation.undo import Redone, Undone, redo_last, undo_last
 from engine.facade.namespace import Namespace
 from engine.retrieval.matching import matching_block
 from engine.storage.proposals import get_proposal, list_proposals
+
+if TYPE_CHECKING:
+    from engine.contract.results import (
+        DecideResult,
+        DecisionLogEntry,
+        DuplicateEvidence,
+        Proposal,
+        RememberResult,
+    )
 
 
 class CurationAction(StrEnum):
@@ -67,7 +76,7 @@ class DuplicateVerdict:
     similarity: float | None = None
     method: str | None = None
 
-    def evidence(self) -> dict[str, Any]:
+    def evidence(self) -> DuplicateEvidence:
         return {"actor": self.actor, "similarity": self.similarity, "method": self.method}
 
 
@@ -115,29 +124,32 @@ class CurationApi(Namespace):
         state: str | None = "pending",
         caller: str | None = None,
         texts: Collection[str] | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Proposal]:
         """Oldest first, of `state` (None: any); `caller` and `texts` narrow it to one
         caller's proposals of these texts (as stored). A person's listing (no `caller`) first
         recovers the claims of decisions whose process is gone (engine/curation/claims.py)."""
         if caller is None:
             claim_recovery.recover_quietly(self._engine)
-        return list_proposals(self._engine, state=state, caller=caller, texts=texts)
+        # public_proposal builds each as dict[str, Any]; Proposal names its keys.
+        found = list_proposals(self._engine, state=state, caller=caller, texts=texts)
+        return cast("list[Proposal]", found)
 
-    def proposal(self, proposal_id: int) -> dict[str, Any] | None:
+    def proposal(self, proposal_id: int) -> Proposal | None:
         """One proposal by id, in any state, as `proposals()` gives it; None if there is none.
         One left deciding by a decision whose process is gone is recovered first."""
         found = get_proposal(self._engine, proposal_id)
         stale = found is not None and found["state"] == "deciding"
         if stale and claim_recovery.recover_quietly(self._engine, only=proposal_id):
             found = get_proposal(self._engine, proposal_id)
-        return found
+        return cast("Proposal | None", found)  # public_proposal's dict, as in proposals()
 
     def queue(self) -> ReviewQueue:
         return review_queue(self._engine)
 
-    def decide(self, decision: Decision) -> dict[str, Any]:
+    def decide(self, decision: Decision) -> DecideResult:
         """A person's decision on a proposal; the remember result (a rejection: the proposal)."""
-        return review.decide(self._engine, decision)
+        # review.decide answers a validated remember result or public_proposal's dict.
+        return cast("DecideResult", review.decide(self._engine, decision))
 
     def duplicates(self, *, scope: str | None = None) -> duplicates.DuplicatesFound:
         """Near-duplicate pairs among current facts, best first, across every scope (None) or
@@ -165,18 +177,19 @@ class CurationApi(Namespace):
 
     # -- the decision log -------------------------------------------------------------------
 
-    def decision_log(self, *, limit: int = 200) -> list[dict[str, Any]]:
-        return review.decision_log(self._engine, limit=limit)
+    def decision_log(self, *, limit: int = 200) -> list[DecisionLogEntry]:
+        # review.decision_log builds each entry as dict[str, Any].
+        return cast("list[DecisionLogEntry]", review.decision_log(self._engine, limit=limit))
 
     def batch(self) -> AbstractContextManager[str]:
         """Every decision made inside (in this thread) is one step for undo and redo: a batch
         decision over marked items is taken back with one `z`."""
         return journal.batch()
 
-    def edit_chain(self, edit: ChainEdit) -> dict[str, Any]:
+    def edit_chain(self, edit: ChainEdit) -> RememberResult:
         """Supersede a chain's head (or revert it to an older text) as a person's decision:
         logged, so `@` shows it and `z` takes it back; the remember result."""
-        return edit_chain(self._engine, edit)
+        return cast("RememberResult", edit_chain(self._engine, edit))  # validated by remember
 
     def undo(self, *, actor: str, yes: int | None = None) -> Undone:
         """`yes`: the decision of a NeedsYes (a step that relaxes a policy) the person agreed to."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from engine.facade.namespace import Namespace
 from engine.memory import browse, library, resources
@@ -17,6 +17,9 @@ from engine.memory.recall import RecallRequest
 from engine.memory.why_not import NoMatch, WhyNot, no_match, why_not
 from engine.retrieval.seam import DuplicatePair
 from engine.storage import tables
+
+if TYPE_CHECKING:
+    from engine.contract.results import EgressLineage, RecallResult
 
 
 @dataclass(frozen=True)
@@ -66,17 +69,18 @@ class FactsApi(Namespace):
         """The supersession chain through `ref`, oldest first."""
         return browse.chain(self._engine, ref)
 
-    def effective_policy(self, collections: Sequence[str]) -> dict[str, Any]:
-        return browse.effective_policy(self._engine, collections)
+    def effective_policy(self, collections: Sequence[str]) -> EgressLineage:
+        # browse.effective_policy builds the seed's egressLineage as dict[str, Any].
+        return cast("EgressLineage", browse.effective_policy(self._engine, collections))
 
     def duplicate_pairs(self, *, scope: str, limit: int = 200) -> list[DuplicatePair]:
         return browse.duplicate_pairs(self._engine, scope=scope, limit=limit)
 
-    def why_not(self, request: RecallRequest, result: dict[str, Any]) -> WhyNot:
+    def why_not(self, request: RecallRequest, result: RecallResult) -> WhyNot:
         """What the recall `result` of `request` left out, and why."""
         return why_not(self._engine, request, result)
 
-    def no_match(self, request: RecallRequest, result: dict[str, Any]) -> NoMatch | None:
+    def no_match(self, request: RecallRequest, result: RecallResult) -> NoMatch | None:
         """Why the recall `result` of `request` returned nothing, for a person (None when it
         returned facts): nothing stored in those scopes, matches withheld by the egress
         ceiling or too big for the budget, or nothing close enough to the query. Not part of

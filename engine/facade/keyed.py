@@ -2,38 +2,55 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from engine.contract.normalize import check_utf8
 from engine.facade.namespace import Namespace
 from engine.keyed import requests, service
 
+if TYPE_CHECKING:
+    from engine.contract.results import (
+        KeyedHeld,
+        KeyedHistoryResponse,
+        KeyedHit,
+        KeyedRecallResponse,
+        KeyedRequest,
+        KeyedSearchResponse,
+    )
+
+# The keyed service builds each answer as dict[str, Any] and validates it against its schema
+# (schemas/keyed-memory-*.schema.json) before it returns: the casts below name that shape.
+
 
 class KeyedApi(Namespace):
     def remember(
         self,
-        request: Any,
+        request: KeyedRequest,
         *,
         namespace: str | None = None,
         caller: str = service.DEFAULT_CALLER,
         session: str = service.DEFAULT_CALLER,
-    ) -> dict[str, Any]:
-        return service.remember(
-            self._engine, request, namespace=namespace, caller=caller, session=session
+    ) -> KeyedHit:
+        return cast(
+            "KeyedHit",
+            service.remember(
+                self._engine, request, namespace=namespace, caller=caller, session=session
+            ),
         )
 
     def put(
         self,
-        request: Any,
+        request: KeyedRequest,
         *,
         namespace: str | None = None,
         caller: str = service.DEFAULT_CALLER,
         session: str = service.DEFAULT_CALLER,
-    ) -> tuple[dict[str, Any], bool]:
+    ) -> tuple[KeyedHit, bool]:
         """`remember`, and whether it wrote a revision (False: a retried create answered with
         the stored head)."""
-        return service.put(
-            self._engine, request, namespace=namespace, caller=caller, session=session
+        return cast(
+            "tuple[KeyedHit, bool]",
+            service.put(self._engine, request, namespace=namespace, caller=caller, session=session),
         )
 
     def retire(
@@ -58,19 +75,23 @@ class KeyedApi(Namespace):
             uri = service.head_to_retire(engine, key, namespace=namespace, if_revision=if_revision)
             review.retire(engine, ref=uri, actor=actor, reason=reason)
 
-    def recall(self, request: Any, *, namespace: str | None = None) -> dict[str, Any]:
-        return service.recall(self._engine, request, namespace=namespace)
+    def recall(self, request: KeyedRequest, *, namespace: str | None = None) -> KeyedRecallResponse:
+        return cast(
+            "KeyedRecallResponse", service.recall(self._engine, request, namespace=namespace)
+        )
 
-    def search(self, request: Any, *, namespace: str | None = None) -> dict[str, Any]:
-        return service.search(self._engine, request, namespace=namespace)
+    def search(self, request: KeyedRequest, *, namespace: str | None = None) -> KeyedSearchResponse:
+        return cast(
+            "KeyedSearchResponse", service.search(self._engine, request, namespace=namespace)
+        )
 
-    def get(self, key: str, *, namespace: str | None = None) -> dict[str, Any]:
+    def get(self, key: str, *, namespace: str | None = None) -> KeyedHit:
         self._check_names(key, namespace)
-        return service.get(self._engine, key, namespace=namespace)
+        return cast("KeyedHit", service.get(self._engine, key, namespace=namespace))
 
-    def history(self, key: str, *, namespace: str | None = None) -> dict[str, Any]:
+    def history(self, key: str, *, namespace: str | None = None) -> KeyedHistoryResponse:
         self._check_names(key, namespace)
-        return service.history(self._engine, key, namespace=namespace)
+        return cast("KeyedHistoryResponse", service.history(self._engine, key, namespace=namespace))
 
     @staticmethod
     def _check_names(key: str, namespace: str | None) -> None:
@@ -81,20 +102,21 @@ class KeyedApi(Namespace):
 
     def propose(
         self,
-        request: Any,
+        request: KeyedRequest,
         *,
         namespace: str | None = None,
         caller: str,
         session: str,
         origin: str = "mcp",
-    ) -> dict[str, Any]:
+    ) -> KeyedHeld | KeyedHit:
         """A keyed remember on a propose-only surface: queued for a person, not written. The
         held result (schemas/keyed-memory-held.schema.json), or the stored hit of a retried
         create. Accepting the proposal in review (`curation.decide`, action add) writes it."""
-        return service.propose(
+        held = service.propose(
             self._engine, request, namespace=namespace, caller=caller, session=session,
             origin=origin,
         )  # fmt: skip
+        return cast("KeyedHeld | KeyedHit", held)
 
     @staticmethod
     def scope(namespace: str | None = None) -> str:

@@ -6,18 +6,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from engine.facade.namespace import Namespace
 from engine.memory import receipts
 from engine.memory.receipts import NEAR_MISS_RATIO, FenceExposure, FenceNearMiss, ReceiptCheck
 
+if TYPE_CHECKING:
+    from engine.contract.results import Receipt, ReceiptGiven
+
 
 class ReceiptsApi(Namespace):
-    def recent(self, *, limit: int = 200) -> list[dict[str, Any]]:
-        return receipts.recent_receipts(self._engine, limit=limit)
+    def recent(self, *, limit: int = 200) -> list[Receipt]:
+        # public_receipt builds each as dict[str, Any], the seed's receipt.
+        return cast("list[Receipt]", receipts.recent_receipts(self._engine, limit=limit))
 
-    def verify(self, receipt: dict[str, Any]) -> ReceiptCheck:
+    def verify(self, receipt: ReceiptGiven) -> ReceiptCheck:
+        """Is this a receipt this store issued, unmodified? `receipt`: a recall result or its
+        receipt, as a surface was given it (MEMORY_RECEIPT_INVALID when it is not one)."""
         return receipts.verify_receipt(self._engine, receipt)
 
     def exposure(self, text: str) -> FenceExposure:
@@ -59,7 +65,7 @@ class ReceiptsApi(Namespace):
         self,
         text: str,
         *,
-        receipt: dict[str, Any] | None = None,
+        receipt: ReceiptGiven | None = None,
         threshold: float = NEAR_MISS_RATIO,
         limit: int = 20,
     ) -> list[FenceNearMiss]:
@@ -71,7 +77,7 @@ class ReceiptsApi(Namespace):
             self._engine, text, receipt=receipt, threshold=threshold, limit=limit
         )
 
-    def would_fence(self, receipt: dict[str, Any], text: str) -> bool:
+    def would_fence(self, receipt: ReceiptGiven, text: str) -> bool:
         """Would remembering `text` with this receipt be MEMORY_FENCED_REPLAY? The fence's own
         comparison (fence forms of the spans' texts)."""
         return receipts.would_fence(self._engine, receipt, text)

@@ -14,12 +14,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Protocol, Unpack, cast
 
 from engine.contract.normalize import check_utf8
 from engine.facade.factory import EngineOptions, open_engine, open_recall_store
 
 if TYPE_CHECKING:
+    from engine.contract.results import (
+        Matching,
+        Ob1RecallResponse,
+        ReadOnlyReason,
+        RecallResult,
+        ReindexReport,
+        RememberResult,
+        StoreStatus,
+    )
     from engine.facade.access import AccessApi
     from engine.facade.curation import CurationApi
     from engine.facade.facts import FactsApi
@@ -34,17 +43,29 @@ if TYPE_CHECKING:
     from engine.storage.change_feed import ChangeFeed
     from engine.storage.group_commit import WriteBatch
     from engine.storage.reads import RecallStore
+    from engine.storage.sqlite_reader import SqliteRecallStore
     from engine.storage.store import MemoryEngine
 
 # Each verb imports what it runs (recall, remember, a namespace, OB1 shapes, reindex, group
 # commit): a cold CLI call loads the path of its one verb and nothing else.
 
 
+class FactPlace(Protocol):
+    """What `fact_location` reads of a fact (a FactRow has it)."""
+
+    @property
+    def uri(self) -> str: ...
+    @property
+    def collection(self) -> str: ...
+    @property
+    def rel_path(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class ExplainedRecall:
     """A recall result (seed 001, exactly) and, per returned recordId, its score's parts."""
 
-    result: dict[str, Any]
+    result: RecallResult
     parts: dict[str, ScoreParts]
 
 
@@ -104,7 +125,7 @@ class MemoryService:
         canonical, no fact file written)."""
         return self.engine.files_canonical
 
-    def fact_location(self, row: Any) -> str:
+    def fact_location(self, row: FactPlace) -> str:
         """Where a person finds a fact: its file (embedded mode), shown from `<home>/` when
         it lives there; its uri in the server mode, where it is a row."""
         if not self.engine.files_canonical:
@@ -162,7 +183,7 @@ class MemoryService:
     def embedder_status(self) -> EmbedderStatus:
         return self.engine.embedder_status
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> StoreStatus:
         """Where this store lives and ranks (`gno-tui status`): the database's kind, the
         retrieval backend (`postgres` inside the database, or `in-memory`) with the legs it
         has, and the dedup matching in force; `readOnly` when this process may not write the
@@ -170,12 +191,13 @@ class MemoryService:
         a password."""
         index = self.engine.retrieval()
         read_only = self.engine.read_only
-        return {
+        reason: ReadOnlyReason = {"readOnlyReason": read_only} if read_only is not None else {}
+        status: StoreStatus = {
             "home": str(self.engine.home),
             "database": self.engine.db.dialect.name,
             "mode": "embedded" if self.engine.files_canonical else "server",
             "readOnly": read_only is not None,
-            **({"readOnlyReason": read_only} if read_only is not None else {}),
+            **reason,
             "notes": list(self.engine.notes),
             "retrieval": {
                 "backend": self.engine.retrieval_backend,
@@ -183,13 +205,15 @@ class MemoryService:
             },
             "matching": self.matching(),
         }
+        return status
 
-    def matching(self) -> dict[str, Any]:
+    def matching(self) -> Matching:
         """The dedup matching in force: mode, threshold, and why semantic is unavailable."""
         from engine.retrieval.matching import matching_block
 
         status = self.engine.embedder_status
-        return matching_block(status.embedder, status.unavailable_reason)
+        # matching_block builds the seed's `matching` object (typed dict[str, Any] there).
+        return cast("Matching", matching_block(status.embedder, status.unavailable_reason))
 
     @property
     def notes(self) -> list[str]:
@@ -205,14 +229,16 @@ class MemoryService:
 
     def remember(
         self, request: RememberRequest, *, hold_writes: bool = False, origin: str = "cli"
-    ) -> dict[str, Any]:
+    ) -> RememberResult:
         """A memory-remember@1.0 result. `hold_writes` (a propose-only surface) queues an add
         or supersede for a person instead of writing it."""
         from engine.memory.remember import remember
 
-        return remember(self.engine, request, hold_writes=hold_writes, origin=origin)
+        # The engine builds the result as dict[str, Any] and validates it against the seed.
+        result = remember(self.engine, request, hold_writes=hold_writes, origin=origin)
+        return cast("RememberResult", result)
 
-    def embed_ahead(self, text: Any) -> None:
+    def embed_ahead(self, text: object) -> None:
         """Embed a fact's text before its write takes the write lock, for the write to use
         (the MCP write lane does this for the writes waiting). Best effort: a text the write
         will refuse, or no model, does nothing here."""
@@ -239,25 +265,27 @@ class MemoryService:
         with write_batch(self.engine) as batch:
             yield batch
 
-    def recall(self, request: RecallRequest) -> dict[str, Any]:
+    def recall(self, request: RecallRequest) -> RecallResult:
         """A memory-recall@1.0 result; its receipt is stored."""
         from engine.memory.recall import recall_explained
 
-        return recall_explained(self.engine, request)[0]
+        # Built as dict[str, Any] and validated against seed 001 by the engine.
+        return cast("RecallResult", recall_explained(self.engine, request)[0])
 
     def recall_explained(self, request: RecallRequest) -> ExplainedRecall:
         from engine.memory.recall import recall_explained
 
         result, parts = recall_explained(self.engine, request)
-        return ExplainedRecall(result, parts)
+        return ExplainedRecall(cast("RecallResult", result), parts)  # validated as recall()
 
-    def recall_ob1(self, request: RecallRequest) -> dict[str, Any]:
+    def recall_ob1(self, request: RecallRequest) -> Ob1RecallResponse:
         """The same recall shaped as an OB1 recall response."""
         from engine.interop.ob1_recall import recall_ob1
 
-        return recall_ob1(self.engine, request)
+        # Built as dict[str, Any] and validated against seed 002 by the engine.
+        return cast("Ob1RecallResponse", recall_ob1(self.engine, request))
 
-    def recall_as_ob1(self, result: dict[str, Any]) -> dict[str, Any]:
+    def recall_as_ob1(self, result: RecallResult) -> Ob1RecallResponse:
         """A recall result already issued (its receipt stored: no second recall) shaped as an
         OB1 recall response, not validated (the workbench shows it beside its schema check)."""
         from engine.interop.ob1 import ob1_memory, ob1_response
@@ -266,13 +294,15 @@ class MemoryService:
         for fact in result["facts"]:
             row = self.facts.get(fact["recordId"])
             memories.append(ob1_memory(fact, collection=row.collection, workbench=row.workbench))
-        return ob1_response(result["receipt"]["digest"], memories)
+        # ob1_response builds it as dict[str, Any], the shape recall_ob1 validates.
+        return cast("Ob1RecallResponse", ob1_response(result["receipt"]["digest"], memories))
 
-    def reindex(self, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> ReindexReport:
         """Make the index agree with the fact files; `progress(done, total)` per file."""
         from engine.storage.reindex import reindex
 
-        return reindex(self.engine, progress)
+        # reindex builds its report as dict[str, Any]; ReindexReport names its keys.
+        return cast("ReindexReport", reindex(self.engine, progress))
 
     # -- collections ------------------------------------------------------------------------
 
@@ -332,21 +362,24 @@ class RecallService:
     def __init__(self, store: RecallStore) -> None:
         self._store = store
 
-    def recall(self, request: RecallRequest) -> dict[str, Any]:
+    def recall(self, request: RecallRequest) -> RecallResult:
         """A memory-recall@1.0 result; its receipt is stored."""
         from engine.memory.recall import recall_explained
 
-        return recall_explained(self._store, request)[0]
+        # Built as dict[str, Any] and validated against seed 001 by the engine.
+        return cast("RecallResult", recall_explained(self._store, request)[0])
 
-    def propose(self, request: RememberRequest) -> dict[str, Any]:
+    def propose(self, request: RememberRequest) -> RememberResult:
         """A memory-remember@1.0 result for decision propose (MEMORY_INTERNAL for another)."""
         from engine.memory.remember import propose
 
-        return propose(self._store, request)
+        # Built as dict[str, Any] and validated against seed 000 by the engine.
+        return cast("RememberResult", propose(self._store, request))
 
     def close(self) -> None:
         """Release the store's database connections (a MemoryEngine's pool, or sqlite3's)."""
-        store: Any = self._store
+        # The one of the two stores open_recall_store opens (RecallStore names neither's close).
+        store = cast("MemoryEngine | SqliteRecallStore", self._store)
         if hasattr(store, "db"):
             store.db.dispose()
         else:

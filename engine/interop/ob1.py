@@ -6,6 +6,7 @@ docs/ob1-mapping.md documents how each OB1 field is filled."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from engine.contract.curation_fields import curation_defaults
@@ -32,7 +33,7 @@ def _scoped(scopes: list[str], prefix: str) -> str | None:
 
 
 def ob1_memory(
-    fact: dict[str, Any],
+    fact: Mapping[str, Any],
     *,
     collection: str,
     workbench: dict[str, Any],

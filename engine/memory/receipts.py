@@ -7,7 +7,7 @@ engine/storage/reads.py (a cold CLI call on SQLite answers them through sqlite3)
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash, digest_of, fence_form, is_sha256, iso_utc
+from engine.storage import visibility
 from engine.storage.reads import public_receipt
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 RECEIPT_FIELDS = ("caller", "session", "issuedAt", "memoryIds", "spanHashes", "digest")
 
 
-def receipt_digest(receipt: dict[str, Any]) -> str:
+def receipt_digest(receipt: Mapping[str, Any]) -> str:
     return digest_of({key: receipt[key] for key in RECEIPT_FIELDS if key != "digest"})
 
 
@@ -114,7 +115,9 @@ class ReceiptCheck:
     drifted: dict[str, str] = field(default_factory=dict)
 
 
-def check_stored_receipt(session: Session, receipt: dict[str, Any], now: datetime) -> ReceiptCheck:
+def check_stored_receipt(
+    session: Session, receipt: Mapping[str, Any], now: datetime
+) -> ReceiptCheck:
     from sqlalchemy import select
 
     from engine.storage import tables
@@ -135,7 +138,7 @@ def check_stored_receipt(session: Session, receipt: dict[str, Any], now: datetim
             drifted[record_id] = f"superseded by {row.superseded_by}"
         elif row.retired_at:
             drifted[record_id] = "retired"
-        elif row.expires_at and row.expires_at <= now:
+        elif visibility.is_expired(row.expires_at, now):
             drifted[record_id] = "expired"
     return ReceiptCheck(digest_ok=digest_ok, stored=stored, drifted=drifted)
 
@@ -211,7 +214,7 @@ def recent_receipts(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str,
         return [_receipt_of_row(row) for row in _newest_first(rows, waiting)[:limit]]
 
 
-def verify_receipt(engine: MemoryEngine, receipt: dict[str, Any]) -> ReceiptCheck:
+def verify_receipt(engine: MemoryEngine, receipt: Mapping[str, Any]) -> ReceiptCheck:
     from sqlalchemy.orm import Session
 
     store_pending_receipts(engine)
@@ -233,7 +236,7 @@ def verify_receipt(engine: MemoryEngine, receipt: dict[str, Any]) -> ReceiptChec
 NEAR_MISS_RATIO = 90.0
 
 
-def _replays(text: str, receipt: dict[str, Any], spans: dict[str, str]) -> str | None:
+def _replays(text: str, receipt: Mapping[str, Any], spans: dict[str, str]) -> str | None:
     """The recordId (or span hash) of the receipt's span that `text` repeats, or None."""
     digest = content_hash(text)
     if digest in receipt.get("spanHashes", []):
@@ -248,13 +251,13 @@ def _replays(text: str, receipt: dict[str, Any], spans: dict[str, str]) -> str |
     return None
 
 
-def replayed_span(reads: StoreReads, receipt: dict[str, Any], text: str) -> str | None:
+def replayed_span(reads: StoreReads, receipt: Mapping[str, Any], text: str) -> str | None:
     """The span of a verified receipt that `text` replays (its recordId, or its hash when the
     contentHash matches), or None: remember refuses the first with MEMORY_FENCED_REPLAY."""
     return _replays(text, receipt, reads.fact_texts(receipt.get("memoryIds", [])))
 
 
-def would_fence(engine: MemoryEngine, receipt: dict[str, Any], text: str) -> bool:
+def would_fence(engine: MemoryEngine, receipt: Mapping[str, Any], text: str) -> bool:
     """Would remembering `text` with this receipt (a recall result or its `receipt`) be fenced
     as a replay? The same comparison as remember's fence; the receipt is not verified here."""
     if isinstance(receipt.get("receipt"), dict):
@@ -305,7 +308,7 @@ def fence_near_misses(
     engine: MemoryEngine,
     text: str,
     *,
-    receipt: dict[str, Any] | None = None,
+    receipt: Mapping[str, Any] | None = None,
     threshold: float = NEAR_MISS_RATIO,
     limit: int = 20,
 ) -> list[FenceNearMiss]:

@@ -13,6 +13,7 @@ the report says so (`unexplained`) and keeps the recall's own count, with no exa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from engine.contract.normalize import estimate_tokens, normalize_scopes, parse_i
 from engine.memory import browse
 from engine.memory.recall import EGRESS_ALLOWS, RecallRequest
 from engine.retrieval.seam import Visibility
-from engine.storage import tables
+from engine.storage import tables, visibility
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -67,7 +68,7 @@ class WhyNot:
     gone: int = 0  # facts current at the moment that left recall since: not ranked, not counted
 
 
-def why_not(engine: MemoryEngine, request: RecallRequest, result: dict[str, Any]) -> WhyNot:
+def why_not(engine: MemoryEngine, request: RecallRequest, result: Mapping[str, Any]) -> WhyNot:
     """Classify every match of the query that the recall `result` left out, as the store was
     when the recall was issued (the same ranking: the same index, facts born since left out)."""
     moment = parse_iso(result["receipt"]["issuedAt"])
@@ -134,15 +135,11 @@ def _born_after(engine: MemoryEngine, moment: datetime) -> list[str]:
 def _gone_since(engine: MemoryEngine, moment: datetime) -> int:
     """Facts current at `moment` that have left recall since: no index ranks them now."""
     fact = tables.FactRow
-    superseded, retired, expires = (
-        col(fact.superseded_at),
-        col(fact.retired_at),
-        col(fact.expires_at),
-    )
+    superseded, retired = col(fact.superseded_at), col(fact.retired_at)
     left = or_(
         and_(superseded.is_not(None), superseded > moment),
         and_(retired.is_not(None), retired > moment),
-        and_(expires.is_not(None), expires <= engine.now()),
+        visibility.expired_clause(fact, engine.now()),
     )
     current_then = browse._status_clause("current", moment, moment)
     assert current_then is not None
@@ -177,7 +174,7 @@ class NoMatch:
     message: str
 
 
-def no_match(engine: MemoryEngine, request: RecallRequest, result: dict[str, Any]) -> NoMatch:
+def no_match(engine: MemoryEngine, request: RecallRequest, result: Mapping[str, Any]) -> NoMatch:
     """Why the recall `result` of `request` is empty (call it only when it is), at its moment."""
     report = why_not(engine, request, result)
     counts = report.counts

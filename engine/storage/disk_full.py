@@ -122,8 +122,7 @@ def disk_full_refusal(
         return None
     if getattr(cause, "sqlstate", None) == _POSTGRES_DISK_FULL:
         return DiskFull(
-            f"The database server's disk is full ({str(cause).strip().splitlines()[0]}). "
-            f"{outcome}."
+            f"The database server's disk is full ({str(cause).strip().splitlines()[0]}). {outcome}."
         )
     place = _existing(_named_file(cause) or where)
     free = free_bytes(place)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -70,7 +70,7 @@ def _body(call: RouteCall, title: str, example: str) -> dict[str, Any]:
     return dict(call.body)
 
 
-def _etag(hit: dict[str, Any]) -> dict[str, str]:
+def _etag(hit: Mapping[str, object]) -> dict[str, str]:
     return {"ETag": f'"{hit["revision"]}"'}
 
 

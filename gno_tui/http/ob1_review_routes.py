@@ -7,9 +7,18 @@ OB1's `actor_id` and `actor_label` are accepted and not used."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
-from engine.facade import PROPOSALS_URI, Decision, MemoryFailure, load_schema, normalize_scopes
+from engine.facade import (
+    PROPOSALS_URI,
+    Decision,
+    MemoryFailure,
+    Proposal,
+    RememberResult,
+    load_schema,
+    normalize_scopes,
+)
 from gno_tui.egress_ceiling import admitted_collections
 from gno_tui.http.ob1_routes import ERRORS, IGNORED, NULLABLE, TEXT, project_scope
 from gno_tui.http.ob1_writeback_routes import HELD_POLICY, memory_summary
@@ -64,7 +73,7 @@ REVIEW_BODY: dict[str, Any] = {
 # -- GET /memories/review ---------------------------------------------------------------
 
 
-def _reviewable(call: RouteCall, proposal: dict[str, Any]) -> bool:
+def _reviewable(call: RouteCall, proposal: Mapping[str, Any]) -> bool:
     """A held fact write (not a held keyed write: that is no OB1 memory) whose every scope
     the token holds."""
     held = call.access.scopes
@@ -147,7 +156,7 @@ def review_list(call: RouteCall) -> Reply:
 # -- PATCH /memories/{id}/review --------------------------------------------------------
 
 
-def _proposal(call: RouteCall) -> dict[str, Any]:
+def _proposal(call: RouteCall) -> Proposal:
     """The proposal of the path, if the token may see it; else not found, as if it did not
     exist (MEMORY_PROPOSAL_NOT_FOUND)."""
     ref = call.path["id"]
@@ -184,7 +193,7 @@ def _target(call: RouteCall, ref: str) -> str:
     return str(row.uri)
 
 
-def _decision(call: RouteCall, body: dict[str, Any], proposal: dict[str, Any]) -> Decision:
+def _decision(call: RouteCall, body: dict[str, Any], proposal: Mapping[str, Any]) -> Decision:
     action, actor = body["action"], call.access.caller
     related = body.get("related_memory_id")
     as_asked = proposal["decision"]  # add, or supersede its predecessor
@@ -238,8 +247,9 @@ def review_decide(call: RouteCall) -> Reply:
         "use_policy": None,
     }
     if decision.action != "reject":
-        record = result["record"]
-        outcome = result["outcome"]
+        written = cast(RememberResult, result)  # not a rejection: the remember result
+        record = written["record"]
+        outcome = written["outcome"]
         state = "merged" if decision.action == "merge" and outcome == "superseded" else outcome
         policy = call.service.facts.get(record["recordId"]).workbench.get("usePolicy", {})
         answer |= {

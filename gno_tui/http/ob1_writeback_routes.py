@@ -11,6 +11,7 @@ from typing import Any
 from engine.facade import (
     DEFAULT_COLLECTION,
     MemoryFailure,
+    Proposal,
     RememberRequest,
     clean_text,
     collapse_text,
@@ -165,8 +166,8 @@ def _writeback_scopes(call: RouteCall, body: dict[str, Any]) -> list[str]:
 
 
 def _held_proposal(
-    call: RouteCall, proposals: list[dict[str, Any]], text: str, scopes: list[str], collection: str
-) -> dict[str, Any] | None:
+    call: RouteCall, proposals: list[Proposal], text: str, scopes: list[str], collection: str
+) -> Proposal | None:
     """The proposal this caller's held add of `text` is: the newest pending one (the queue
     answers a repeated write while it waits with the same proposal), else the newest, decided
     since it was queued (a fast reviewer)."""

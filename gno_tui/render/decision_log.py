@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from rich.text import Text
@@ -19,7 +20,7 @@ def fact_uris(target: str) -> list[str]:
     return [part for part in target.split("|") if part.startswith("gno://")]
 
 
-def target_name(entry: dict[str, Any], facts: Facts) -> str:
+def target_name(entry: Mapping[str, Any], facts: Facts) -> str:
     """What a decision acted on, as a person reads it: #docid and the start of the fact's
     text (a pair: both docids), a proposal's number and text; the raw target otherwise."""
     target, detail = entry["target"], entry.get("detail") or {}
@@ -35,7 +36,7 @@ def target_name(entry: dict[str, Any], facts: Facts) -> str:
     return str(target)
 
 
-def log_cells(entry: dict[str, Any], facts: Facts | None = None) -> list[str]:
+def log_cells(entry: Mapping[str, Any], facts: Facts | None = None) -> list[str]:
     """LOG_COLUMNS for one entry of the log (`facts` names its target)."""
     detail = entry.get("detail") or {}
     return [
@@ -48,7 +49,7 @@ def log_cells(entry: dict[str, Any], facts: Facts | None = None) -> list[str]:
     ]
 
 
-def log_detail(entry: dict[str, Any], facts: Facts | None = None) -> Text:
+def log_detail(entry: Mapping[str, Any], facts: Facts | None = None) -> Text:
     text = Text()
     text.append(f"{entry['action']} by {entry['actor']} at {entry['at']}\n", style="bold")
     for uri in fact_uris(entry["target"]):

@@ -3,6 +3,7 @@ the person's label), the budget cut line, the status, the labels and the schema 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.text import Text
@@ -64,7 +65,7 @@ def labels_text(labels: dict[str, str], summary: LabelSummary | None) -> Text:
 
 
 def fact_cells(
-    rank: int, fact: dict[str, Any], use: str, parts: ScoreParts | None, label: str
+    rank: int, fact: Mapping[str, Any], use: str, parts: ScoreParts | None, label: str
 ) -> list[str | Text]:
     """COLUMNS: rank, score and what it is made of (ScoreParts: BM25 over its
     ceiling, cosine, word alignment; "—" where the mode has no such part), spanHash, egress
@@ -88,7 +89,7 @@ def cut_line(omitted: int) -> Text:
     return Text(f"─── budget cut: {omitted} more match(es) omitted ───", style="dim italic")
 
 
-def status_text(result: dict[str, Any] | None, output_format: str, egress: str) -> Text:
+def status_text(result: Mapping[str, Any] | None, output_format: str, egress: str) -> Text:
     """Retrieval mode (with the lexical-fallback reason), format, ceiling, strictest lineage."""
     out = Text()
     if result is None:

@@ -3,6 +3,7 @@ verification, its state in the list, the fence verdict, and an effective egress 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -12,7 +13,7 @@ from engine.facade import ReceiptCheck
 from gno_tui.render.badges import check_mark, egress_badge, field_lines, short_hash
 
 
-def receipt_text(receipt: dict[str, Any], check: ReceiptCheck | None, *, keys: str) -> Text:
+def receipt_text(receipt: Mapping[str, Any], check: ReceiptCheck | None, *, keys: str) -> Text:
     """The receipt's fields; with `check`, the verdict: digest, stored, and drifted ids."""
     out = Text()
     out.append("Receipt", style="bold underline")
@@ -73,7 +74,7 @@ def fence_verdict(digest: str, fenced: bool) -> Text:
     return Text("✓ not fenced by this receipt", style="bold green")
 
 
-def effective_text(names: list[str], effective: dict[str, Any]) -> Text:
+def effective_text(names: list[str], effective: Mapping[str, Any]) -> Text:
     """The lineage a recall over the collections `names` would carry."""
     out = Text()
     out.append("Effective policy of " + ", ".join(names), style="bold")

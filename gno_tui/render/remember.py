@@ -14,7 +14,7 @@ from engine.facade import FenceExposure, FenceNearMiss, collapse_text
 from gno_tui.render.diff import pair_diff
 
 
-def outcome_text(result: dict[str, Any]) -> Text:
+def outcome_text(result: Mapping[str, Any]) -> Text:
     record = result.get("record", {})
     sync = result.get("sync", {})
     lines = Text()
@@ -32,7 +32,7 @@ def outcome_text(result: dict[str, Any]) -> Text:
 
 
 def matching_summary(
-    result: dict[str, Any],
+    result: Mapping[str, Any],
     candidates: list[dict[str, Any]],
     collection: str,
     elsewhere: Sequence[dict[str, Any]] = (),

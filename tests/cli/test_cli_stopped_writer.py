@@ -16,7 +16,7 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -134,7 +134,7 @@ def mcp_recall(cli: Any, query: str) -> dict[str, Any]:
     return anyio.run(run)
 
 
-def texts(recall: dict[str, Any]) -> list[str]:
+def texts(recall: Mapping[str, Any]) -> list[str]:
     return [fact["text"] for fact in recall["facts"]]
 
 

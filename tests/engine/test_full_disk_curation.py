@@ -6,7 +6,7 @@ the service keeps the index open, so each decision fails where it writes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +84,8 @@ def test_decisions_on_a_full_disk_say_so_change_nothing_and_work_after(
             # Listing the queue settles a decision cut short: pending again, or decided with
             # the fact it wrote. Either way the fact is stored once.
             if service.curation.proposals():
-                assert service.curation.decide(decide)["outcome"] == "added"
+                decided: Mapping[str, Any] = service.curation.decide(decide)
+                assert decided["outcome"] == "added"
             assert service.curation.proposals() == []
             (decided,) = service.curation.proposals(state=None)
             assert decided["state"] == "added"

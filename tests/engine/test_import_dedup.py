@@ -5,6 +5,7 @@ likely duplicate) or is skipped (the same text), as it would if remembered one b
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ def test_a_memory_differing_by_a_final_period_goes_to_the_review_queue(
     assert [c["recordId"] for c in candidates_of(proposal)] == [first["recordId"]]
 
 
-def candidates_of(proposal: dict[str, Any]) -> list[dict[str, Any]]:
+def candidates_of(proposal: Mapping[str, Any]) -> list[dict[str, Any]]:
     return list(proposal["candidates"])
 
 

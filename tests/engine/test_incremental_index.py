@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash
+from engine.facade import RememberResult
 from engine.facade.curation import Curation, CurationAction
 from engine.facade.factory import open_engine
 from engine.facade.interop import ImportRequest
@@ -85,14 +86,14 @@ class Client:
         self.engine = engine
         self.memory = MemoryService(engine)
 
-    def remember(self, text: str, scopes: list[str] | None, **fields: Any) -> dict[str, Any]:
+    def remember(self, text: str, scopes: list[str] | None, **fields: Any) -> RememberResult:
         fields.setdefault("decision", "add")
         request = RememberRequest(
             text=text, scopes=scopes, caller="test:agent", session="test", **fields
         )
         return self.memory.remember(request)
 
-    def add(self, text: str, scope: str) -> dict[str, Any]:
+    def add(self, text: str, scope: str) -> RememberResult:
         result = self.remember(text, [scope])
         assert result["outcome"] == "added", result
         return result

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -54,7 +54,7 @@ class StillClock:
         return self.now
 
 
-def outcome(call: Callable[[Any], dict[str, Any]], service: Any) -> Any:
+def outcome(call: Callable[[Any], Mapping[str, Any]], service: Any) -> Any:
     try:
         return ("result", call(service))
     except MemoryFailure as refused:
@@ -74,7 +74,7 @@ class Run:
         self.plain = MemoryService(self._engine(EmbedderStatus(None, "no model here")))
         self.full = MemoryService(self._engine(status))
         self.kept = self._light()
-        self.written: list[dict[str, Any]] = []
+        self.written: list[Mapping[str, Any]] = []
         self.receipts: list[dict[str, Any]] = []
         self.compared = 0
 
@@ -205,7 +205,7 @@ class Run:
             receipt=receipt,
         )
 
-    def _answers(self, call: Callable[[Any], dict[str, Any]]) -> list[Any]:
+    def _answers(self, call: Callable[[Any], Mapping[str, Any]]) -> list[Any]:
         fresh = self._light()
         try:
             return [outcome(call, service) for service in (self.full, self.kept, fresh)]

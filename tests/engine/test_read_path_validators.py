@@ -16,6 +16,7 @@ import pytest
 from engine.contract import validation
 from engine.contract.compiled import SchemaViolation
 from engine.contract.errors import MemoryFailure
+from engine.facade import RecallResult
 from engine.facade.service import MemoryService
 from engine.memory.recall import RecallRequest
 from engine.memory.remember import RememberRequest
@@ -34,7 +35,7 @@ def test_the_kept_validators_are_generated_from_the_schemas_as_they_are(name: st
 
 
 @pytest.fixture
-def recall_result(engine: MemoryEngine) -> dict[str, Any]:
+def recall_result(engine: MemoryEngine) -> RecallResult:
     memory = MemoryService(engine)
     memory.remember(RememberRequest("alice likes green tea", ["user:alice"], "w", "s", "add"))
     return memory.recall(RecallRequest("tea", ["user:alice"], "agent", "s"))

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from engine.facade import RememberResult
 from engine.facade.factory import open_engine
 from engine.facade.service import MemoryService
 from engine.memory.recall import RecallRequest
@@ -108,7 +109,7 @@ def test_a_reader_that_followed_many_writes_holds_what_a_fresh_one_holds(
     writer = MemoryService(writer_engine)
     pick = random.Random(12)
 
-    def remember(text: str, **fields: Any) -> dict[str, Any]:
+    def remember(text: str, **fields: Any) -> RememberResult:
         request = RememberRequest(text=text, caller="w", session="w", **fields)
         return writer.remember(request)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +108,7 @@ def test_refused_writes_on_a_write_enabled_mcp_server_leave_the_generation_alone
         memory.close()
 
 
-async def refused_over_mcp(home: Path, receipt: dict[str, Any]) -> list[str]:
+async def refused_over_mcp(home: Path, receipt: Mapping[str, Any]) -> list[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GNO_TUI_")}
     env.update(GNO_TUI_MODEL="/nonexistent/gno-tui-test-model", **pg_homes.database_env(home))
     params = StdioServerParameters(

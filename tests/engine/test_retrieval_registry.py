@@ -174,5 +174,5 @@ def test_the_cli_help_lists_what_the_registry_holds(
     for backend in REGISTRY.backends:
         assert f"{'|'.join(backend.choices)} ({backend.summary})" in shown
     probing = Registry((PROBE, *REGISTRY.backends))
-    monkeypatch.setattr("engine.retrieval.registry.REGISTRY", probing)
+    monkeypatch.setattr("engine.facade.RETRIEVAL_BACKENDS", probing)
     assert "probe (a test's probe), postgres (" in status_help()

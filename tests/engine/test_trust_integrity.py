@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -234,7 +234,7 @@ def test_an_unfinished_write_whose_predecessor_moved_on_is_left_out_and_reported
         client_a, client_b = MemoryService(a), MemoryService(b)
         from engine.memory.remember import RememberRequest
 
-        def remember(service: MemoryService, text_: str, **fields: Any) -> dict[str, Any]:
+        def remember(service: MemoryService, text_: str, **fields: Any) -> Mapping[str, Any]:
             return service.remember(
                 RememberRequest(
                     text=text_,
@@ -266,7 +266,7 @@ def test_an_unfinished_write_whose_predecessor_moved_on_is_left_out_and_reported
         report = client_a.reindex()
         assert report["changed"] == 0
         assert len(report["forks"]) == 1
-        fork = report["forks"][0]
+        fork: Mapping[str, Any] = report["forks"][0]
         assert fork["predecessor"] == old["uri"]
         assert fork["kept"] == won["record"]["uri"]
         assert len(fork["notKept"]) == 1 and "Lyon" not in fork["kept"]

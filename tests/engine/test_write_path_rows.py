@@ -5,11 +5,11 @@ behind under the new fact's record id must not fail the write."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import insert, select
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 def _reindex_changes(client: Client) -> dict[str, int]:
-    report = client.memory.reindex()
+    report: Mapping[str, Any] = client.memory.reindex()
     return {name: report[name] for name in ("added", "changed", "removed")}
 
 

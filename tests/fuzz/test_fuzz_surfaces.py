@@ -48,7 +48,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -253,8 +253,8 @@ class Seeded:
 
     home: Path
     service: MemoryService
-    fact: dict[str, Any]  # a current fact's record
-    recall: dict[str, Any]  # a recall result (its receipt is stored)
+    fact: Mapping[str, Any]  # a current fact's record
+    recall: Mapping[str, Any]  # a recall result (its receipt is stored)
     cursor: str | None  # a keyed recall cursor
 
     @property
@@ -268,7 +268,7 @@ def seeded(tmp_path: Path) -> Iterator[Seeded]:
     service = open_service(home=home, embedder_status=EmbedderStatus(None, "fuzz"))
     service.add_collection("work", policy="lan")
 
-    def add(text: str, scopes: list[str], collection: str | None = None) -> dict[str, Any]:
+    def add(text: str, scopes: list[str], collection: str | None = None) -> Mapping[str, Any]:
         request = RememberRequest(
             text=text,
             scopes=scopes,
@@ -430,7 +430,7 @@ BAD_TEXT = st.one_of(st.none(), JSON_TEXT)
 BAD_IDENTITY = st.one_of(st.sampled_from(["", " ", None]), chars_text(JSON_CHARS, max_size=10))
 
 
-def decisions(fact: dict[str, Any]) -> st.SearchStrategy[tuple[Any, Any, Any]]:
+def decisions(fact: Mapping[str, Any]) -> st.SearchStrategy[tuple[Any, Any, Any]]:
     """(decision, predecessor, predecessorHash) that fit together."""
     return st.one_of(
         st.sampled_from([("add", None, None), ("propose", None, None), (None, None, None)]),

@@ -12,7 +12,9 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from engine.contract.errors import MemoryFailure
 from engine.facade.service import open_service
@@ -42,6 +44,7 @@ def main() -> int:
                 session=f"{name}-session",
                 decision="add",
             )
+            line: Mapping[str, Any]
             try:
                 line = memory.remember(request)
             except MemoryFailure as failure:

@@ -14,7 +14,7 @@ import os
 import select
 import subprocess
 import unicodedata
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -414,7 +414,7 @@ def test_a_bad_allow_scope_stops_the_server_with_a_clear_error(mcp_home: Path) -
 # -- 7. keyed writes on a propose-only server wait for a person ---------------------------------
 
 
-def _decide(home: Path, proposal_id: int, action: str, **extra: Any) -> dict[str, Any]:
+def _decide(home: Path, proposal_id: int, action: str, **extra: Any) -> Mapping[str, Any]:
     service = _service(home)
     try:
         return service.curation.decide(

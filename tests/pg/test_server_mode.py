@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -454,7 +454,9 @@ def test_curation_review_receipts_and_labels_need_no_home(
     )
     assert held["outcome"] == "candidates"
     (proposal,) = desk.curation.proposals()
-    decided = desk.curation.decide(review.Decision(proposal["id"], "add", "person"))
+    decided: Mapping[str, Any] = desk.curation.decide(
+        review.Decision(proposal["id"], "add", "person")
+    )
     assert decided["outcome"] == "added"
     recalled = desk.recall(
         RecallRequest(query="tea", scopes=["team"], caller="test:agent", session="s1")
