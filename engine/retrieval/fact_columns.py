@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar, cast, overload
@@ -25,44 +24,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 import numpy as np
 
 from engine.retrieval.growing import GrowingArray
-
-
-@dataclass(frozen=True, slots=True)
-class IndexedFact:
-    record_id: str
-    docid: str
-    uri: str
-    collection: str
-    text: str
-    content_hash: str
-    scopes: tuple[str, ...]
-    caller: str
-    session: str
-    created_at: datetime
-    source: str | None
-    supersedes: tuple[str, ...]
-    expires_at: datetime | None
-
-    @classmethod
-    def from_row(cls, row: Any) -> IndexedFact:
-        """From a FactRow, or a result row of its SNAPSHOT_COLUMNS (same attribute names)."""
-        assert row.created_at is not None
-        return cls(
-            record_id=row.record_id,
-            docid=row.docid,
-            uri=row.uri,
-            collection=row.collection,
-            text=row.text,
-            content_hash=row.content_hash,
-            scopes=tuple(row.scopes),
-            caller=row.caller,
-            session=row.session,
-            created_at=row.created_at,
-            source=row.source,
-            supersedes=tuple(row.supersedes),
-            expires_at=row.expires_at,
-        )
-
+from engine.retrieval.results import IndexedFact as IndexedFact  # the seam's; kept here too
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)

@@ -15,7 +15,8 @@ from engine.retrieval.embeddings import Embedder
 from engine.retrieval.lexical import similarity as lexical_similarity
 from engine.retrieval.quantized import quantize
 from engine.retrieval.ranking import best_first
-from engine.retrieval.snapshot import IndexedFact, Snapshot
+from engine.retrieval.results import ScoredCandidate as ScoredCandidate  # the seam's
+from engine.retrieval.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
@@ -30,13 +31,6 @@ LEXICAL_TIERS = Tiers(exact=0.94, likely=0.82, weak=0.58)
 MAX_CANDIDATES = 8
 # In lexical mode rapidfuzz runs on the BM25 shortlist only (it is too slow for a whole store).
 LEXICAL_SHORTLIST = 64
-
-
-@dataclass(frozen=True)
-class ScoredCandidate:
-    fact: IndexedFact
-    similarity: float
-    tier: str
 
 
 def tier_of(score: float, tiers: Tiers) -> str | None:

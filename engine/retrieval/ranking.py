@@ -11,6 +11,7 @@ from typing import Any, cast
 import numpy as np
 
 from engine.retrieval.quantized import quantize
+from engine.retrieval.results import ScoreParts as ScoreParts  # the seam's; kept here too
 from engine.retrieval.snapshot import Snapshot
 
 # Weight of the cosine against ceiling-normalised BM25 in the hybrid score: the best of
@@ -33,17 +34,6 @@ MATCH_WINDOW = 256
 # docs/retrieval.md, "When a fact is a match", has the figures.
 WORD_MATCH_FLOOR = 0.28
 SEMANTIC_MATCH_FLOOR = 0.45
-
-
-@dataclass(frozen=True)
-class ScoreParts:
-    """What a match's score is made of. Hybrid: score = lexical + SEMANTIC_WEIGHT x cosine +
-    ALIGNMENT_WEIGHT x alignment, with lexical as BM25 over the query's ceiling. Lexical
-    mode: the score is the BM25 itself, and the semantic parts are None."""
-
-    lexical: float
-    cosine: float | None = None
-    alignment: float | None = None
 
 
 @dataclass

@@ -16,9 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, cast
 
-from engine.retrieval.matching import ScoredCandidate
-from engine.retrieval.ranking import ScoreParts
-from engine.retrieval.snapshot import IndexedFact
+from engine.retrieval.results import IndexedFact, ScoredCandidate, ScoreParts
 
 # Chooses the backend (engine/retrieval/registry.py reads it).
 RETRIEVAL_ENV = "GNO_TUI_RETRIEVAL"
