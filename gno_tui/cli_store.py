@@ -37,10 +37,14 @@ def _is_database_error(exc: BaseException) -> bool:
     )
 
 
-def open_store(args: argparse.Namespace) -> MemoryService:
+def open_store(args: argparse.Namespace, *, reading: bool = False) -> MemoryService:
+    """`reading`: the command only reads (it need not wait for a process creating a new home)."""
     from engine.facade import open_service
 
-    return _opened(lambda: open_service(home=args.home, db_url=args.db, model=args.model), args)
+    return _opened(
+        lambda: open_service(home=args.home, db_url=args.db, model=args.model, reading=reading),
+        args,
+    )
 
 
 def open_recall(args: argparse.Namespace) -> RecallService:

@@ -314,7 +314,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    report = open_store(args).status()
+    report = open_store(args, reading=True).status()
     if args.json:
         emit_json(report)
     else:

@@ -53,6 +53,7 @@ class EngineOptions(TypedDict, total=False):
     ids: Callable[[], str] | None
     lock_timeout: float | None
     backends: Registry
+    reading: bool
 
 
 def open_engine(
@@ -65,11 +66,13 @@ def open_engine(
     ids: Callable[[], str] | None = None,
     lock_timeout: float | None = None,
     backends: Registry = REGISTRY,
+    reading: bool = False,
 ) -> MemoryEngine:
     """`clock` and `ids` (record ids, `mem-` + 16 hex; random when None) are the engine's
     only sources of time and identity: see MemoryEngine. `lock_timeout`: how long a write
     waits for the home's write lock (None: WRITE_LOCK_TIMEOUT_S). `backends`: the retrieval
-    registry (engine/retrieval/registry.py) the backend is chosen from."""
+    registry (engine/retrieval/registry.py) the backend is chosen from. `reading`: the caller
+    only reads (see MemoryEngine)."""
     resolved = resolve_home(home)
     # A path that cannot be a home is a coded error, before the store's code loads; nothing
     # is made.
@@ -88,6 +91,7 @@ def open_engine(
             ids=ids,
             lock_timeout=WRITE_LOCK_TIMEOUT_S if lock_timeout is None else lock_timeout,
             backends=backends,
+            reading=reading,
         )
 
 
@@ -115,4 +119,8 @@ def open_recall_store(**options: Unpack[EngineOptions]) -> RecallStore:
             if not_writable(home, sqlite_file(url)) is None
             else None
         )
-    return store if store is not None else open_engine(**options)
+    # A recall or propose only reads: it need not wait for a process creating a new home.
+    if store is not None:
+        return store
+    reading: EngineOptions = {**options, "reading": True}
+    return open_engine(**reading)

@@ -54,7 +54,9 @@ def crash_within(point: CrashPoint, stage: str, after: int, upto: int) -> None:
 # written) and `group-placed` (the files in place, just before the commit); in a person's
 # review decision (engine/curation/review.py): `review-claimed` (the proposal claimed, nothing
 # written yet) and `review-written` (its fact written, the proposal not yet decided), where a
-# test SIGKILLs the stopped decision (engine/curation/claims.py). Only tests set it.
+# test SIGKILLs the stopped decision (engine/curation/claims.py); in a single write
+# (engine/storage/store.py): `single-indexed`; opening a brand-new home: `schema-creating` (the
+# write lock held, the index without tables). Only tests set it.
 
 STOP_HOOK_ENV = "GNO_TUI_TEST_STOP_WRITE"
 # Read once per process (the tests set it in the writer's environment), not at every write.

@@ -27,6 +27,7 @@ from engine.storage.orm_reads import OrmReads
 from engine.storage.sqlite_settings import SQLITE_BUSY_TIMEOUT_MS
 
 if TYPE_CHECKING:
+    from engine.storage.journal import HomeLock
     from engine.storage.store import MemoryEngine
 
 
@@ -49,6 +50,43 @@ class ReadOnlyReads(OrmReads):
             return super().store_identity()
         except (DBAPIError, MemoryFailure):  # none drawn and none can be stored: the copy
             return None  # kept on disk goes unused
+
+
+# Why a reader of a brand-new home answers from memory: the process making it stopped while
+# it held the write lock, before its index had tables (engine/storage/store.py).
+CREATED_ELSEWHERE = "another process is creating this new home's index and holds its write lock"
+
+
+def created_elsewhere(home: Path, index: Path, lock: HomeLock) -> str | None:
+    """CREATED_ELSEWHERE when `home` is brand new (no collections.yaml), its index has no
+    tables yet, and another process holds the write lock right now: a reader answers from an
+    index built in memory (the home holds no fact yet) rather than wait for that process."""
+    if (home / "collections.yaml").exists():
+        return None
+    if index.is_file():
+        try:
+            probe = sqlite3.connect(f"{index.as_uri()}?mode=ro", uri=True)
+            try:
+                tables = probe.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            finally:
+                probe.close()
+        except sqlite3.Error:
+            return None  # the usual open says what is wrong with it
+        if tables:
+            return None
+    if lock.acquire(0):
+        lock.release()
+        return None
+    return CREATED_ELSEWHERE
+
+
+def created_elsewhere_refusal(home: Path, lock: Path) -> MemoryFailure:
+    return MemoryFailure(
+        "MEMORY_WRITE_LEASE_BUSY",
+        f"Another process is creating the new home {home} and holds its write lock ({lock}); "
+        "nothing was written. Retry shortly; if no gno-tui is running, the lock file can be "
+        "removed.",
+    )
 
 
 def read_only_index(path: Path) -> tuple[Engine, bool]:
@@ -169,7 +207,12 @@ def _build_in_memory(engine: MemoryEngine, why: str) -> None:
             files, indexed = report["files"], report["indexed"]
     seal(engine.db)
     refuse_writes(engine.db, engine.read_only_refusal)
+    state = (
+        "another process is creating this new home"
+        if engine.read_only == CREATED_ELSEWHERE
+        else "the home is read-only"
+    )
     engine.note(
-        f"the home is read-only and its index {why}: answering from an index built in memory "
+        f"{state} and its index {why}: answering from an index built in memory "
         f"from the fact files ({files} files, {indexed} facts indexed); nothing was written."
     )

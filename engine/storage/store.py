@@ -85,7 +85,10 @@ from engine.storage.indexing import insert_new_fact, vector_values
 from engine.storage.journal import HomeLock, WriteJournal
 from engine.storage.orm_reads import OrmReads
 from engine.storage.read_only import (
+    CREATED_ELSEWHERE,
     ReadOnlyReads,
+    created_elsewhere,
+    created_elsewhere_refusal,
     memory_index,
     prepare_read_only,
     read_only_index,
@@ -112,12 +115,15 @@ class MemoryEngine(WriteJournal):
         ids: Callable[[], str] | None = None,
         lock_timeout: float = WRITE_LOCK_TIMEOUT_S,
         backends: Registry = REGISTRY,
+        reading: bool = False,
     ) -> None:
         """`clock` gives every time the engine writes (createdAt, decisions, receipts...);
         `ids` gives every record id it mints: a callable returning a whole record id,
         `mem-` + 16 lowercase hex (engine.contract.normalize.new_record_id, random, when
         None; counted_record_ids() for reproducible ones). Ids read from imported files or
-        fact files are kept as they are. `backends`: the retrieval registry to choose from."""
+        fact files are kept as they are. `backends`: the retrieval registry to choose from.
+        `reading`: opened only to read (recall, status), so it need not wait for a process
+        that is creating a brand-new home (read_only.created_elsewhere)."""
         self.home = Path(home)
         make_home(self.home)  # a coded error for a path that cannot be a home folder
         self.db = db
@@ -151,11 +157,13 @@ class MemoryEngine(WriteJournal):
         # through a read-only connection, or one in memory built from the files when the home
         # has none (engine/storage/read_only.py), and every write is refused.
         self.read_only = not_writable(self.home, index) if self.files_canonical else None
+        if self.read_only is None and reading and self.files_canonical and index is not None:
+            self.read_only = created_elsewhere(self.home, index, self._lock)
         self._building = False  # the read-only home's index in memory, being built
         self._memory_reason: str | None = None
         if self.read_only is not None and index is not None:
             self.db.dispose()
-            if index.is_file():
+            if index.is_file() and self.read_only != CREATED_ELSEWHERE:
                 self.db, immutable = read_only_index(index)
                 refuse_writes(self.db, self.read_only_refusal)
                 if immutable and Path(f"{index}-wal").exists():
@@ -164,7 +172,10 @@ class MemoryEngine(WriteJournal):
                         f"{index.name} as it is, without the writes still in its log."
                     )
             else:
-                self.db, self._memory_reason = memory_index(), "is missing"
+                missing = (
+                    "is missing" if self.read_only != CREATED_ELSEWHERE else "has no tables yet"
+                )
+                self.db, self._memory_reason = memory_index(), missing
         # What the index and recall read (engine/storage/reads.py), through the ORM.
         self.reads = (
             ReadOnlyReads(self.db)
@@ -330,6 +341,8 @@ class MemoryEngine(WriteJournal):
         with self.write_lock(settle=False):
             if revision != schema.HEAD:
                 missing = schema.tables_missing(self.db)
+                if missing:
+                    stop_here("schema-creating")  # tests only: a new home's lock, no tables
                 for note in schema.upgrade_to_head(self.db):
                     self.note(note)
             self._prepare_collections()
@@ -363,6 +376,8 @@ class MemoryEngine(WriteJournal):
     def read_only_refusal(self) -> MemoryFailure:
         """MEMORY_HOME_READ_ONLY for this home (only while it is read-only)."""
         assert self.read_only is not None
+        if self.read_only == CREATED_ELSEWHERE:
+            return created_elsewhere_refusal(self.home, self._lock.path)
         return read_only_refusal(self.home, self.read_only)
 
     @property

@@ -242,6 +242,34 @@ def test_a_new_homes_first_writer_stopped_mid_write_leaves_it_readable(
     assert texts(cli("recall", "drinks", "--scope", "s", "--json").doc) == [COFFEE]
 
 
+@pytest.mark.embedded_mode
+def test_a_new_home_is_readable_while_its_first_writer_is_stopped_making_its_index(
+    cli: Any, home: Path
+) -> None:
+    """The first process on a new home (here a write-enabled MCP server, which opens the store
+    as it starts) stops while it holds the write lock and the index has no tables yet. Before,
+    status and recall waited 10 s for it and failed (MEMORY_WRITE_LEASE_BUSY, or
+    MEMORY_QUERY_FAILED). Now they answer as the store is: empty, from an index built in
+    memory; status says why. Continued, the writer makes the home and writes."""
+    writer = StoppedWriter(cli, "schema-creating", home.parent / "writer-schema.log")
+    try:
+        writer.wait_until_stopped()
+        status = cli("status", "--json")
+        assert status.returncode == 0, status.stdout + status.stderr
+        assert "creating this new home" in status.doc["readOnlyReason"]
+        recall = cli("recall", "drinks", "--scope", "s", "--json")
+        assert recall.returncode == 0, recall.stdout + recall.stderr
+        assert recall.doc["facts"] == []
+        writer.process.send_signal(signal.SIGCONT)
+        writer.start_write(COFFEE)
+        answered = writer.answer(1)
+    finally:
+        writer.close()
+    assert answered["result"]["structuredContent"]["outcome"] == "added"
+    assert texts(cli("recall", "drinks", "--scope", "s", "--json").doc) == [COFFEE]
+    assert "readOnlyReason" not in cli("status", "--json").doc
+
+
 def test_readers_answer_while_a_single_write_is_stopped_before_its_commit(
     cli: Any, seeded: Path
 ) -> None:
