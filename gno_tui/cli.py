@@ -31,8 +31,8 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message}. See `{self.prog} --help`.")
 
     def format_help(self) -> str:
-        # The retrieval backends' words come from their registry, read only when help is
-        # shown: importing it loads numpy, which a cold call that needs none must not pay.
+        # The retrieval backends' words come from their registry (through the façade), read
+        # only when help is shown: the parser is built on every call, which needs none of it.
         if self.description and RETRIEVAL_WORDS in self.description:
             from engine.facade import RETRIEVAL_BACKENDS
 

@@ -378,10 +378,8 @@ class ExportedFact(PublicFact):
     supersededBy: NotRequired[str]
 
 
-class BackupReport(TypedDict):
-    """What `backup` wrote (engine/storage/backup_files.py, backup_rows.py): where, when, which
-    store, how many rows of each kind, the files and bytes written, and how long writers
-    waited (none in the server mode, a snapshot)."""
+class BackupSummary(TypedDict):
+    """A backup as its manifest counts it: both reports begin with this."""
 
     backup: str
     mode: Literal["embedded", "server"]
@@ -391,9 +389,16 @@ class BackupReport(TypedDict):
     receipts: int
     proposals: int
     decisions: int
-    collections: int
     currentFacts: int
     factFiles: NotRequired[int]  # embedded
+
+
+class BackupReport(BackupSummary):
+    """What `backup` wrote (engine/storage/backup_files.py, backup_rows.py): where, when, which
+    store, how many rows of each kind, the files and bytes written, and how long writers
+    waited (none in the server mode, a snapshot)."""
+
+    collections: int
     files: int
     bytes: int
     writersPausedMs: float
@@ -418,20 +423,10 @@ class RestoreCheck(TypedDict):
     notes: list[str] | None
 
 
-class RestoreReport(TypedDict):
+class RestoreReport(BackupSummary):
     """What `restore` did: the backup's summary (its manifest's counts), where it went, and
     what the check afterwards found."""
 
-    backup: str
-    mode: Literal["embedded", "server"]
-    takenAt: str
-    schema: str
-    facts: int
-    receipts: int
-    proposals: int
-    decisions: int
-    currentFacts: int
-    factFiles: NotRequired[int]  # embedded
     restored: str  # the home (embedded) or the database, shown without its password
     collections: list[RestoredCollection]
     rows: NotRequired[dict[str, int]]  # server: rows restored per table

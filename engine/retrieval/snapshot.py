@@ -188,8 +188,7 @@ class Snapshot:
                 if name in self._by_collection:
                     allowed[self._by_collection[name].arrays()[0]] = True
             mask &= allowed
-        mask &= visibility.current_mask(self._live.view(), self._expiry.view(), now)
-        return mask
+        return visibility.current_mask(self._live.view(), self._expiry.view(), now, within=mask)
 
     # -- changing ---------------------------------------------------------------------------
 

@@ -117,7 +117,14 @@ def unexpired_mask(expiry: np.ndarray, now: datetime) -> np.ndarray:
     return mask
 
 
-def current_mask(live: np.ndarray, expiry: np.ndarray, now: datetime) -> np.ndarray:
-    """Per position of the snapshot, current at `now` (`live`: its liveness flags)."""
-    mask: np.ndarray = live & unexpired_mask(expiry, now)
-    return mask
+def current_mask(
+    live: np.ndarray, expiry: np.ndarray, now: datetime, *, within: np.ndarray | None = None
+) -> np.ndarray:
+    """Per position of the snapshot, current at `now` (`live`: its liveness flags). With
+    `within`, that mask is narrowed in place and returned (a recall's, no new array)."""
+    if within is None:
+        mask: np.ndarray = live & unexpired_mask(expiry, now)
+        return mask
+    within &= live
+    within &= unexpired_mask(expiry, now)
+    return within
