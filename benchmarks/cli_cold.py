@@ -10,7 +10,7 @@ and `remember --add`, timed from spawn to exit. `--version` is the floor (interp
 and argparse); importing the dependencies alone (no gno-tui code) is the floor of a command
 through the full engine (the ORM), and importing what the read path needs (numpy, the model's
 readers, sqlite3) the floor of a recall or propose on a SQLite home, which reads through
-sqlite3 (engine/storage/sqlite_reader.py). `python -X importtime` of one recall says which
+sqlite3 (engine/storage/embedded/sqlite_reader.py). `python -X importtime` of one recall says which
 packages the imports cost.
 
 The timed processes run with bytecode writing on (PYTHONDONTWRITEBYTECODE dropped), as an

@@ -243,7 +243,7 @@ def _add_collection(store: MemoryService, args: argparse.Namespace) -> Any:
     import tempfile  # here: only adding a collection needs it
 
     store.check_writable()  # a read-only home: its own code, before any folder is tried
-    if args.name in {row.name for row in store.collections()} or not store.files_canonical:
+    if args.name in {row.name for row in store.collections()} or not store.keeps_fact_files:
         # An existing name is refused by the engine; in the server mode a collection has no
         # folder (the engine refuses --path there).
         return store.add_collection(args.name, path=args.path, policy=args.policy)

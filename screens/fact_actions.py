@@ -137,12 +137,9 @@ class FactActions(WorkbenchScreen):
         self.app.push_screen(CopyChoice(row), copy)
 
     def fact_file(self, row: FactRecord) -> Path | None:
-        """The fact's file, when the store keeps one (embedded mode) and it is there."""
-        if not self.service.files_canonical:
-            return None  # the server mode: the fact is a row, its text is all there is
-        shown = self.service.fact_location(row)
-        path = self.service.home / shown[len(HOME) :] if shown.startswith(HOME) else Path(shown)
-        return path if path.is_file() else None
+        """The fact's file, when the store keeps one and it is there (where a fact is a row,
+        its text is all there is)."""
+        return self.service.fact_file(row)
 
     def action_view_in_editor(self) -> None:
         if (row := self.shown_fact()) is None:

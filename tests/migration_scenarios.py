@@ -1,4 +1,4 @@
-"""The schema-migration scenarios (engine/storage/schema.py), written once for any database:
+"""The schema-migration scenarios (engine/storage/schema/version.py), written once for any database:
 tests/engine/test_migrations.py runs them on the engine tests' database (SQLite, or the
 server of $GNO_TUI_TEST_PG), tests/pg/test_pg_migrations.py on pgserver's PostgreSQL 16."""
 
@@ -15,8 +15,8 @@ from engine.contract.errors import MemoryFailure
 from engine.facade.service import MemoryService
 from engine.memory.recall import RecallRequest
 from engine.memory.remember import RememberRequest
-from engine.storage import schema
-from engine.storage.migrations.baseline_ops import CHANGE_TRIGGERS
+from engine.storage.schema import version as schema
+from engine.storage.schema.migrations.baseline_ops import CHANGE_TRIGGERS
 from engine.storage.store import MemoryEngine
 
 Open = Callable[[], MemoryEngine]
@@ -25,7 +25,7 @@ NOTIFY_TRIGGER = "store_meta_generation_notify"
 
 
 def schema_drift(db: Engine) -> list[Any]:
-    """What differs between the database and engine/storage/tables.py (Alembic's comparison),
+    """What differs between the database and engine/storage/schema/tables.py (Alembic's comparison),
     leaving out the PostgreSQL backend's derived tables, which it creates itself."""
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
@@ -90,7 +90,7 @@ def statements_at_open(store: MemoryEngine) -> list[str]:
     store.db.dispose()
     event.listen(store.db, "before_cursor_execute", record)
     try:
-        assert store._prepare_schema() is False
+        assert store.prepare_schema() is False
     finally:
         event.remove(store.db, "before_cursor_execute", record)
     return seen

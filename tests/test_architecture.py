@@ -77,3 +77,75 @@ def test_the_scan_sees_imports_inside_functions(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text("def f():\n    from engine.storage import tables\n", encoding="utf-8")
     assert (2, "engine.storage") in set(imported_modules(sample))
+
+
+def module_graph(*packages: str) -> dict[str, set[str]]:
+    """Module -> the modules of `packages` it imports, at any place (the top, inside a
+    function, under TYPE_CHECKING), a package's __init__ named by its package."""
+    modules: dict[str, Path] = {}
+    for path in python_files(*packages):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for _, target in imported_modules(path):
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            # A submodule importing its own package's __init__ is how Python imports it.
+            if target and target != name and not name.startswith(target + "."):
+                graph[name].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected sets of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            step = next(edges, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    on_stack.add(step)
+                    work.append((step, iter(sorted(graph[step]))))
+                elif step in on_stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_engine_module_imports_itself_round_a_cycle_even_for_types() -> None:
+    found = cycles(module_graph("engine"))
+    assert not found, "import cycles (TYPE_CHECKING and in-function imports count):\n" + "\n".join(
+        " -> ".join(component) for component in found
+    )
+
+
+def test_the_cycle_check_finds_a_type_only_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import POLICY_STRICTNESS, check_utf8, normalize_scopes
 from engine.keyed.requests import namespace_scope
-from engine.storage import tables
+from engine.storage.schema import tables
 from engine.storage.store import MemoryEngine
 
 TOKEN_PREFIX = "gno_"

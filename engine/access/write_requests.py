@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import check_utf8, iso_utc
-from engine.storage import tables
+from engine.storage.schema import tables
 from engine.storage.store import MemoryEngine
 
 KEEP_DAYS = 30

@@ -91,8 +91,8 @@ ERROR_CODES = frozenset(
         # of a newer gno-tui; a restore aimed at a home or database that holds a store.
         "MEMORY_BACKUP_INVALID",
         "MEMORY_STORE_NOT_EMPTY",
-        # The home (engine/storage/home.py): a --home that cannot be a store's folder (exit 1);
-        # a home this process may not write (exit 2: reads still work); a collections.yaml
+        # The home (engine/storage/embedded/home.py): a --home that cannot be a store's folder
+        # (exit 1); a home this process may not write (exit 2: reads still work); a collections.yaml
         # that does not parse or lists a collection wrongly (exit 2, naming the line).
         "MEMORY_HOME_INVALID",
         "MEMORY_HOME_READ_ONLY",

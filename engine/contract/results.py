@@ -21,8 +21,8 @@ EgressPolicy: TypeAlias = Literal["local_only", "lan", "remote"]
 
 
 class PublicFact(TypedDict):
-    """The seed's `fact`: a stored fact as every surface shows it (engine/storage/fact_shape.py
-    public_fact)."""
+    """The seed's `fact`: a stored fact as every surface shows it
+    (engine/storage/reads/fact_shape.py public_fact)."""
 
     uri: str
     docid: str
@@ -357,7 +357,8 @@ class DuplicateFile(TypedDict):
 
 
 class ReindexReport(TypedDict):
-    """What `reindex` found and did (engine/storage/reindex.py; server_mode.rebuild_derived)."""
+    """What `reindex` found and did (engine/storage/embedded/reindex.py;
+    server_mode.rebuild_derived)."""
 
     files: int
     indexed: int
@@ -394,7 +395,7 @@ class BackupSummary(TypedDict):
 
 
 class BackupReport(BackupSummary):
-    """What `backup` wrote (engine/storage/backup_files.py, backup_rows.py): where, when, which
+    """What `backup` wrote (engine/storage/embedded/backup.py, backup_rows.py): where, when, which
     store, how many rows of each kind, the files and bytes written, and how long writers
     waited (none in the server mode, a snapshot)."""
 

@@ -13,8 +13,8 @@ from sqlalchemy.orm import Session
 
 from engine.curation.journal import journal_action, journal_detail
 from engine.memory.remember import RememberRequest, remember
-from engine.storage import tables
-from engine.storage.database import bump_generation
+from engine.storage.schema import tables
+from engine.storage.schema.database import bump_generation
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -93,7 +93,7 @@ def log_chain_step(
 
 
 def _text_of(engine: MemoryEngine, uri: str) -> str | None:
-    from engine.storage.records import get_fact
+    from engine.storage.reads.records import get_fact
 
     with Session(engine.db) as session:
         row = get_fact(session, ref=uri)

@@ -39,8 +39,8 @@ from engine.curation.claims import CLAIM_LEASE, CLAIM_PREFIX, Claim, decided_ent
 from engine.curation.fields import CONFIRMED, confirm
 from engine.curation.journal import batch_of, journal_detail
 from engine.keyed.requests import namespace_scope
-from engine.storage import tables
-from engine.storage.database import bump_generation
+from engine.storage.schema import tables
+from engine.storage.schema.database import bump_generation
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine

@@ -36,12 +36,12 @@ from sqlmodel import col
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash, iso_utc
 from engine.curation.journal import current_batch, journal_action
-from engine.storage import tables
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
     from sqlalchemy.sql.elements import ColumnElement
 
-    from engine.curation.review import Decision
+    from engine.curation.decision import Decision
     from engine.storage.store import MemoryEngine
 
 # A claim whose holder cannot be checked (another machine, another boot or container, no

@@ -26,9 +26,9 @@ from sqlmodel import col
 from engine.curation import review
 from engine.memory.browse import KEEP_BOTH, kept_pairs
 from engine.retrieval.seam import LEXICAL, SEMANTIC, DuplicatePair, Visibility
-from engine.storage import tables
-from engine.storage.database import bump_generation
-from engine.storage.records import get_fact
+from engine.storage.reads.records import get_fact
+from engine.storage.schema import tables
+from engine.storage.schema.database import bump_generation
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine

@@ -13,9 +13,9 @@ from sqlalchemy.orm import Session
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 from engine.curation.journal import journal_action, journal_detail
-from engine.storage import tables
-from engine.storage.database import bump_generation
-from engine.storage.records import get_fact
+from engine.storage.reads.records import get_fact
+from engine.storage.schema import tables
+from engine.storage.schema.database import bump_generation
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine

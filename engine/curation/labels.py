@@ -20,8 +20,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
-from engine.storage import tables
-from engine.storage.records import get_fact
+from engine.storage.reads.records import get_fact
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine

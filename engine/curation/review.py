@@ -6,7 +6,6 @@ sync) and is logged with who, when and what."""
 from __future__ import annotations
 
 from contextlib import nullcontext
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
@@ -16,37 +15,24 @@ from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 from engine.curation import claim_recovery, claims
 from engine.curation.claims import Claim
+from engine.curation.decision import Decision as Decision  # re-exported: the façade's
 from engine.curation.fields import confirm as confirm
 from engine.curation.fields import mark_stale as mark_stale  # re-exported: the façade's verbs
 from engine.curation.fields import set_curation as set_curation
 from engine.curation.journal import batch, journal_action, journal_detail
 from engine.keyed import service as keyed_service
 from engine.memory.remember import RememberRequest, remember
-from engine.storage import tables
 from engine.storage.crash_hook import stop_here
-from engine.storage.database import bump_generation
 from engine.storage.disk_full import CUT_SHORT, NOT_STORED, disk_full_said
 from engine.storage.proposals import public_proposal
-from engine.storage.records import get_fact
+from engine.storage.reads.records import get_fact
+from engine.storage.schema import tables
+from engine.storage.schema.database import bump_generation
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
 
 ACTIONS = ("add", "supersede", "reject", "edit", "merge")
-
-
-@dataclass
-class Decision:
-    proposal_id: int
-    action: str  # add | supersede | reject | edit (edit, then add) | merge
-    actor: str
-    target: str | None = None  # the fact to supersede (uri), for `supersede` and `merge`
-    # The edited text, for `edit`; the combined text that supersedes the target, for `merge`.
-    text: str | None = None
-    reason: str | None = None  # why, for `reject`
-    # The person also vouches for the fact: it is written, then confirmed (user_confirmed).
-    confirm: bool = False
-    redoes: int | None = None  # set by redo (engine/curation/undo.py): the undo it takes back
 
 
 def decide(engine: MemoryEngine, decision: Decision) -> dict[str, Any]:

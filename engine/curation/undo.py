@@ -37,7 +37,7 @@ from engine.curation import review, undo_policy, undo_review
 from engine.curation.journal import batch
 from engine.curation.undo_policy import SET_POLICY, PolicyChange
 from engine.curation.undo_review import base_action
-from engine.storage import tables
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine

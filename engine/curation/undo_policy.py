@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import POLICY_STRICTNESS
 from engine.curation.journal import journal_action, journal_detail
-from engine.storage import tables
-from engine.storage.database import bump_generation
+from engine.storage.schema import tables
+from engine.storage.schema.database import bump_generation
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -129,4 +129,4 @@ def apply(
         bump_generation(session)
         session.commit()
     # collections.yaml is canonical in the embedded mode, as set_policy keeps it.
-    engine._write_collections_file()
+    engine.store.collections_changed(engine)

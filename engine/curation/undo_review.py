@@ -41,9 +41,9 @@ from engine.curation.chain_edits import (
 from engine.curation.journal import journal_detail
 from engine.memory import browse
 from engine.memory.browse import KEEP_BOTH
-from engine.storage import tables
-from engine.storage.database import bump_generation
-from engine.storage.records import get_fact
+from engine.storage.reads.records import get_fact
+from engine.storage.schema import tables
+from engine.storage.schema.database import bump_generation
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -183,9 +183,9 @@ def _withdraw(
 def _move_aside(engine: MemoryEngine, fact: tables.FactRow) -> tuple[Path, Path] | None:
     """(where the fact file was, where it is now): a hidden name reindex does not read; None in
     the server mode (the row is the fact) or when the file is gone already."""
-    if not engine.files_canonical:
+    path = engine.store.fact_file(engine, fact.collection, fact.rel_path)
+    if path is None:
         return None
-    path = Path(engine.collection_root(fact.collection)) / fact.rel_path
     aside = path.with_name(f".{path.name}.withdrawn")
     try:
         path.rename(aside)

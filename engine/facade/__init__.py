@@ -127,10 +127,10 @@ if TYPE_CHECKING:
     from engine.retrieval.ranking import ALIGNMENT_WEIGHT, SEMANTIC_WEIGHT, ScoreParts
     from engine.retrieval.registry import REGISTRY as RETRIEVAL_BACKENDS
     from engine.retrieval.seam import DuplicatePair
-    from engine.storage.change_feed import ChangeFeed
+    from engine.storage.reads.change_feed import ChangeFeed
+    from engine.storage.schema.tables import CollectionRow as CollectionRecord
+    from engine.storage.schema.tables import FactRow as FactRecord
     from engine.storage.store import DEFAULT_COLLECTION
-    from engine.storage.tables import CollectionRow as CollectionRecord
-    from engine.storage.tables import FactRow as FactRecord
 
 # name -> (module, attribute): where each name loaded on first use is defined.
 _LAZY: dict[str, tuple[str, str]] = {
@@ -139,8 +139,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Candidate": ("engine.contract.results", "Candidate"),
     "ChainEdit": ("engine.curation.chain_edits", "ChainEdit"),
     "ChainFork": ("engine.contract.results", "ChainFork"),
-    "ChangeFeed": ("engine.storage.change_feed", "ChangeFeed"),
-    "CollectionRecord": ("engine.storage.tables", "CollectionRow"),
+    "ChangeFeed": ("engine.storage.reads.change_feed", "ChangeFeed"),
+    "CollectionRecord": ("engine.storage.schema.tables", "CollectionRow"),
     "Curation": ("engine.facade.curation", "Curation"),
     "CurationAction": ("engine.facade.curation", "CurationAction"),
     "DEFAULT_COLLECTION": ("engine.storage.store", "DEFAULT_COLLECTION"),
@@ -162,7 +162,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "FACT_URI": ("engine.memory.resources", "FACT_URI"),
     "FactPage": ("engine.memory.browse", "FactPage"),
     "FactQuery": ("engine.facade.facts", "FactQuery"),
-    "FactRecord": ("engine.storage.tables", "FactRow"),
+    "FactRecord": ("engine.storage.schema.tables", "FactRow"),
     "FenceExposure": ("engine.memory.receipts", "FenceExposure"),
     "FenceNearMiss": ("engine.memory.receipts", "FenceNearMiss"),
     "Grant": ("engine.access.tokens", "Grant"),

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from engine.contract.errors import MemoryFailure
-from engine.contract.normalize import iso_utc
 
 if TYPE_CHECKING:
     from engine.contract.results import BackupReport, RestoreCheck, RestoreReport
@@ -31,19 +30,9 @@ def backup_store(service: MemoryService, target: str | Path) -> BackupReport:
     from engine.storage.backup import check_backup_target
 
     engine = service.engine
-    protected: list[Path] = []
-    if engine.files_canonical:
-        protected = [engine.home, *(Path(row.root) for row in service.collections())]
-    resolved = check_backup_target(Path(target), protected)
-    if engine.files_canonical:
-        from engine.storage.backup_files import take_embedded_backup
-
-        # Each taker builds its report as dict[str, Any]; BackupReport names its keys.
-        return cast("BackupReport", take_embedded_backup(engine, resolved))
-    from engine.storage.backup_rows import take_server_backup
-
-    report = take_server_backup(engine.db, resolved, taken_at=iso_utc(engine.now()))
-    return cast("BackupReport", report)
+    resolved = check_backup_target(Path(target), engine.store.backup_protected(engine))
+    # Each store builds its report as a mapping; BackupReport names its keys.
+    return cast("BackupReport", engine.store.take_backup(engine, resolved))
 
 
 def restore_store(
@@ -60,7 +49,7 @@ def restore_store(
     way nothing is written. What was restored, and what the check afterwards found."""
     from engine.facade import factory
     from engine.storage.backup import read_backup
-    from engine.storage.sqlite_reader import INDEX_FILE
+    from engine.storage.embedded.sqlite_reader import INDEX_FILE
 
     backup = read_backup(Path(source))
     resolved = factory.resolve_home(home)
@@ -97,7 +86,7 @@ def _wrong_mode(backup: Backup) -> MemoryFailure:
 
 
 def _schema_known(backup: Backup, *, exactly_head: bool) -> None:
-    from engine.storage import schema
+    from engine.storage.schema import version as schema
 
     revision = backup.manifest["schema"]
     if revision == schema.HEAD:
@@ -125,7 +114,7 @@ def _restore_embedded(
     embedder_status: EmbedderStatus | None,
 ) -> RestoreReport:
     from engine.facade.factory import open_engine
-    from engine.storage.backup_files import home_is_empty, place_embedded_backup
+    from engine.storage.embedded.backup import home_is_empty, place_embedded_backup
     from engine.storage.reindex import reindex
 
     _schema_known(backup, exactly_head=False)  # an older index is migrated when it opens
@@ -161,14 +150,14 @@ def _restore_server(
     embedder_status: EmbedderStatus | None,
 ) -> RestoreReport:
     from engine.facade.factory import open_engine
-    from engine.storage.backup_rows import (
+    from engine.storage.schema.database import make_db_engine
+    from engine.storage.server.backup import (
         database_holdings,
         load_server_backup,
         not_empty,
         shown_url,
     )
-    from engine.storage.database import make_db_engine
-    from engine.storage.server_mode import rebuild_derived
+    from engine.storage.server.parts import rebuild_derived
 
     _schema_known(backup, exactly_head=True)
     probe = make_db_engine(url)

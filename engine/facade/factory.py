@@ -1,6 +1,6 @@
 """Build a MemoryEngine from the user's settings: home, database URL and model; or, for the
 one recall or propose of a cold CLI call, the sqlite3 store that serves it without the ORM
-(engine/storage/sqlite_reader.py). The storage modules are imported by the opener that uses
+(engine/storage/embedded/sqlite_reader.py). The storage modules are imported by the opener that uses
 them, so that the second loads no SQLAlchemy."""
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from engine.contract.normalize import utc_now
 from engine.retrieval.embeddings import EmbedderStatus, load_embedder
 from engine.retrieval.registry import REGISTRY, Registry
 from engine.storage.disk_full import disk_full_said
-from engine.storage.home import check_home_argument, make_home, not_writable
-from engine.storage.sqlite_reader import INDEX_FILE, open_sqlite_store
-from engine.storage.sqlite_settings import sqlite_file
-from engine.storage.sqlite_settings import sqlite_url as sqlite_url  # patched by server-mode tests
+from engine.storage.embedded.home import check_home_argument, make_home, not_writable
+from engine.storage.embedded.sqlite_reader import INDEX_FILE, open_sqlite_store
+from engine.storage.embedded.sqlite_settings import sqlite_file
+from engine.storage.embedded.sqlite_settings import (
+    sqlite_url as sqlite_url,  # patched by server-mode tests
+)
 
 if TYPE_CHECKING:
     from engine.storage.reads import RecallStore
@@ -77,13 +79,13 @@ def open_engine(
     # A path that cannot be a home is a coded error, before the store's code loads; nothing
     # is made.
     make_home(resolved)
-    from engine.storage.database import make_db_engine
+    from engine.storage.schema.database import make_db_engine
     from engine.storage.store import WRITE_LOCK_TIMEOUT_S, MemoryEngine
 
     url = db_url or os.environ.get("GNO_TUI_DB") or sqlite_url(resolved / INDEX_FILE)
     status = embedder_status if embedder_status is not None else load_embedder(model)
     with disk_full_said(resolved, _NOTHING_DONE, reword=True):
-        return MemoryEngine(
+        engine = MemoryEngine(
             home=resolved,
             db=make_db_engine(url),
             embedder_status=status,
@@ -93,6 +95,11 @@ def open_engine(
             backends=backends,
             reading=reading,
         )
+    from engine.curation.claim_recovery import recover_quietly
+
+    # The background compaction settles review claims too (as listing the queue does).
+    engine.compaction.recover_claims = lambda wait: recover_quietly(engine, wait=wait)
+    return engine
 
 
 def open_recall_store(**options: Unpack[EngineOptions]) -> RecallStore:

@@ -16,7 +16,7 @@ from engine.memory.library import LibraryFilter, LibraryPage
 from engine.memory.recall import RecallRequest
 from engine.memory.why_not import NoMatch, WhyNot, no_match, why_not
 from engine.retrieval.seam import DuplicatePair
-from engine.storage import tables
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
     from engine.contract.results import EgressLineage, RecallResult

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Unpack, cast
+from typing import TYPE_CHECKING, Literal, Protocol, Unpack, cast
 
 from engine.contract.normalize import check_utf8
 from engine.facade.factory import EngineOptions, open_engine, open_recall_store
@@ -39,11 +39,11 @@ if TYPE_CHECKING:
     from engine.memory.remember import RememberRequest
     from engine.retrieval.embeddings import EmbedderStatus
     from engine.retrieval.ranking import ScoreParts
-    from engine.storage import tables
-    from engine.storage.change_feed import ChangeFeed
+    from engine.storage.embedded.sqlite_reader import SqliteRecallStore
     from engine.storage.group_commit import WriteBatch
     from engine.storage.reads import RecallStore
-    from engine.storage.sqlite_reader import SqliteRecallStore
+    from engine.storage.reads.change_feed import ChangeFeed
+    from engine.storage.schema import tables
     from engine.storage.store import MemoryEngine
 
 # Each verb imports what it runs (recall, remember, a namespace, OB1 shapes, reindex, group
@@ -120,19 +120,28 @@ class MemoryService:
         return self.engine.home
 
     @property
-    def files_canonical(self) -> bool:
-        """The embedded mode (fact files canonical); False in the server mode (PostgreSQL
-        canonical, no fact file written)."""
-        return self.engine.files_canonical
+    def mode(self) -> Literal["embedded", "server"]:
+        """How the store is kept: "embedded" (fact files canonical, a SQLite index beside
+        them) or "server" (a PostgreSQL database canonical)."""
+        return self.engine.store.name
+
+    @property
+    def keeps_fact_files(self) -> bool:
+        """Facts are files a person can open, and collections folders (the embedded store);
+        otherwise a fact is a row and a collection has no folder."""
+        return self.engine.store.keeps_fact_files
 
     def fact_location(self, row: FactPlace) -> str:
-        """Where a person finds a fact: its file (embedded mode), shown from `<home>/` when
-        it lives there; its uri in the server mode, where it is a row."""
-        if not self.engine.files_canonical:
-            return str(row.uri)
-        path = self.engine.collection_root(row.collection) / row.rel_path
-        home = self.engine.home
-        return f"<home>/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+        """Where a person finds a fact: its file, shown from `<home>/` when it lives there;
+        its uri where it is a row."""
+        return self.engine.store.fact_location(
+            self.engine, row.collection, row.rel_path, str(row.uri)
+        )
+
+    def fact_file(self, row: FactPlace) -> Path | None:
+        """The fact's file, when the store keeps one and it is there."""
+        path = self.engine.store.fact_file(self.engine, row.collection, row.rel_path)
+        return path if path is not None and path.is_file() else None
 
     def check_writable(self) -> None:
         """MEMORY_HOME_READ_ONLY when this process may not write the home (a read-only mount,
@@ -153,17 +162,11 @@ class MemoryService:
         """A feed whose `wait(timeout)` returns the new generation when any process wrote
         (LISTEN/NOTIFY on PostgreSQL, the counter read each second on SQLite), reporting
         generations after `since` (None: now). One thread waits on it; `close()`, from any
-        thread, ends a wait at once. engine/storage/change_feed.py says how each works."""
+        thread, ends a wait at once. engine/storage/reads/change_feed.py says how each works."""
         # Passing the generation a surface showed means a write made between that read and
         # this call is reported by the first wait, not lost.
         start = self.engine.generation() if since is None else since
-        if self.engine.db.dialect.name == "postgresql":
-            from engine.storage.pg_listen import ListenFeed
-
-            return ListenFeed(self.engine.db, start)
-        from engine.storage.change_feed import PollingFeed
-
-        return PollingFeed(self.engine.generation, start)
+        return self.engine.store.change_feed(self.engine, start)
 
     def surface_setting(self, name: str) -> str | None:
         """A surface's own setting kept in this home between runs (the workbench's Library
@@ -195,7 +198,7 @@ class MemoryService:
         status: StoreStatus = {
             "home": str(self.engine.home),
             "database": self.engine.db.dialect.name,
-            "mode": "embedded" if self.engine.files_canonical else "server",
+            "mode": self.mode,
             "readOnly": read_only is not None,
             **reason,
             "notes": list(self.engine.notes),
@@ -388,6 +391,6 @@ class RecallService:
 
 def open_recall_service(**options: Unpack[EngineOptions]) -> RecallService:
     """A RecallService over the home (the options of open_service): the sqlite3 store when the
-    home's SQLite index needs nothing done at open (engine/storage/sqlite_reader.py), else
+    home's SQLite index needs nothing done at open (engine/storage/embedded/sqlite_reader.py), else
     the full engine."""
     return RecallService(open_recall_store(**options))

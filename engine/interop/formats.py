@@ -18,7 +18,7 @@ from typing import Any, cast
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash, is_record_id, is_sha256
 from engine.contract.validation import schema_errors
-from engine.storage.factfiles import (
+from engine.storage.embedded.factfiles import (
     GNO_URI,
     FieldError,
     check_docid,
@@ -127,7 +127,7 @@ def _depth(value: Any) -> int:
 
 
 def _checked(where: str, check: Callable[..., Any], *args: Any, **options: Any) -> Any:
-    """A field check from engine/storage/factfiles.py, its FieldError named by `where`."""
+    """A field check from engine/storage/embedded/factfiles.py, its FieldError named by `where`."""
     try:
         return check(*args, **options)
     except FieldError as exc:

@@ -38,7 +38,7 @@ from engine.interop.earlier_pairs import Earlier, EarlierMatcher, GroupKey
 from engine.retrieval.embeddings import embed_facts
 from engine.retrieval.matching import ScoredCandidate
 from engine.retrieval.seam import Visibility, candidates_for
-from engine.storage.bulk_hashes import HashScopes
+from engine.storage.bulk.hashes import HashScopes
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine

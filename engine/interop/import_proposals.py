@@ -20,9 +20,9 @@ from sqlmodel import col
 
 from engine.contract.validation import ensure_valid
 from engine.retrieval.matching import MAX_CANDIDATES
-from engine.storage import tables
-from engine.storage.records import public_fact
-from engine.storage.sqlite_batch import EncodedJson
+from engine.storage.bulk.sqlite_batch import EncodedJson
+from engine.storage.reads.records import public_fact
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
     from engine.interop.import_plan import Verdict

@@ -10,7 +10,7 @@ An import is all-or-nothing, and its memory is bounded by its batch, not by its 
 2. **Import.** The source is read again, IMPORT_BATCH items at a time: each batch is embedded,
    asked for its store candidates and decided in file order (engine/interop/import_plan.py:
    exact duplicates skipped, likely ones held for review, the rest added), and every fact
-   decided is handed to one bulk write (engine/storage/bulk.py) under one hold of the write
+   decided is handed to one bulk write (engine/storage/bulk/__init__.py) under one hold of the write
    lock, its proposals queued in the same transaction; nothing of the batch is kept after it
    but what later decisions need. The write commits once the whole source is imported; any
    failure before takes all of it back.
@@ -54,11 +54,11 @@ from engine.interop.import_report import ImportReport
 from engine.interop.import_source import ImportSource
 from engine.memory.remember import KEYED_MAX_CONTENT_BYTES, RememberRequest
 from engine.retrieval.matching import matching_block
-from engine.storage import tables
 from engine.storage.bulk import BulkFact, BulkWriter, collector_paused
 from engine.storage.disk_full import disk_full_refusal
-from engine.storage.factfiles import FieldError, check_time, iter_fact_paths
+from engine.storage.embedded.factfiles import FieldError, check_time
 from engine.storage.proposals import queue_proposals
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -143,15 +143,7 @@ class _Import:
         """Fact files on disk that the index does not know, by record id (asked only when an
         item carries one)."""
         if self.on_disk is None:
-            self.on_disk = (
-                {
-                    path.stem: path
-                    for row in self.engine.collections_by_name().values()
-                    for path in iter_fact_paths(Path(row.root))
-                }
-                if self.engine.files_canonical  # the server mode: the rows are the facts
-                else {}
-            )
+            self.on_disk = self.engine.store.fact_files_on_disk(self.engine)
         return self.on_disk
 
     def items(self) -> Iterator[Incoming]:

@@ -23,7 +23,7 @@ from engine.interop.formats import (
     jsonl_item,
     read_document,
 )
-from engine.storage.factfiles import FactFileError, iter_fact_paths, read_fact_file
+from engine.storage.embedded.factfiles import FactFileError, iter_fact_paths, read_fact_file
 
 # Bytes read from a JSONL file at a time.
 READ_CHUNK = 1 << 20

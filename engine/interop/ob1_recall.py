@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from engine.contract.validation import ensure_valid
 from engine.interop.ob1 import ob1_memory, ob1_response
 from engine.memory.recall import RecallRequest, recall
-from engine.storage import tables
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine

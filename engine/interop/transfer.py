@@ -8,7 +8,6 @@ are restored as they were, with their chain. Export writes the whole store."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +19,8 @@ from engine.contract.validation import ensure_valid
 from engine.interop.import_report import ImportReport
 from engine.interop.import_run import MAX_SOURCE_BYTES, run_import
 from engine.interop.ob1 import ob1_memory, ob1_response
-from engine.storage import tables
-from engine.storage.fact_sink import fact_file_of
-from engine.storage.factfiles import write_atomically
-from engine.storage.records import public_fact
+from engine.storage.reads.records import public_fact
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -90,8 +87,5 @@ def export_gno(engine: MemoryEngine, output: Path) -> int:
     for row in rows:
         target = output / row.rel_path
         target.parent.mkdir(parents=True, exist_ok=True)
-        if engine.files_canonical:
-            shutil.copy2(engine.collection_root(row.collection) / row.rel_path, target)
-        else:
-            write_atomically(target, fact_file_of(row).render())
+        engine.store.copy_fact_file(engine, row, target)
     return len(rows)

@@ -8,7 +8,7 @@ import copy
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from engine.storage import tables
+from engine.storage.schema import tables
 
 COLLECTION = "memory"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -22,8 +22,9 @@ from engine.contract.validation import ensure_valid
 from engine.keyed import cursor as keyed_cursor
 from engine.keyed.heads import COLLECTION, fact_columns, from_ms, hit_from_row, to_ms
 from engine.keyed.requests import as_int, label, namespace_scope, validate_request
-from engine.storage import tables, visibility
-from engine.storage.records import KEYED_TAG_SEPARATOR
+from engine.storage.reads import visibility
+from engine.storage.reads.records import KEYED_TAG_SEPARATOR
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -116,11 +117,7 @@ def check_query_size(query: str) -> None:
 def cursor_secret(engine: MemoryEngine) -> bytes:
     """The store's cursor key: the home's in the embedded mode; the database's in the server
     mode, so that a cursor cut by one home verifies on every other home of that database."""
-    if not engine.files_canonical:
-        from engine.storage.server_mode import cursor_secret as database_secret
-
-        return database_secret(engine)
-    return keyed_cursor.store_secret(engine.home)
+    return engine.store.cursor_secret(engine)
 
 
 def bad_position() -> MemoryFailure:

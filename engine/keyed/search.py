@@ -31,7 +31,8 @@ from engine.keyed.query import (
 from engine.keyed.requests import has_control, validate_request
 from engine.keyed.synonyms import synonyms
 from engine.retrieval.lexical import STOPWORDS, Bm25Index, stem
-from engine.storage import tables, visibility
+from engine.storage.reads import visibility
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine

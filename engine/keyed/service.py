@@ -41,9 +41,10 @@ from engine.keyed.search import search as _search
 from engine.memory.remember import RememberRequest
 from engine.memory.remember import remember as write_fact
 from engine.retrieval.matching import matching_block
-from engine.storage import tables, visibility
-from engine.storage.database import bump_generation
-from engine.storage.records import public_fact
+from engine.storage.reads import visibility
+from engine.storage.reads.records import public_fact
+from engine.storage.schema import tables
+from engine.storage.schema.database import bump_generation
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine

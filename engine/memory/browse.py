@@ -15,9 +15,9 @@ from sqlalchemy.orm import Session
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import POLICY_STRICTNESS, digest_of, iso_utc
 from engine.retrieval.seam import DuplicatePair, Visibility
-from engine.storage import tables, visibility
-from engine.storage.reads import IN_CHUNK, chunks
-from engine.storage.records import get_fact
+from engine.storage.reads import IN_CHUNK, chunks, visibility
+from engine.storage.reads.records import get_fact
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine

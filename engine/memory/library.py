@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from engine.contract.normalize import iso_utc, parse_iso
 from engine.memory import browse
 from engine.memory.as_of_fields import rows_as_of
-from engine.storage import tables
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine

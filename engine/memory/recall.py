@@ -25,7 +25,7 @@ from engine.contract.validation import ensure_valid
 from engine.memory.receipts import issue_receipt
 from engine.retrieval.ranking import ScoreParts
 from engine.retrieval.seam import Visibility
-from engine.storage.fact_shape import public_fact
+from engine.storage.reads.fact_shape import public_fact
 
 if TYPE_CHECKING:
     from engine.storage.reads import RecallStore
@@ -90,7 +90,7 @@ def recall_explained(
 ) -> tuple[dict[str, Any], dict[str, ScoreParts]]:
     """A recall, and what each returned fact's score is made of (recordId -> parts). The parts
     stay outside the result: seed 001 admits no extra fields. `engine`: a MemoryEngine, or the
-    sqlite3 store of a cold CLI call (engine/storage/reads.py), answering alike."""
+    sqlite3 store of a cold CLI call (engine/storage/reads/__init__.py), answering alike."""
     if request.query is None or not request.query.strip():
         raise MemoryFailure(
             "MEMORY_QUERY_REQUIRED",

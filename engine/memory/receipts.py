@@ -1,7 +1,7 @@
 """Recall receipts: content-free, digest-bound, stored for the fence and for audit.
 
 Issuing one, checking a presented one and the replay fence read the store through
-engine/storage/reads.py (a cold CLI call on SQLite answers them through sqlite3); the rest
+engine/storage/reads/__init__.py (a cold CLI call on SQLite answers them through sqlite3); the rest
 (the workbench's lists, usage counts, retention) query through the ORM, imported where used."""
 
 from __future__ import annotations
@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash, digest_of, fence_form, is_sha256, iso_utc
-from engine.storage import visibility
-from engine.storage.reads import public_receipt
+from engine.storage.reads import public_receipt, visibility
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from engine.storage import tables
     from engine.storage.reads import StoreReads
+    from engine.storage.schema import tables
     from engine.storage.store import MemoryEngine
 
 RECEIPT_FIELDS = ("caller", "session", "issuedAt", "memoryIds", "spanHashes", "digest")
@@ -120,7 +119,7 @@ def check_stored_receipt(
 ) -> ReceiptCheck:
     from sqlalchemy import select
 
-    from engine.storage import tables
+    from engine.storage.schema import tables
 
     digest_ok = receipt_digest(receipt) == receipt.get("digest")
     stored = session.get(tables.ReceiptRow, receipt.get("digest", "")) is not None
@@ -145,8 +144,8 @@ def check_stored_receipt(
 
 # -- receipts a recall had to leave waiting ------------------------------------------------------
 # A recall whose receipt could not be written to the index in time (a writer held it: stopped,
-# or a long import) leaves it in the pending folder (engine/storage/receipt_spool.py), where it
-# counts as stored. Everything below that reads receipts through the ORM moves the waiting
+# or a long import) leaves it in the pending folder (engine/storage/embedded/receipt_spool.py),
+# where it counts as stored. Everything below that reads receipts through the ORM moves the waiting
 # ones into the index first when it is free, and otherwise counts them where they wait.
 
 
@@ -159,7 +158,7 @@ def store_pending_receipts(engine: MemoryEngine, *, wait: bool = False) -> None:
 def _waiting_rows(engine: MemoryEngine) -> list[tables.ReceiptRow]:
     """The receipts still waiting after a try to move them, as rows (not in any session)."""
     from engine.contract.normalize import parse_iso
-    from engine.storage import tables
+    from engine.storage.schema import tables
 
     store_pending_receipts(engine)
     return [
@@ -190,7 +189,7 @@ def _receipt_rows(engine: MemoryEngine) -> list[tables.ReceiptRow]:
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
-    from engine.storage import tables
+    from engine.storage.schema import tables
 
     waiting = _waiting_rows(engine)
     with Session(engine.db) as session:
@@ -204,7 +203,7 @@ def recent_receipts(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str,
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
-    from engine.storage import tables
+    from engine.storage.schema import tables
 
     waiting = _waiting_rows(engine)
     with Session(engine.db) as session:
@@ -391,7 +390,7 @@ def export_receipts(
     """Write the receipts (all, or those digests) as JSON lines to `path` (by default a new
     file under <home>/exports/), newest first; returns the file's path. Nothing is written
     when there is nothing to export."""
-    from engine.storage.factfiles import write_atomically
+    from engine.storage.embedded.factfiles import write_atomically
 
     wanted = recent_receipts(engine, limit=1_000_000)
     if digests is not None:
@@ -410,7 +409,7 @@ def receipts_issued_before(engine: MemoryEngine, moment: datetime) -> int:
     from sqlalchemy import func, select
     from sqlalchemy.orm import Session
 
-    from engine.storage import tables
+    from engine.storage.schema import tables
 
     waiting = len(
         [row for row in _waiting_rows(engine) if row.issued_at and row.issued_at < moment]
@@ -431,7 +430,7 @@ def delete_receipts(engine: MemoryEngine, *, digests: Sequence[str], actor: str)
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
-    from engine.storage import tables
+    from engine.storage.schema import tables
 
     with engine.write_lock(), Session(engine.db) as session:
         store_pending_receipts(engine, wait=True)  # a waiting one is deleted too
@@ -446,7 +445,7 @@ def purge_receipts(engine: MemoryEngine, *, before: datetime, actor: str) -> int
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
-    from engine.storage import tables
+    from engine.storage.schema import tables
 
     with engine.write_lock(), Session(engine.db) as session:
         store_pending_receipts(engine, wait=True)  # a waiting one is purged too
@@ -474,7 +473,7 @@ def _delete(
 ) -> int:
     from sqlalchemy import delete as sql_delete
 
-    from engine.storage import tables
+    from engine.storage.schema import tables
 
     if not rows:
         return 0

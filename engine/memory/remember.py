@@ -27,17 +27,17 @@ from engine.contract.validation import ensure_valid
 from engine.memory.receipts import replayed_span, verify_presented
 from engine.retrieval.matching import ScoredCandidate, matching_block
 from engine.retrieval.seam import Visibility
-from engine.storage.fact_shape import public_fact
-from engine.storage.factfiles import FactFile
+from engine.storage.embedded.factfiles import FactFile
+from engine.storage.reads.fact_shape import public_fact
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from engine.storage import tables
     from engine.storage.reads import RecallStore
+    from engine.storage.schema import tables
     from engine.storage.store import MemoryEngine
 
-# The ORM's modules (engine.storage.records, engine.storage.proposals) are imported where a
+# The ORM's modules (engine.storage.reads.records, engine.storage.proposals) are imported where a
 # write or a held write uses them: a propose reads through engine.reads (engine/storage/
 # reads.py) and, on a cold CLI call on SQLite, loads no SQLAlchemy.
 
@@ -148,7 +148,7 @@ def _fence(engine: RecallStore, request: RememberRequest, checked: _Checked) -> 
 def _check_predecessor(
     session: Session, request: RememberRequest, checked: _Checked
 ) -> tables.FactRow:
-    from engine.storage.records import get_fact
+    from engine.storage.reads.records import get_fact
 
     assert request.predecessor is not None
     row = get_fact(session, ref=request.predecessor)
@@ -281,7 +281,7 @@ def remember(
 def _write(
     engine: MemoryEngine, request: RememberRequest, checked: _Checked, matching: dict[str, Any]
 ) -> dict[str, Any]:
-    from engine.storage.records import allocate_docid, current_duplicate, values_from_file
+    from engine.storage.reads.records import allocate_docid, current_duplicate, values_from_file
 
     now = engine.now()
     # Inside a group commit this is the group's session: the exact check and the docid see
@@ -342,11 +342,7 @@ def _write(
         if failure.code in _LOST_RACE:
             sink.take_back(engine, record_id, path)  # another writer got there first
             raise
-        if failure.code == "MEMORY_QUERY_FAILED" and not engine.files_canonical:
-            # PostgreSQL failed the call (engine/storage/pg_faults.py): its answer says
-            # whether anything may have been stored, which "nothing was stored" would not.
-            raise
-        sync = sink.index_failed(failure.message)
+        sync = sink.index_failed(failure.message, failure)
     except Exception as exc:  # noqa: BLE001 - in embedded mode the file stands, indexed later
         sync = sink.index_failed(f"{type(exc).__name__}: {exc}.")
     else:

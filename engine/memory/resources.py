@@ -15,7 +15,6 @@ import json
 import re
 from collections.abc import Callable, Collection
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
@@ -23,11 +22,10 @@ from sqlalchemy.orm import Session
 from sqlmodel import col
 
 from engine.contract.errors import MemoryFailure
-from engine.storage import tables, visibility
-from engine.storage.fact_sink import fact_file_of
-from engine.storage.factfiles import parse_fact_file
 from engine.storage.proposals import list_proposals
-from engine.storage.records import get_fact, public_fact, row_from_file
+from engine.storage.reads import visibility
+from engine.storage.reads.records import get_fact, public_fact
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -77,29 +75,12 @@ def read_resource(
         collections is not None and collection not in collections
     ):
         raise missing
-    if not engine.files_canonical:  # server mode: the row is the fact; its file is rendered
-        if row is None:
-            raise missing
-        found = row
-        return _served(engine, row, match["ext"], scopes, lambda: fact_file_of(found).render())
-    rel_path = row.rel_path if row else f"facts/{day}/{record}.md"
-    path = _inside(engine.collection_root(collection), rel_path)
-    if path is None:
+    # A fact not indexed (its write's index half failed) is served where its file stands.
+    served = engine.store.served_fact(engine, collection, md_uri, f"facts/{day}/{record}.md", row)
+    if served is None:
         raise missing
-    content = path.read_text(encoding="utf-8")
-    if row is None:  # written but not indexed (sync failed): the file is canonical
-        try:
-            fact = parse_fact_file(content, where=str(path))
-        except Exception:  # noqa: BLE001 - not a fact file: nothing to serve
-            raise missing from None
-        row = row_from_file(
-            fact,
-            collection=collection,
-            uri=md_uri,
-            rel_path=rel_path,
-            docid=str(fact.workbench.get("docid") or "#" + record[4:12]),
-        )
-    return _served(engine, row, match["ext"], scopes, lambda: content)
+    found, content = served
+    return _served(engine, found, match["ext"], scopes, lambda: content)
 
 
 def _served(
@@ -124,18 +105,6 @@ def _served(
     if ext == "md":
         return markdown(), "text/markdown"
     return json.dumps(public_fact(row), ensure_ascii=False), "application/json"
-
-
-def _inside(root: Path, rel_path: str) -> Path | None:
-    """The fact file's resolved path, if it is a file inside the resolved `root`."""
-    base = Path(root).resolve()
-    try:
-        resolved = (base / rel_path).resolve()
-    except (OSError, RuntimeError):  # a symlink loop
-        return None
-    if not resolved.is_relative_to(base) or not resolved.is_file():
-        return None
-    return resolved
 
 
 def _state(row: tables.FactRow, now: datetime) -> str:

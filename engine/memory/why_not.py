@@ -26,7 +26,8 @@ from engine.contract.normalize import estimate_tokens, normalize_scopes, parse_i
 from engine.memory import browse
 from engine.memory.recall import EGRESS_ALLOWS, RecallRequest
 from engine.retrieval.seam import Visibility
-from engine.storage import tables, visibility
+from engine.storage.reads import visibility
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine

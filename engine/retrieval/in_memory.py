@@ -33,7 +33,7 @@ from engine.retrieval.seam import (
 from engine.retrieval.snapshot import IndexedFact, Snapshot
 
 if TYPE_CHECKING:
-    from engine.retrieval.registry import Backend
+    from engine.retrieval.entry import Backend
 
 
 class InMemoryIndex:

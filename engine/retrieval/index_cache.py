@@ -39,7 +39,7 @@ SAVE_BEHIND_FRACTION = 0.02
 class SnapshotCache:
     """Keeps the index and brings it up to date when the generation counter has moved: the
     changes since it, applied; or, the first time and when too far behind, a rebuild. It
-    reads the store through `reads` (engine/storage/reads.py): the ORM's, or sqlite3's on a
+    reads the store through `reads` (engine/storage/reads/__init__.py): the ORM's, or sqlite3's on a
     cold CLI call, the same answers either way."""
 
     def __init__(

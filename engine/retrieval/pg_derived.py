@@ -19,7 +19,7 @@ from `facts` that only it writes:
   seq it reflects, the live document count and total length, and the vectors' model.
 
 Whoever writes a fact, the triggers on `facts` log it in `fact_changes`
-(engine/storage/database.py). Before a query, `sync` applies the changes after the stored
+(engine/storage/schema/database.py). Before a query, `sync` applies the changes after the stored
 seq, in one transaction under a transaction-level advisory lock, so two processes never apply
 the same changes twice and a reader never sees half of an application. Applying a change
 re-reads the fact's row and replaces its derived rows, so applying one twice changes nothing.
@@ -39,7 +39,7 @@ from sqlalchemy import Connection, Engine, text
 from engine.retrieval import pg_postings
 from engine.retrieval.embeddings import Embedder, embed_facts, vector_from_bytes
 from engine.retrieval.lexical import content_words
-from engine.storage import visibility
+from engine.storage.reads import visibility
 
 # One advisory lock key for every process applying changes to this database's derived tables.
 ADVISORY_KEY = zlib.crc32(b"gno-tui:fact_search")
@@ -86,7 +86,7 @@ _VECTORS_DDL = (
 
 
 def _current(alias: str = "facts") -> str:
-    """The live facts (engine/storage/visibility.py): expiry is checked at query time."""
+    """The live facts (engine/storage/reads/visibility.py): expiry is checked at query time."""
     return visibility.live_sql(alias)
 
 

@@ -24,8 +24,8 @@ from engine.retrieval.word_alignment import (
     MIN_WORD_SIMILARITY,
     WordVectors,
 )
-from engine.storage import tables
-from engine.storage.visibility import unexpired_sql
+from engine.storage.reads.visibility import unexpired_sql
+from engine.storage.schema import tables
 
 Pair = tuple[str, str, float, str, str]  # left id, right id, similarity, tier, method
 

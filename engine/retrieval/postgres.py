@@ -69,7 +69,7 @@ from engine.retrieval.snapshot import IndexedFact
 from engine.retrieval.word_alignment import WordVectors
 
 if TYPE_CHECKING:
-    from engine.retrieval.registry import Backend
+    from engine.retrieval.entry import Backend
 
 # Vector rows asked of HNSW per fact wanted. A fact has one row per sentence besides its whole
 # text, so the rows wanted may be fewer facts than wanted; at a million facts asking for one row

@@ -8,7 +8,7 @@ in-memory one (always). To add a backend: its module (an index implementing `Ret
 and taking its entry) and one `Backend` line in `REGISTRY`.
 
 `Registry.chosen` is the one reader of `$GNO_TUI_RETRIEVAL`, for MemoryEngine
-(engine/storage/store.py) and the sqlite3 read path (engine/storage/sqlite_reader.py). This
+(engine/storage/store.py) and the sqlite3 read path (engine/storage/embedded/sqlite_reader.py). This
 module loads neither SQLAlchemy nor a backend: each entry imports its own modules when asked,
 so a cold CLI call on SQLite loads only the in-memory backend."""
 
@@ -20,57 +20,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.contract.errors import MemoryFailure
+from engine.retrieval.entry import Backend as Backend
+from engine.retrieval.entry import Place as Place
 from engine.retrieval.seam import BATCH_CANDIDATES, LEXICAL, RETRIEVAL_ENV, SEMANTIC
 
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
-
     from engine.retrieval.embeddings import Embedder
     from engine.retrieval.seam import RetrievalIndex
     from engine.retrieval.snapshot import Snapshot
 
 AUTO = "auto"
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where a store's index would run: the database's dialect (`sqlite`, `postgresql`) and,
-    when the store has one, its SQLAlchemy engine (the sqlite3 read path has none)."""
-
-    dialect: str
-    db: Engine | None = None
-
-
-# What a store opens its backend with: the place, its embedder (None: no model) and its
-# in-process snapshot of the current facts (read at each call: a rebuild replaces it).
-Opener = Callable[
-    ["Backend", Place, "Embedder | None", Callable[[], "Snapshot"]],
-    Callable[[], "RetrievalIndex"],
-]
-
-
-@dataclass(frozen=True)
-class Backend:
-    """One backend, declared. `applies(place, insisted)`: whether it can serve `place`; False
-    lets `auto` try the next entry, and where it was insisted on (its choice word) it raises
-    MemoryFailure saying why instead (a backend that needs the SQLAlchemy engine does not
-    apply where `place.db` is None). `opener` gives what returns the index at each query."""
-
-    name: str
-    choices: tuple[str, ...]
-    capabilities: frozenset[str]
-    applies: Callable[[Place, bool], bool]
-    opener: Opener
-    summary: str = ""  # where it ranks, for a person choosing (`gno-tui status --help`)
-
-    def open(
-        self, place: Place, embedder: Embedder | None, snapshot: Callable[[], Snapshot]
-    ) -> Callable[[], RetrievalIndex]:
-        return self.opener(self, place, embedder, snapshot)
-
-    def usable(self, semantic: bool) -> frozenset[str]:
-        """The declared capabilities less the semantic leg where there is none (no model)."""
-        return self.capabilities if semantic else self.capabilities - {SEMANTIC}
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ engine/retrieval/quantized.py), word alignment and per-scope / per-collection po
 up to date incrementally.
 
 Every write to `facts` leaves a row in the change log (`fact_changes`, written by triggers:
-engine/storage/database.py). When the store's generation counter has moved, a process reads
+engine/storage/schema/database.py). When the store's generation counter has moved, a process reads
 the changes after the last one it applied and reconciles only those facts with the index
 (added, left recall, came back, changed), so another process's write costs a reader
 O(changes), not O(store). A reader too far behind (more changes than a quarter of the
@@ -39,7 +39,7 @@ from engine.retrieval.growing import GrowingArray, Postings
 from engine.retrieval.lexical import Bm25Index
 from engine.retrieval.quantized import QuantizedBlock, QuantizedRows, cosines, quantize
 from engine.retrieval.word_alignment import WordAlignment, WordVectors
-from engine.storage import visibility
+from engine.storage.reads import visibility
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -274,9 +274,9 @@ __all__ = ["IndexedFact", "Snapshot", "record_id_key", "store_vectors"]
 
 def __getattr__(name: str) -> Any:
     # SNAPSHOT_COLUMNS, made on first use: the index itself needs no SQLAlchemy (a cold CLI
-    # recall on SQLite reads through sqlite3, engine/storage/sqlite_reader.py).
+    # recall on SQLite reads through sqlite3, engine/storage/embedded/sqlite_reader.py).
     if name == "SNAPSHOT_COLUMNS":
-        from engine.storage import tables
+        from engine.storage.schema import tables
 
         # What a snapshot reads of each current fact: the FactRow columns named like
         # IndexedFact's fields.
@@ -290,7 +290,7 @@ def store_vectors(
     """Best effort: a vector is derived data, so failing to keep it loses nothing."""
     from sqlalchemy.orm import Session
 
-    from engine.storage import tables
+    from engine.storage.schema import tables
 
     try:
         with Session(db, expire_on_commit=False) as session:

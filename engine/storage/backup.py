@@ -3,10 +3,10 @@ before a restore writes anything (docs/reliability.md, "Backup and restore").
 
 Two layouts, one per storage mode, under one manifest (`manifest.json`):
 
-- embedded (`engine/storage/backup_files.py`): what is canonical (every collection's fact
+- embedded (`engine/storage/embedded/backup.py`): what is canonical (every collection's fact
   files, `collections.yaml`) and what only the index holds (receipts, proposals, decisions,
   labels, tokens: a copy of `index.sqlite`), taken at one instant under the home's write lock;
-- server (`engine/storage/backup_rows.py`): the store's tables as JSON lines, read in one
+- server (`engine/storage/server/backup.py`): the store's tables as JSON lines, read in one
   REPEATABLE READ transaction (a snapshot: writers are never held up).
 
 The manifest lists every file with its size and SHA-256, so a backup that was cut short,
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.contract.errors import MemoryFailure
-from engine.storage.factfiles import fsync_folder, sync_filesystem
+from engine.storage.embedded.factfiles import fsync_folder, sync_filesystem
 
 FORMAT = "gno-tui-backup"
 VERSION = 1

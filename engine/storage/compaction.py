@@ -18,7 +18,7 @@ touches them. What is kept (the settings are environment variables, read at each
   of each table stays, so SQLite never hands out a pruned id again (undo links decisions
   and proposals by id);
 - files (the embedded mode): SQLite's log is checkpointed once it is past
-  WAL_SIZE_LIMIT_BYTES and cut back by the next write (engine/storage/wal_checkpoint.py);
+  WAL_SIZE_LIMIT_BYTES and cut back by the next write (engine/storage/embedded/wal_checkpoint.py);
   the index folder loses what killed processes left and the index of a model unused for
   persisted.INDEX_IDLE_DAYS (engine/retrieval/persisted.py `sweep`).
 
@@ -48,13 +48,14 @@ from sqlalchemy import Table, and_, delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
-from engine.storage import tables, wal_checkpoint
-from engine.storage.database import CHANGES_KEPT, prune_changes
+from engine.storage.embedded import wal_checkpoint
+from engine.storage.schema import tables
+from engine.storage.schema.database import CHANGES_KEPT, prune_changes
 
 if TYPE_CHECKING:
     from sqlalchemy.sql.elements import ColumnElement
 
-    from engine.storage.store import MemoryEngine
+    from engine.storage.mode import StoreEngine
 
 CHANGES_ENV = "GNO_TUI_CHANGES_KEPT"
 RECEIPTS_ENV = "GNO_TUI_RECEIPTS_KEPT"
@@ -131,7 +132,7 @@ class Compaction:
     """One engine's compaction: counts its writes and recalls (`note`) and runs `compact` on a
     thread of its own when a check is due. `wait` joins that thread (tests, closing)."""
 
-    def __init__(self, engine: MemoryEngine) -> None:
+    def __init__(self, engine: StoreEngine) -> None:
         self._engine = engine
         self._guard = threading.Lock()
         self._noted = 0
@@ -140,6 +141,10 @@ class Compaction:
         self._again = False  # a check fell due while one ran
         self.runs = 0
         self.last: CompactionReport | None = None
+        # Review claims whose deciding process is gone, settled by curation (above storage:
+        # engine/curation/claim_recovery.py), which the façade's factory hands in; it takes
+        # how long it may wait for the lock and says how many it settled.
+        self.recover_claims: Callable[[float], int] = lambda wait: 0
 
     def note(self, count: int = 1) -> None:
         """A write let the write lock go, or a recall stored its receipt: a counter, and now
@@ -197,7 +202,7 @@ class Compaction:
                 self._again = False
 
 
-def _writable(engine: MemoryEngine) -> bool:
+def _writable(engine: StoreEngine) -> bool:
     """Not a read-only home, and not a SQLite file removed meanwhile (connecting would make
     an empty one, which the next open would take for a lost index)."""
     if getattr(engine, "read_only", None) is not None:
@@ -206,7 +211,7 @@ def _writable(engine: MemoryEngine) -> bool:
     return path is None or path.exists()
 
 
-def past_bound(engine: MemoryEngine, retention: Retention) -> bool:
+def past_bound(engine: StoreEngine, retention: Retention) -> bool:
     """The change log or SQLite's log is past its bound (two cheap reads)."""
     if not _writable(engine):
         return False
@@ -215,13 +220,13 @@ def past_bound(engine: MemoryEngine, retention: Retention) -> bool:
     )
 
 
-def compact(engine: MemoryEngine, retention: Retention | None = None) -> CompactionReport:
+def compact(engine: StoreEngine, retention: Retention | None = None) -> CompactionReport:
     """Bring everything that grows with use back within its bound (the module docstring)."""
     keep = retention or Retention.from_environment()
     report = CompactionReport()
     if not _writable(engine):
         return report
-    report.claims = _recover_claims(engine)
+    report.claims = engine.compaction.recover_claims(LOCK_WAIT_S)
     report.changes = _prune_changes(engine, keep.changes_kept)
     if keep.receipts_kept:
         report.receipts = _prune_receipts(engine, keep.receipts_kept)
@@ -230,13 +235,12 @@ def compact(engine: MemoryEngine, retention: Retention | None = None) -> Compact
         report.proposals = _prune_rows(engine, _PROPOSALS, _old_proposals(cut))
         report.decisions = _prune_rows(engine, _DECISIONS, _old_decisions(cut))
         report.tokens = _prune_rows(engine, _TOKENS, _old_tokens(cut))
-    if engine.files_canonical:
-        report.files = _sweep_index_folder(engine)
+    report.files = engine.store.sweep_files(engine)
     report.checkpointed = _checkpoint_if_long(engine.sqlite_path)
     return report
 
 
-def _locked_session(engine: MemoryEngine, work: Callable[[Session], int]) -> int:
+def _locked_session(engine: StoreEngine, work: Callable[[Session], int]) -> int:
     """`work` in one transaction under the write lock (waiting at most LOCK_WAIT_S)."""
     with engine.write_lock(settle=False, timeout=LOCK_WAIT_S), Session(engine.db) as session:
         done = work(session)
@@ -260,7 +264,7 @@ _DECISIONS = _table(tables.DecisionRow)
 _TOKENS = _table(tables.ApiTokenRow)
 
 
-def _changes_past(engine: MemoryEngine, kept: int) -> tuple[int, int] | None:
+def _changes_past(engine: StoreEngine, kept: int) -> tuple[int, int] | None:
     """The log's oldest and newest seq when it holds more than `kept` and its slack."""
     seq = _CHANGES.c.seq
     with Session(engine.db) as session:
@@ -271,7 +275,7 @@ def _changes_past(engine: MemoryEngine, kept: int) -> tuple[int, int] | None:
     return int(oldest), int(newest)
 
 
-def _prune_changes(engine: MemoryEngine, kept: int) -> int:
+def _prune_changes(engine: StoreEngine, kept: int) -> int:
     ends = _changes_past(engine, kept)
     if ends is None:
         return 0
@@ -293,7 +297,7 @@ def _prune_changes(engine: MemoryEngine, kept: int) -> int:
 # -- receipts ------------------------------------------------------------------------------
 
 
-def _prune_receipts(engine: MemoryEngine, kept: int) -> int:
+def _prune_receipts(engine: StoreEngine, kept: int) -> int:
     issued, digest = _RECEIPTS.c.issued_at, _RECEIPTS.c.digest
     with Session(engine.db) as session:
         count = int(session.scalar(select(func.count()).select_from(_RECEIPTS)) or 0)
@@ -341,7 +345,7 @@ def _old_tokens(cut: datetime) -> ColumnElement[bool]:
     return _TOKENS.c.revoked_at < cut
 
 
-def _prune_rows(engine: MemoryEngine, table: Table, old: ColumnElement[bool]) -> int:
+def _prune_rows(engine: StoreEngine, table: Table, old: ColumnElement[bool]) -> int:
     """Delete the rows of `table` (keyed by `id`) that `old` holds for, in batches."""
     with Session(engine.db) as session:
         if session.execute(select(table.c.id).where(old).limit(1)).first() is None:
@@ -355,7 +359,7 @@ def _prune_rows(engine: MemoryEngine, table: Table, old: ColumnElement[bool]) ->
     return _in_batches(engine, one_batch)
 
 
-def _in_batches(engine: MemoryEngine, one_batch: Callable[[Session], int]) -> int:
+def _in_batches(engine: StoreEngine, one_batch: Callable[[Session], int]) -> int:
     removed = 0
     while True:
         done = _locked_session(engine, one_batch)
@@ -364,26 +368,7 @@ def _in_batches(engine: MemoryEngine, one_batch: Callable[[Session], int]) -> in
             return removed
 
 
-# -- review claims -------------------------------------------------------------------------
-
-
-def _recover_claims(engine: MemoryEngine) -> int:
-    """Proposals left deciding by a decision whose process is gone are settled, here too so
-    that a queue nobody lists gets them back (engine/curation/claim_recovery.py)."""
-    from engine.curation.claim_recovery import recover_quietly
-
-    return recover_quietly(engine, wait=LOCK_WAIT_S)
-
-
 # -- files ---------------------------------------------------------------------------------
-
-
-def _sweep_index_folder(engine: MemoryEngine) -> list[str]:
-    from engine.retrieval import persisted
-
-    embedder = engine.embedder_status.embedder
-    own = persisted.index_file(engine.home, embedder.model_id if embedder is not None else None)
-    return [path.name for path in persisted.sweep(own.parent, keep=own)]
 
 
 def _log_file_past(database: Path | None) -> bool:

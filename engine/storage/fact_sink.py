@@ -7,8 +7,8 @@ nothing is written outside the database, a file exists only when a person asks f
 (`export --format gno`, which renders it from the row with `fact_file_of` exactly as the
 embedded mode would have written it), and a write the database refused stored nothing at all.
 
-MemoryEngine.fact_sink picks one of the two sinks from MemoryEngine.files_canonical; every
-write path calls the sink the same way, so the write path stays one path."""
+Each store (engine/storage/mode.py) has its sink; every write path calls the sink the same
+way, so the write path stays one path."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
-from engine.storage import tables
 from engine.storage.disk_full import disk_full_refusal
-from engine.storage.factfiles import FactFile, parse_fact_file, write_atomically
+from engine.storage.embedded.factfiles import FactFile, parse_fact_file, write_atomically
+from engine.storage.schema import tables
 
 if TYPE_CHECKING:
-    from engine.storage.store import MemoryEngine
+    from engine.storage.mode import StoreEngine
 
 _REPAIRED_LATER = (
     " The fact file is written and its write stays journalled: the next write to this home "
@@ -52,7 +52,7 @@ class FileSink:
     """The embedded mode: files canonical, journal first."""
 
     def write_new(
-        self, engine: MemoryEngine, fact: FactFile, *, collection: str, rel_path: str
+        self, engine: StoreEngine, fact: FactFile, *, collection: str, rel_path: str
     ) -> Path:
         path = Path(engine.collection_root(collection)) / rel_path
         try:
@@ -73,18 +73,22 @@ class FileSink:
             ) from exc
         return path
 
-    def take_back(self, engine: MemoryEngine, record_id: str, path: Path | None) -> None:
+    def take_back(self, engine: StoreEngine, record_id: str, path: Path | None) -> None:
         """Another writer won the race for the index: the new file goes, and its entry."""
         if path is not None:
             engine.take_back_fact_file(path)
         engine.end_write(record_id)
 
-    def index_failed(self, error: str) -> dict[str, Any]:
+    def index_failed(self, error: str, failure: MemoryFailure | None = None) -> dict[str, Any]:
         """The file is canonical and journalled: the write stands, indexed later."""
         return {"status": "failed", "error": error + _REPAIRED_LATER}
 
+    def commit_failed(self, error: Exception) -> None:
+        """A group's index commit failed: its files stand, indexed later (the group says so
+        in each write's sync)."""
+
     def rewrite_workbench(
-        self, engine: MemoryEngine, row: tables.FactRow, updates: dict[str, Any | None]
+        self, engine: StoreEngine, row: tables.FactRow, updates: dict[str, Any | None]
     ) -> None:
         """Set (or, with None, drop) keys under the file's `workbench:` before the row."""
         path = Path(engine.collection_root(row.collection)) / row.rel_path
@@ -101,25 +105,30 @@ class DatabaseSink:
     """The server mode: the row is the fact; no file, no journal."""
 
     def write_new(
-        self, engine: MemoryEngine, fact: FactFile, *, collection: str, rel_path: str
+        self, engine: StoreEngine, fact: FactFile, *, collection: str, rel_path: str
     ) -> None:
         return None
 
-    def take_back(self, engine: MemoryEngine, record_id: str, path: Path | None) -> None:
+    def take_back(self, engine: StoreEngine, record_id: str, path: Path | None) -> None:
         return None
 
-    def index_failed(self, error: str) -> dict[str, Any]:
-        """Without a file nothing stands of a write the database did not take: an error."""
+    def index_failed(self, error: str, failure: MemoryFailure | None = None) -> dict[str, Any]:
+        """Without a file nothing stands of a write the database did not take: an error.
+        PostgreSQL's own failure (engine/storage/server/faults.py) is passed on as it is: it
+        says whether anything may have been stored, which "nothing was stored" would not."""
+        if failure is not None and failure.code == "MEMORY_QUERY_FAILED":
+            raise failure
         raise MemoryFailure(
             "MEMORY_SYNC_FAILED",
             f"The database did not store the fact ({error}); nothing was stored. Check that "
             "the PostgreSQL server is reachable, then retry the same call.",
         )
 
+    def commit_failed(self, error: Exception) -> None:
+        """A group's commit failed: no file stands for its writes, none is acknowledged."""
+        raise error
+
     def rewrite_workbench(
-        self, engine: MemoryEngine, row: tables.FactRow, updates: dict[str, Any | None]
+        self, engine: StoreEngine, row: tables.FactRow, updates: dict[str, Any | None]
     ) -> None:
         return None  # the caller changes the row's workbench in the same transaction
-
-
-FactSink = FileSink | DatabaseSink

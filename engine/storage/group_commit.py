@@ -49,16 +49,16 @@ from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import parse_iso
-from engine.storage import tables
 from engine.storage.crash_hook import stop_here
-from engine.storage.database import bump_generation
-from engine.storage.factfiles import TEMP_PREFIX
-from engine.storage.sqlite_driver import DriverStatements
+from engine.storage.embedded.factfiles import TEMP_PREFIX
+from engine.storage.embedded.sqlite_driver import DriverStatements
+from engine.storage.schema import tables
+from engine.storage.schema.database import bump_generation
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    from engine.storage.store import MemoryEngine
+    from engine.storage.mode import StoreEngine
 
 log = logging.getLogger("engine.storage")
 
@@ -212,14 +212,14 @@ class WriteBatch:
     def written(self, record_id: str, sync: dict[str, Any]) -> None:
         self._written.append((record_id, sync))
 
-    def abandon(self, engine: MemoryEngine) -> None:
+    def abandon(self, engine: StoreEngine) -> None:
         """The group failed before its end: no file goes in place, no journal entry stays."""
         self.session.rollback()
         discard_staged(self._staged)
         for record_id in self._staged_ids:
             engine.end_write(record_id)
 
-    def settle(self, engine: MemoryEngine) -> None:
+    def settle(self, engine: StoreEngine) -> None:
         """The files in place, then the commit; then the journal entries go (under the lock;
         `await_files` follows once it is released). A failed commit marks every write failed;
         files that cannot be put in place fail the group (MEMORY_SYNC_FAILED), nothing of it
@@ -242,11 +242,10 @@ class WriteBatch:
         stop_here("group-placed")
         try:
             self.session.commit()
-        except Exception as exc:  # embedded mode: the files are canonical, indexed later
+        except Exception as exc:  # noqa: BLE001 - where files stand, indexed later; else raised
             log.warning("gno-tui: a group commit of %d writes failed: %s", len(self._written), exc)
             self.session.rollback()
-            if not engine.files_canonical:
-                raise  # server mode: no file stands for them, so no write is acknowledged
+            engine.fact_sink.commit_failed(exc)  # raises when no file stands for the writes
             for _, sync in self._written:
                 sync.clear()
                 sync.update(status="failed", error=_COMMIT_FAILED.format(error=exc))
@@ -271,7 +270,7 @@ class WriteBatch:
 
 
 @contextmanager
-def write_batch(engine: MemoryEngine) -> Iterator[WriteBatch]:
+def write_batch(engine: StoreEngine) -> Iterator[WriteBatch]:
     """Hold the write lock and one index transaction for the writes run inside (on this
     thread); commit when the block ends. Write paths that know nothing of groups (anything
     but remember's add and supersede) must not run inside: they would wait on the group's
@@ -303,7 +302,7 @@ _COLLECTION_VALUES = select(*_COLLECTIONS.c).order_by(_COLLECTIONS.c.name)
 
 
 def _collections(
-    engine: MemoryEngine, session: Session, statements: DriverStatements | None
+    engine: StoreEngine, session: Session, statements: DriverStatements | None
 ) -> dict[str, tables.CollectionRow]:
     """The collections as the index has them now. The rows of the last group are reused when
     the values are the same (building them through the ORM cost a group 0.1 ms)."""

@@ -16,9 +16,7 @@ from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 from engine.retrieval.embeddings import embed_facts, vector_to_bytes
 from engine.retrieval.snapshot import IndexedFact, store_vectors
-from engine.storage import tables
-from engine.storage.database import bump_generation
-from engine.storage.records import (
+from engine.storage.reads.records import (
     INSERT_FACT,
     INSERT_FACT_SCOPES,
     UPSERT_EMBEDDING,
@@ -27,10 +25,12 @@ from engine.storage.records import (
     stored_fact,
     stored_scopes,
 )
+from engine.storage.schema import tables
+from engine.storage.schema.database import bump_generation
 
 if TYPE_CHECKING:
-    from engine.storage.sqlite_driver import DriverStatements
-    from engine.storage.store import MemoryEngine
+    from engine.storage.embedded.sqlite_driver import DriverStatements
+    from engine.storage.mode import StoreEngine
 
 
 def insert_new_fact(
@@ -51,7 +51,7 @@ def insert_new_fact(
     later revision). Either way the caller rolls back, so nothing of this write stays.
     `vector`: the values of its embeddings row (`vector_values`). `bump=False`: the caller's
     transaction moves the generation once for all its writes (a group commit), whose
-    `statements` run them on SQLite's driver (engine/storage/sqlite_driver.py)."""
+    `statements` run them on SQLite's driver (engine/storage/embedded/sqlite_driver.py)."""
     if predecessor is not None:
         _swap_predecessor(session, row, predecessor, now_iso_moment, statements)
     try:
@@ -150,7 +150,7 @@ def _key_taken(row: NewFact) -> MemoryFailure:
     )
 
 
-def vector_values(engine: MemoryEngine, row: NewFact) -> dict[str, Any] | None:
+def vector_values(engine: StoreEngine, row: NewFact) -> dict[str, Any] | None:
     """The new fact's embeddings row as values for the write's own transaction, or None
     without a model. Best effort: a vector is derived data (a snapshot embeds a fact it
     lacks), so an embedder that fails must not fail the write."""
@@ -172,7 +172,7 @@ def vector_values(engine: MemoryEngine, row: NewFact) -> dict[str, Any] | None:
     }
 
 
-def keep_vector(engine: MemoryEngine, row: tables.FactRow) -> None:
+def keep_vector(engine: StoreEngine, row: tables.FactRow) -> None:
     """The vector in a transaction of its own (reindex, settling an unfinished write)."""
     embedder = engine.embedder_status.embedder
     if embedder is not None:

@@ -12,16 +12,16 @@ from sqlalchemy.orm import Session
 from sqlmodel import col
 
 from engine.contract.normalize import iso_utc
-from engine.storage import tables
-from engine.storage.database import bump_generation
-from engine.storage.sqlite_batch import EncodedJson, insert_proposals
+from engine.storage.bulk.sqlite_batch import EncodedJson, insert_proposals
+from engine.storage.schema import tables
+from engine.storage.schema.database import bump_generation
 
 if TYPE_CHECKING:
-    from engine.storage.store import MemoryEngine
+    from engine.storage.mode import StoreEngine
 
 
 def queue_proposal(
-    engine: MemoryEngine,
+    engine: StoreEngine,
     request: Any,
     text: str,
     scopes: list[str],
@@ -103,7 +103,7 @@ def queue_proposals(
     one_statement = session.get_bind().dialect.name == "sqlite"
     for start in range(0, len(rows), _INSERT_BATCH):
         batch = rows[start : start + _INSERT_BATCH]
-        if one_statement:  # engine/storage/sqlite_batch.py says why
+        if one_statement:  # engine/storage/bulk/sqlite_batch.py says why
             insert_proposals(session.connection(), batch)
         else:
             session.execute(insert(tables.ProposalRow), [_decoded(row) for row in batch])
@@ -185,7 +185,7 @@ def public_proposal(row: tables.ProposalRow) -> dict[str, Any]:
 
 
 def list_proposals(
-    engine: MemoryEngine,
+    engine: StoreEngine,
     *,
     state: str | None = "pending",
     caller: str | None = None,
@@ -204,7 +204,7 @@ def list_proposals(
         return [public_proposal(row) for row in session.scalars(query)]
 
 
-def get_proposal(engine: MemoryEngine, proposal_id: int) -> dict[str, Any] | None:
+def get_proposal(engine: StoreEngine, proposal_id: int) -> dict[str, Any] | None:
     """One proposal by id, in any state, as list_proposals gives it; None when there is none."""
     with Session(engine.db, expire_on_commit=False) as session:
         found = session.get(tables.ProposalRow, proposal_id)

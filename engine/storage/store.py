@@ -4,7 +4,7 @@ Surfaces do not use it directly: they go through engine.facade.MemoryService.
 
 It is handed its database engine and embedder; it owns no module-level state. Writes take the
 store's write lock for at most `lock_timeout` s: the home's lock file in the embedded mode,
-the database's advisory lock in the server mode (engine/storage/server_mode.py).
+the database's advisory lock in the server mode (engine/storage/server/parts.py).
 
 Two modes (docs/contract.md section 3): `files_canonical` (SQLite, the embedded mode) or not
 (PostgreSQL, the server mode, where the database is the store and the home holds only local
@@ -17,16 +17,16 @@ Crash and corruption (docs/decisions.md): a new fact's write is journalled in
 its row is committed (engine/storage/journal.py, which also holds the group commit a write may
 be part of). An entry left behind is a write that did not finish (killed, or its index write
 failed); the first write lock taken afterwards settles it before anything else
-(engine/storage/reindex.py `settle_unfinished_writes`), so no write starts from an index that
-lags the files. Opening a home rebuilds an index that is missing or empty while fact files
+(engine/storage/embedded/reindex.py `settle_unfinished_writes`), so no write starts from an index
+that lags the files. Opening a home rebuilds an index that is missing or empty while fact files
 exist, and sets an unreadable SQLite index aside (`index.sqlite.corrupt-<time>`) and
 rebuilds it; what was done is in `notes` and logged as a warning (stderr by default).
 
-The home itself (engine/storage/home.py): a --home that cannot be a folder is refused before
-anything is made; a home this process may not write opens read-only (reads work, every write
-is MEMORY_HOME_READ_ONLY before anything is touched; engine/storage/read_only.py);
-collections.yaml is read strictly (engine/storage/collections_file.py); and a home copied or
-moved with its index has its roots pointed at its own folders when it opens."""
+The home itself (engine/storage/embedded/home.py): a --home that cannot be a folder is refused
+before anything is made; a home this process may not write opens read-only (reads work, every write
+is MEMORY_HOME_READ_ONLY before anything is touched; engine/storage/embedded/read_only.py);
+collections.yaml is read strictly (engine/storage/embedded/collections_file.py); and a home copied
+or moved with its index has its roots pointed at its own folders when it opens."""
 
 from __future__ import annotations
 
@@ -56,49 +56,54 @@ from engine.retrieval.index_cache import SnapshotCache
 from engine.retrieval.registry import REGISTRY, Place, Registry
 from engine.retrieval.seam import RetrievalIndex
 from engine.retrieval.snapshot import Snapshot
-from engine.storage import schema, tables
-from engine.storage.collections_file import (
-    read_collections_file,
-    relocate_roots,
-    sync_collections_from_file,
-    write_collections_file,
-)
 from engine.storage.compaction import Compaction
 from engine.storage.crash_hook import stop_here
-from engine.storage.database import (
+from engine.storage.disk_full import CUT_SHORT, disk_full_said
+from engine.storage.embedded.collections_file import (
+    relocate_roots,
+)
+from engine.storage.embedded.home import (
+    make_home,
+    read_only_refusal,
+)
+from engine.storage.embedded.home_lock import HomeLock
+from engine.storage.embedded.read_only import (
+    CREATED_ELSEWHERE,
+    ReadOnlyReads,
+    created_elsewhere_refusal,
+    memory_index,
+    read_only_index,
+    refuse_writes,
+)
+from engine.storage.embedded.salvage import salvage_index_only_rows
+from engine.storage.embedded.store import EmbeddedStore
+from engine.storage.indexing import insert_new_fact, vector_values
+from engine.storage.journal import WriteJournal
+from engine.storage.mode import FactSink, Store
+from engine.storage.reads import collection_named
+from engine.storage.reads.derived import GenerationCache
+from engine.storage.reads.orm import OrmReads
+from engine.storage.reads.records import NewFact
+from engine.storage.schema import tables
+from engine.storage.schema import version as schema
+from engine.storage.schema.database import (
     bump_generation,
     generation_of,
     is_unreadable_sqlite,
     sqlite_file_of,
 )
-from engine.storage.derived import GenerationCache
-from engine.storage.disk_full import CUT_SHORT, disk_full_said
-from engine.storage.fact_sink import DatabaseSink, FactSink, FileSink
-from engine.storage.home import (
-    make_home,
-    make_root,
-    not_writable,
-    read_only_refusal,
-    remove_folders,
-)
-from engine.storage.indexing import insert_new_fact, vector_values
-from engine.storage.journal import HomeLock, WriteJournal
-from engine.storage.orm_reads import OrmReads
-from engine.storage.read_only import (
-    CREATED_ELSEWHERE,
-    ReadOnlyReads,
-    created_elsewhere,
-    created_elsewhere_refusal,
-    memory_index,
-    prepare_read_only,
-    read_only_index,
-    refuse_writes,
-)
-from engine.storage.reads import collection_named
-from engine.storage.records import NewFact
-from engine.storage.salvage import salvage_index_only_rows
+from engine.storage.server.store import ServerStore
 
 DEFAULT_COLLECTION = "memory"
+
+
+def store_for(db: Engine) -> Store:
+    """How a home's store is kept, from its database: PostgreSQL is the server store (the
+    database canonical, shared by homes on many machines), any other the embedded one (fact
+    files canonical, the database an index beside them)."""
+    return ServerStore() if db.dialect.name == "postgresql" else EmbeddedStore()
+
+
 WRITE_LOCK_TIMEOUT_S = 10.0
 
 log = logging.getLogger("engine.storage")
@@ -127,6 +132,8 @@ class MemoryEngine(WriteJournal):
         self.home = Path(home)
         make_home(self.home)  # a coded error for a path that cannot be a home folder
         self.db = db
+        # How this home's store is kept (embedded or server), chosen once from its database.
+        self.store: Store = store_for(db)
         # What opening the home, or settling unfinished writes, repaired: one sentence each.
         self.notes: list[str] = []
         self.embedder_status = embedder_status
@@ -141,7 +148,7 @@ class MemoryEngine(WriteJournal):
         # homes pointed at one SQLite file by --db take one lock, so their writes are ordered
         # (two locks let both open write transactions on the file, and SQLite refuses the
         # second one's upgrade: MEMORY_SYNC_FAILED). Not the server mode's: it is the
-        # database's advisory lock (engine/storage/server_mode.py).
+        # database's advisory lock (engine/storage/server/parts.py).
         index = self.sqlite_path
         self._lock = HomeLock((index.parent if index is not None else self.home) / ".write.lock")
         self._lock_timeout = lock_timeout
@@ -155,10 +162,8 @@ class MemoryEngine(WriteJournal):
         self._moved_roots: dict[str, str] = {}  # a read-only copied home's, for this process
         # Why this process may not write the home (None: it may). Then the index is read
         # through a read-only connection, or one in memory built from the files when the home
-        # has none (engine/storage/read_only.py), and every write is refused.
-        self.read_only = not_writable(self.home, index) if self.files_canonical else None
-        if self.read_only is None and reading and self.files_canonical and index is not None:
-            self.read_only = created_elsewhere(self.home, index, self._lock)
+        # has none (engine/storage/embedded/read_only.py), and every write is refused.
+        self.read_only = self.store.why_read_only(self, index, reading=reading)
         self._building = False  # the read-only home's index in memory, being built
         self._memory_reason: str | None = None
         if self.read_only is not None and index is not None:
@@ -176,8 +181,8 @@ class MemoryEngine(WriteJournal):
                     "is missing" if self.read_only != CREATED_ELSEWHERE else "has no tables yet"
                 )
                 self.db, self._memory_reason = memory_index(), missing
-        # What the index and recall read (engine/storage/reads.py), through the ORM.
-        self.reads = (
+        # What the index and recall read (engine/storage/reads/__init__.py), through the ORM.
+        self.reads: OrmReads = (
             ReadOnlyReads(self.db)
             if self.read_only is not None
             else OrmReads(self.db, on_receipt=self.compaction.note)
@@ -227,7 +232,7 @@ class MemoryEngine(WriteJournal):
                 self._lock_depth += 1
                 try:
                     if settle and self._lock_depth == 1 and self.has_unfinished_writes():
-                        from engine.storage.reindex import settle_unfinished_writes
+                        from engine.storage.embedded.reindex import settle_unfinished_writes
 
                         for note in settle_unfinished_writes(self):
                             self.note(note)
@@ -250,88 +255,32 @@ class MemoryEngine(WriteJournal):
             # This thread holds it already (a nested write path), or the home is read-only
             # and only the index this process built in memory is written.
             yield
-        elif self.files_canonical:
-            with self._file_locked(wait):
-                yield
         else:
-            from engine.storage.server_mode import advisory_write_lock
-
-            with advisory_write_lock(self.db, wait):
+            with self.store.locked_across_processes(self, wait):
                 yield
 
-    @contextmanager
-    def _file_locked(self, wait: float) -> Iterator[None]:
-        if not self._lock.acquire(wait):
-            raise MemoryFailure(
-                "MEMORY_WRITE_LEASE_BUSY",
-                f"Another process held the store's write lock for {wait:g} s "
-                f"({self._lock.path}). Retry shortly; if no gno-tui is running, "
-                "the lock file can be removed.",
-            )
-        try:
-            yield
-        finally:
-            self._lock.release()
+    @property
+    def home_lock(self) -> HomeLock:
+        """The home's lock file (the embedded store's write lock across processes)."""
+        return self._lock
 
     def _prepare(self) -> None:
         """Create the tables and the default collection on first use, once across processes;
-        then repair what a crash or a damaged index left (the module docstring). In the server
-        mode the database is canonical and nothing in the home needs repairing."""
-        if not self.files_canonical:
-            self._prepare_schema()
-            return
-        if self.read_only is not None:
-            prepare_read_only(self)
-            return
-        index = self.sqlite_path
-        if index is not None and not index.exists() and self.collections_file.exists():
-            # A damaged collections.yaml is refused before an index is made beside it.
-            read_collections_file(self.collections_file)
-        try:
-            why = "missing" if self._prepare_schema() else "empty"
-            if not self.collections_by_name():
-                # Made, but its first open stopped before its collections (a damaged
-                # collections.yaml did so before it was refused up front): completed now.
-                with self.write_lock(settle=False):
-                    self._prepare_collections()
-            self._relocate_roots()
-            lagging = self._index_lags_files()
-        except DBAPIError as exc:
-            if not is_unreadable_sqlite(exc) or self.sqlite_path is None:
-                raise
-            with self.write_lock(settle=False):
-                self.note(self.replace_unreadable_index(str(exc.orig)))
-            self._relocate_roots()
-            why, lagging = "unreadable", self._index_lags_files()
-        if lagging:
-            self._rebuild_at_open(why)
-        self._repair_unless_busy()
+        then whatever the store repairs at open (the module docstring)."""
+        self.store.prepare(self)
+
+    def report_open_notes(self) -> None:
+        """What opening repaired goes into the open report (reindex folds it into its own)."""
         if self.notes:
             self._open_report = self._open_report or {"added": 0, "changed": 0, "removed": 0}
             self._open_report["notes"] = list(self.notes)
 
-    def _repair_unless_busy(self) -> None:
-        """Settle unfinished writes and what an interrupted bulk write or a crash's temp files
-        left, if no process holds the write lock right now. One that holds it is a writer at
-        work or one stopped mid-write (kill -STOP, a debugger): what the home holds may be its
-        own write in progress, and its next hold of the lock, or the next writer's first,
-        settles it. Whoever opens the home only to read answers from what is committed and
-        must not wait for that writer (/tmp/rel-docs/readers.md)."""
-        from engine.storage.bulk import recover_interrupted_writes
-        from engine.storage.bulk_recovery import interrupted_writes_left
+    def set_open_report(self, report: dict[str, Any]) -> None:
+        self._open_report = report
 
-        if not self.has_unfinished_writes() and not interrupted_writes_left(self, skip_live=True):
-            return
-        try:
-            with self.write_lock(timeout=0):  # its first hold settles the journal
-                recover_interrupted_writes(self)
-        except MemoryFailure as failure:
-            if failure.code != "MEMORY_WRITE_LEASE_BUSY":
-                raise
-
-    def _prepare_schema(self) -> bool:
-        """The schema at this gno-tui's revision (engine/storage/schema.py: one query when it
-        is), and the collections. True when the index had no tables. An index a newer
+    def prepare_schema(self) -> bool:
+        """The schema at this gno-tui's revision (engine/storage/schema/version.py: one query when
+        it is), and the collections. True when the index had no tables. An index a newer
         gno-tui migrated is refused before anything changes."""
         revision = schema.stored_revision(self.db)
         if revision == schema.HEAD and not self._collections_to_prepare():
@@ -345,13 +294,13 @@ class MemoryEngine(WriteJournal):
                     stop_here("schema-creating")  # tests only: a new home's lock, no tables
                 for note in schema.upgrade_to_head(self.db):
                     self.note(note)
-            self._prepare_collections()
+            self.prepare_collections()
         return missing
 
-    def _prepare_collections(self) -> None:
+    def prepare_collections(self) -> None:
         """Under the write lock: the collections collections.yaml lists, the default one, and
         collections.yaml written from them."""
-        self._sync_collections_from_file()
+        self.store.collections_synced(self)
         # Read again under the lock: in the server mode engines on other homes may have
         # opened the same new database at this moment, and the first one made the row.
         if DEFAULT_COLLECTION not in self.collections_by_name():
@@ -361,17 +310,13 @@ class MemoryEngine(WriteJournal):
                 policy_source="config_default",
                 _locked=True,
             )
-        self._write_collections_file()
+        self.store.collections_changed(self)
 
     def _collections_to_prepare(self) -> bool:
-        """Something to do about the collections at open: the home's collections.yaml is
-        missing (embedded mode). In the server mode the default collection is made with the
-        schema, in the same hold of the lock, and a database that lacks it anyway (a crash
-        between the two) gets it at first use (require_collection): an up-to-date open stays
-        one query."""
-        return self.files_canonical and self.collections_file_missing()
+        return self.store.collections_to_prepare(self)
 
-    # -- a read-only home (engine/storage/read_only.py) --------------------------------------
+    # -- a read-only home (engine/storage/embedded/read_only.py)
+    # --------------------------------------
 
     def read_only_refusal(self) -> MemoryFailure:
         """MEMORY_HOME_READ_ONLY for this home (only while it is read-only)."""
@@ -414,12 +359,10 @@ class MemoryEngine(WriteJournal):
 
     # -- the storage mode -------------------------------------------------------------------
 
-    # files_canonical, the one property that tells the modes apart, is WriteJournal's.
-
     @property
     def fact_sink(self) -> FactSink:
-        """Where facts' files go in this mode (engine/storage/fact_sink.py)."""
-        return FileSink() if self.files_canonical else DatabaseSink()
+        """Where facts' files go in this store (engine/storage/fact_sink.py)."""
+        return self.store.sink
 
     def note(self, message: str) -> None:
         """Record a repair (surfaces show `notes`) and log it as a warning."""
@@ -439,46 +382,10 @@ class MemoryEngine(WriteJournal):
         """The SQLite index file, or None for another database (or an in-memory one)."""
         return sqlite_file_of(self.db)
 
-    def _index_lags_files(self) -> bool:
-        """The index holds no fact while a collection has fact files: answering from it would
-        be answering from nothing."""
+    def holds_a_fact(self) -> bool:
+        """The index holds at least one fact row."""
         with Session(self.db) as session:
-            if session.execute(select(tables.FactRow.record_id).limit(1)).first() is not None:
-                return False
-        return self._fact_files_exist()
-
-    def _fact_files_exist(self) -> bool:
-        """A fact file that is not an unfinished write's (those are settled, not rebuilt: the
-        first write of a new home, stopped between its file and its row, is no lagging index)."""
-        unfinished = set(self.unfinished_writes()) if self.has_unfinished_writes() else set()
-        return any(
-            path.stem not in unfinished
-            for row in self.collections_by_name().values()
-            for path in (Path(row.root) / "facts").glob("*/mem-*.md")
-        )
-
-    def _rebuild_at_open(self, why: str) -> None:
-        from engine.storage.reindex import reindex_locked
-
-        with self.write_lock(settle=False):
-            if not self._index_lags_files():  # another process rebuilt it meanwhile
-                return
-            report = reindex_locked(self, None)
-        where = self.sqlite_path.name if self.sqlite_path else "the index database"
-        found = []
-        if report["forks"]:
-            found.append(f"{len(report['forks'])} forked chains or keys")
-        if report["duplicates"]:
-            found.append(f"{len(report['duplicates'])} record ids in two files")
-        if report["problems"]:
-            found.append(f"{len(report['problems'])} unreadable files")
-        self.note(
-            f"the index ({where}) was {why} while fact files exist: rebuilt it from "
-            f"{report['files']} fact files, {report['indexed']} facts indexed"
-            + (f"; found {', '.join(found)} (`gno-tui reindex --json` lists them)" if found else "")
-            + "."
-        )
-        self._open_report = {key: report[key] for key in ("added", "changed", "removed")}
+            return session.execute(select(tables.FactRow.record_id).limit(1)).first() is not None
 
     def check_index(self) -> str | None:
         """SQLite's integrity check (reindex runs it; it reads the whole file). A damaged
@@ -521,7 +428,7 @@ class MemoryEngine(WriteJournal):
             self.reads, self.embedder_status.embedder, self._index_file()
         )
         self.derived = GenerationCache()
-        self._prepare_schema()
+        self.prepare_schema()
         salvaged = salvage_index_only_rows(self.db, aside)
         return (
             f"the index {path.name} was unreadable (corrupt: {reason}); moved it aside to "
@@ -529,14 +436,8 @@ class MemoryEngine(WriteJournal):
         )
 
     def _index_file(self) -> Path | None:
-        """Where this home keeps its index between processes (engine/retrieval/persisted.py);
-        none in the server mode, whose home holds only local settings."""
-        from engine.retrieval.persisted import index_file
-
-        if not self.files_canonical:
-            return None
-        embedder = self.embedder_status.embedder
-        return index_file(self.home, embedder.model_id if embedder is not None else None)
+        """Where this home keeps its index between processes (engine/retrieval/persisted.py)."""
+        return self.store.index_file(self)
 
     def snapshot(self) -> Snapshot:
         return self._snapshots.get()
@@ -559,6 +460,14 @@ class MemoryEngine(WriteJournal):
 
     def generation(self) -> int:
         return generation_of(self.db)
+
+    @contextmanager
+    def session(self, *, expire_on_commit: bool = True) -> Iterator[Session]:
+        """A session on the store's database, for the query helpers the domain modules call
+        (engine/storage/queries: each takes it explicitly). `expire_on_commit=False` keeps
+        the rows read usable after the session ends."""
+        with Session(self.db, expire_on_commit=expire_on_commit) as session:
+            yield session
 
     # -- collections ------------------------------------------------------------------------
 
@@ -593,28 +502,15 @@ class MemoryEngine(WriteJournal):
 
     def require_collection(self, name: str) -> tables.CollectionRow:
         collections = self.collections_by_name()
-        if name not in collections and name == DEFAULT_COLLECTION and not self.files_canonical:
-            # A server database a crash left without it: made at first use, once.
-            with self.write_lock():
-                if DEFAULT_COLLECTION not in self.collections_by_name():
-                    self.add_collection(
-                        name, policy="local_only", policy_source="config_default", _locked=True
-                    )
+        if name not in collections and name == DEFAULT_COLLECTION:
+            self.store.default_collection_missing(self, name)
             collections = self.collections_by_name()
         return collection_named(collections, name)
 
     def collection_root(self, name: str) -> Path:
-        """The folder of a collection's fact files (embedded mode only: in the server mode a
-        collection is rows in the database and has no folder)."""
-        row = self.require_collection(name)
-        if not self.files_canonical or not row.root:
-            raise MemoryFailure(
-                "MEMORY_USAGE_INVALID",
-                f"Collection {name!r} lives in the database (server mode) and has no folder of "
-                "fact files. Write a mirror of its facts with `gno-tui export --format gno "
-                "--output DIR`.",
-            )
-        return Path(row.root)
+        """The folder of a collection's fact files (a coded error where a collection is rows
+        in a database and has no folder)."""
+        return self.store.collection_folder(self.require_collection(name))
 
     def absolute_path(self, path: Path) -> str:
         """A fact file's path with its folder's symlinks resolved, as results report it. The
@@ -644,44 +540,15 @@ class MemoryEngine(WriteJournal):
         check_collection_name(name)
         check_policy(policy)
         if not _locked:
-            self._check_collections_file()
-        if not self.files_canonical:
-            from engine.storage.server_mode import add_database_collection
-
-            with self._maybe_locked(_locked):
-                return add_database_collection(self, name, path, policy, policy_source)
-        root = Path(path).expanduser().resolve() if path else self.home / "collections" / name
-        with self._maybe_locked(_locked), Session(self.db, expire_on_commit=False) as session:
-            if session.get(tables.CollectionRow, name) is not None:
-                raise MemoryFailure(
-                    "MEMORY_COLLECTION_INVALID",
-                    f"Collection {name!r} already exists; pick another name or change its "
-                    f"policy with `gno-tui collection set-policy {name} POLICY`.",
-                )
-            # A read-only home's index in memory lists its collections as they are.
-            created = [] if self.read_only is not None else make_root(root, name)
-            try:
-                row = tables.CollectionRow(
-                    name=name,
-                    root=str(root),
-                    policy=policy,
-                    policy_source=policy_source,
-                    created_at=self.now(),
-                )
-                session.add(row)
-                bump_generation(session)
-                session.commit()
-                session.refresh(row)
-                session.expunge(row)
-            except BaseException:
-                remove_folders(created)
-                raise
-        self._write_collections_file()
+            self.store.collections_read(self)
+        with self._maybe_locked(_locked):
+            row = self.store.add_collection(self, name, path, policy, policy_source)
+        self.store.collections_changed(self)
         return row
 
     def set_policy(self, name: str, policy: str, *, actor: str) -> tables.CollectionRow:
         check_policy(policy)
-        self._check_collections_file()
+        self.store.collections_read(self)
         with self.write_lock(), Session(self.db, expire_on_commit=False) as session:
             row = session.get(tables.CollectionRow, name)
             if row is None:
@@ -707,7 +574,7 @@ class MemoryEngine(WriteJournal):
             session.commit()
             session.refresh(row)
             session.expunge(row)
-        self._write_collections_file()
+        self.store.collections_changed(self)
         return row
 
     @contextmanager
@@ -718,28 +585,9 @@ class MemoryEngine(WriteJournal):
             with self.write_lock():
                 yield
 
-    def _write_collections_file(self) -> None:
-        """collections.yaml, canonical in the embedded mode (none in the server mode, nor in a
-        read-only home): engine/storage/collections_file.py."""
-        if self.files_canonical and self.read_only is None:
-            write_collections_file(self)
-
-    def _sync_collections_from_file(self) -> None:
-        """collections.yaml is canonical, like the fact files: an index rebuilt from nothing
-        gets its collections (and their policies) back from it. A damaged file is refused
-        (MEMORY_HOME_DAMAGED) before anything changes."""
-        if self.files_canonical:
-            sync_collections_from_file(self)
-
-    def _check_collections_file(self) -> None:
-        """Before a change to the collections: a collections.yaml that does not parse is
-        refused, not written over (it may hold what a person wrote by hand)."""
-        if self.files_canonical and self.collections_file.is_file():
-            read_collections_file(self.collections_file)
-
-    def _relocate_roots(self) -> None:
+    def relocate_roots(self) -> None:
         """A home copied or moved with its own index: roots that point into the folder it came
-        from are pointed at this home's (engine/storage/collections_file.py)."""
+        from are pointed at this home's (engine/storage/embedded/collections_file.py)."""
         if self._own_index:
             relocate_roots(self)
 

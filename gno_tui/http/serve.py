@@ -132,7 +132,7 @@ def run_server(settings: ServeSettings) -> int:
     settings.check()
     logging.basicConfig(level=logging.WARNING, format="gno-tui serve: %(levelname)s %(message)s")
     service = open_service(home=settings.home, db_url=settings.db, model=settings.model)
-    mode = "embedded" if service.files_canonical else "server"
+    mode = service.mode
     tokens = len(service.access.tokens())
     if settings.workers == 1:
         config = _config(create_app(service, settings), settings, factory=False)

@@ -19,8 +19,7 @@ HEALTH_SCHEMA = {
 
 
 def health(call: RouteCall) -> Reply:
-    mode = "embedded" if call.service.files_canonical else "server"
-    return Reply(200, {"status": "ok", "version": __version__, "mode": mode})
+    return Reply(200, {"status": "ok", "version": __version__, "mode": call.service.mode})
 
 
 ROUTES: tuple[HttpRoute, ...] = (

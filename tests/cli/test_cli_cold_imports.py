@@ -86,7 +86,7 @@ def test_a_json_call_loads_no_ui_mcp_or_other_verbs(home: Path, command: list[st
 
 
 # What a recall or a propose on a sound SQLite home never loads: the ORM and what it stands on
-# (engine/storage/sqlite_reader.py reads the index with sqlite3), and any model hub client.
+# (engine/storage/embedded/sqlite_reader.py reads the index with sqlite3), and any model hub client.
 NEVER_ON_THE_READ_PATH = ("sqlalchemy", "sqlmodel", "pydantic", "pydantic_core", "huggingface_hub")
 
 
@@ -121,7 +121,7 @@ def imported_by_console_script(home: Path, *args: str) -> tuple[set[str], str]:
 def test_a_cold_recall_or_propose_loads_no_orm(home: Path, command: list[str]) -> None:
     modules, stdout = imported_by_console_script(home, *command)
     assert offending(modules, NEVER_ON_THE_READ_PATH) == []
-    assert "engine.storage.sqlite_reader" in modules  # the read path answered ...
+    assert "engine.storage.embedded.sqlite_reader" in modules  # the read path answered ...
     result = json.loads(stdout)
     if command[0] == "recall":  # ... and answered in full
         assert "Alice prefers green tea" in [fact["text"] for fact in result["facts"]]

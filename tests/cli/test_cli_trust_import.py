@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.storage.bulk.file_stager import CHILD_MIN_FILES
 from engine.storage.crash_hook import CRASH_HOOK_ENV
-from engine.storage.file_stager import CHILD_MIN_FILES
 
 COUNT = 300
 
@@ -122,7 +122,7 @@ def test_a_large_import_killed_while_a_child_writes_its_files_is_all_or_nothing(
     cli, probe, tmp_path, point
 ):
     # As many items as make the import stage its files in a child process
-    # (engine/storage/file_stager.py): killed, the parent leaves the child's files staged only.
+    # (engine/storage/bulk/file_stager.py): killed, the parent leaves the child's files staged only.
     # On a server (no files): killed with more than one batch of rows in its transaction.
     skip_where_the_server_has_no_such_point(probe, point)
     count = CHILD_MIN_FILES

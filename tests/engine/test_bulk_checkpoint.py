@@ -1,5 +1,5 @@
 """A bulk write's log is copied back into the database file after its commit, off the
-writer's path (engine/storage/wal_checkpoint.py): the file alone then holds the write, and
+writer's path (engine/storage/embedded/wal_checkpoint.py): the file alone then holds the write, and
 the connection the write used checkpoints as usual again for the writes after it."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine.storage.bulk import BulkFact, add_many
-from engine.storage.sqlite_settings import WAL_AUTOCHECKPOINT_PAGES
+from engine.storage.embedded.sqlite_settings import WAL_AUTOCHECKPOINT_PAGES
 from engine.storage.store import MemoryEngine
 
 FACTS = 3_000

@@ -1,5 +1,5 @@
 """A bulk write's rows are what its fact files say, to the byte, however odd the text: on SQLite
-they go in as one JSON array per batch (engine/storage/sqlite_batch.py), on PostgreSQL as
+they go in as one JSON array per batch (engine/storage/bulk/sqlite_batch.py), on PostgreSQL as
 parameters; reindex, which reads every file back, finds nothing to change."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from sqlalchemy.orm import Session
 from sqlmodel import col
 
 from engine.retrieval.embeddings import embed_facts, vector_from_bytes
-from engine.storage import tables
 from engine.storage.bulk import BulkFact, add_many
 from engine.storage.reindex import reindex
+from engine.storage.schema import tables
 
 ODD_TEXTS = [
     'She said "no" and left',

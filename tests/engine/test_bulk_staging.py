@@ -1,4 +1,4 @@
-"""A bulk write stages each fact's file as it plans it (engine/storage/bulk_staging.py): a bad
+"""A bulk write stages each fact's file as it plans it (engine/storage/bulk/staging.py): a bad
 fact after thousands of staged files still writes nothing, and the files end in their day
 folders whether that folder is new (renamed whole) or already holds facts (moved one by one)."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from engine.contract.errors import MemoryFailure
 from engine.storage.bulk import BulkFact, add_many
-from engine.storage.file_stager import CHILD_MIN_FILES
+from engine.storage.bulk.file_stager import CHILD_MIN_FILES
 
 pytestmark = pytest.mark.embedded_mode
 

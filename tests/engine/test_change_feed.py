@@ -23,7 +23,7 @@ WAIT = 30.0
 
 @pytest.fixture(autouse=True)
 def sqlite_feed_reads_often(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("engine.storage.change_feed.SQLITE_POLL_SECONDS", 0.02)
+    monkeypatch.setattr("engine.storage.reads.change_feed.SQLITE_POLL_SECONDS", 0.02)
 
 
 @pytest.fixture

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.storage import database, sqlite_reader, sqlite_settings
-from engine.storage.sqlite_settings import WAL_AUTOCHECKPOINT_PAGES
+from engine.storage.embedded import sqlite_reader, sqlite_settings
+from engine.storage.embedded.sqlite_settings import WAL_AUTOCHECKPOINT_PAGES
+from engine.storage.schema import database
 
 
 def _settings(connection: sqlite3.Connection) -> dict[str, object]:

@@ -122,7 +122,7 @@ def test_the_graph_reader_sees_what_it_must() -> None:
     assert find_cycle({"x": {"y"}, "y": set(), "z": {"x", "y"}}) is None
     graph = import_graph()
     assert "engine.keyed.service" in graph and "engine.storage.store" in graph
-    assert "engine.storage.tables" in graph["engine.storage.store"]
+    assert "engine.storage.schema.tables" in graph["engine.storage.store"]
 
 
 def test_engine_modules_import_one_another_without_cycles() -> None:

@@ -21,8 +21,8 @@ from engine.interop import transfer
 from engine.keyed import service as keyed
 from engine.memory.remember import RememberRequest, remember
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.storage import tables
-from engine.storage.factfiles import parse_fact_file
+from engine.storage.embedded.factfiles import parse_fact_file
+from engine.storage.schema import tables
 from engine.storage.store import MemoryEngine
 
 FIXED = datetime(2026, 3, 14, 15, 9, 26, 535000, tzinfo=UTC)

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import digest_of
-from engine.storage import tables
+from engine.storage.schema import tables
 
 
 def canonical_sha256(value: object) -> str:
@@ -48,9 +48,9 @@ def test_recall_in_a_scope_never_returns_facts_only_in_another(client):
 def test_scope_filter_is_applied_before_the_ranking_window(client, engine):
     """Hundreds of better matches in another scope must not push the one visible fact out."""
     from engine.contract.normalize import content_hash, fact_uri, iso_utc
-    from engine.storage.factfiles import FactFile
+    from engine.storage.embedded.factfiles import FactFile
     from engine.storage.indexing import insert_fact_row
-    from engine.storage.records import row_from_file
+    from engine.storage.reads.records import row_from_file
 
     now = engine.now()
     with Session(engine.db, expire_on_commit=False) as session:

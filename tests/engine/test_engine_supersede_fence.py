@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
 from engine.memory.receipts import fence_exposure
-from engine.storage import tables
+from engine.storage.schema import tables
 
 
 def _fail(call, code: str) -> MemoryFailure:

@@ -13,7 +13,7 @@ from engine.contract.errors import MemoryFailure
 from engine.facade.factory import open_engine
 from engine.facade.service import MemoryService
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.storage import tables
+from engine.storage.schema import tables
 from engine.storage.store import MemoryEngine
 
 

@@ -1,6 +1,6 @@
 """A bulk write's staged files come out the same whoever writes them (this process or the
 child process a large write starts), and a failure in the child is raised here as the
-OSError it was, naming the file (engine/storage/file_stager.py)."""
+OSError it was, naming the file (engine/storage/bulk/file_stager.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.storage.file_stager import (
+from engine.storage.bulk.file_stager import (
     CHILD_MIN_FILES,
     ChildStager,
     HereStager,

@@ -9,8 +9,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.storage.factfiles import FactFile
-from engine.storage.front_matter import emit
+from engine.storage.embedded.factfiles import FactFile
+from engine.storage.embedded.front_matter import emit
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Texts as agents write them, and the awkward ones: YAML words, numbers, dates, quotes,

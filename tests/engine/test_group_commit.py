@@ -12,8 +12,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
-from engine.storage import tables
 from engine.storage.group_commit import WriteBatch
+from engine.storage.schema import tables
 from engine.storage.store import MemoryEngine
 
 

@@ -31,11 +31,12 @@ from engine.facade.service import RecallService
 from engine.memory.recall import RecallRequest
 from engine.retrieval import persisted
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.storage import tables, wal_checkpoint
 from engine.storage.compaction import CHECK_EVERY, Retention, compact, slack
-from engine.storage.database import changes_since, pruned_through
+from engine.storage.embedded import wal_checkpoint
+from engine.storage.embedded.sqlite_reader import SqliteReads
 from engine.storage.proposals import list_proposals
-from engine.storage.sqlite_reader import SqliteReads
+from engine.storage.schema import tables
+from engine.storage.schema.database import changes_since, pruned_through
 from engine.storage.store import MemoryEngine
 
 PERSON = "tui:alice"

@@ -24,7 +24,7 @@ from engine.facade.service import MemoryService
 from engine.keyed import service as keyed
 from engine.keyed.cursor import dumps, size_of
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.storage import tables
+from engine.storage.schema import tables
 from engine.storage.store import MemoryEngine
 
 START = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -244,7 +244,7 @@ def test_the_supersede_cas_turns_a_lost_race_into_a_revision_conflict(kv, monkey
         from sqlalchemy.orm import Session
         from sqlmodel import col
 
-        from engine.storage import tables
+        from engine.storage.schema import tables
 
         with Session(kv.db) as db:  # the other writer's successor takes the head
             db.execute(
@@ -304,7 +304,7 @@ def _uri_of(store: MemoryEngine, key: str, revision: int) -> str:
     from sqlalchemy.orm import Session
     from sqlmodel import col
 
-    from engine.storage import tables
+    from engine.storage.schema import tables
 
     with Session(store.db) as db:
         return db.scalars(

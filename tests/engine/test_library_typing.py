@@ -121,7 +121,7 @@ def _texts(engine):
     from sqlalchemy.orm import Session
     from sqlmodel import col
 
-    from engine.storage import tables
+    from engine.storage.schema import tables
 
     fact = tables.FactRow
     with Session(engine.db) as session:

@@ -1,4 +1,4 @@
-"""Schema migrations (engine/storage/schema.py, engine/storage/migrations): a new index is
+"""Schema migrations (engine/storage/schema/version.py, engine/storage/migrations): a new index is
 created at the head revision, one made by a gno-tui from before Alembic is brought to it with
 its rows, and one a newer gno-tui migrated is refused without a change. On SQLite here, and
 on the server of $GNO_TUI_TEST_PG in CI (tests/pg runs them on PostgreSQL 16 too)."""
@@ -15,7 +15,7 @@ import pytest
 
 from engine.facade.factory import open_engine
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.storage import schema
+from engine.storage.schema import version as schema
 from engine.storage.store import MemoryEngine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,7 +31,7 @@ def open_store(home: Path) -> scenarios.Open:
 
 def test_head_is_the_newest_shipped_revision() -> None:
     """schema.HEAD (what the check at open compares with, without Alembic) is the head of
-    the scripts shipped in engine/storage/migrations/versions."""
+    the scripts shipped in engine/storage/schema/migrations/versions."""
     from alembic.script import ScriptDirectory
 
     script = ScriptDirectory.from_config(schema._config())

@@ -17,9 +17,9 @@ from sqlalchemy.exc import OperationalError
 
 from engine.facade.factory import open_engine
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.storage import schema
-from engine.storage.database import make_db_engine
-from engine.storage.sqlite_settings import sqlite_url
+from engine.storage.embedded.sqlite_settings import sqlite_url
+from engine.storage.schema import version as schema
+from engine.storage.schema.database import make_db_engine
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "gno-tui"
 

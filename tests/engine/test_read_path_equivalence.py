@@ -1,5 +1,5 @@
-"""The read path of a cold CLI call (engine/storage/sqlite_reader.py: sqlite3, no ORM) answers
-recall and propose exactly as the full engine does on the same store.
+"""The read path of a cold CLI call (engine/storage/embedded/sqlite_reader.py: sqlite3, no ORM)
+answers recall and propose exactly as the full engine does on the same store.
 
 A writer adds, supersedes, retires, restores, imports and lets facts expire (and, with a
 model, a second writer without one leaves facts with no vector, for the readers to embed);
@@ -31,7 +31,7 @@ from engine.memory.recall import RecallRequest
 from engine.memory.remember import RememberRequest
 from engine.retrieval import index_cache, persisted
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
-from engine.storage.sqlite_reader import SqliteRecallStore
+from engine.storage.embedded.sqlite_reader import SqliteRecallStore
 from engine.storage.store import MemoryEngine
 
 pytestmark = pytest.mark.sqlite_only  # the read path is the embedded SQLite index's

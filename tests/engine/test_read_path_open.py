@@ -18,10 +18,13 @@ from engine.memory.recall import RecallRequest
 from engine.memory.remember import RememberRequest
 from engine.retrieval import persisted
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
-from engine.storage import bulk_recovery, factfiles, journal, schema
-from engine.storage import sqlite_reader as reader
-from engine.storage.sqlite_reader import SqliteRecallStore
-from engine.storage.sqlite_settings import sqlite_file, sqlite_url
+from engine.storage import journal
+from engine.storage.bulk import recovery as bulk_recovery
+from engine.storage.embedded import factfiles
+from engine.storage.embedded import sqlite_reader as reader
+from engine.storage.embedded.sqlite_reader import SqliteRecallStore
+from engine.storage.embedded.sqlite_settings import sqlite_file, sqlite_url
+from engine.storage.schema import version as schema
 from engine.storage.store import MemoryEngine
 
 pytestmark = pytest.mark.sqlite_only

@@ -25,7 +25,7 @@ def test_the_same_receipt_stored_twice_is_one_row_read_back_as_issued(engine):
     from sqlalchemy import func, select
     from sqlalchemy.orm import Session
 
-    from engine.storage import tables
+    from engine.storage.schema import tables
 
     with Session(engine.db) as session:
         assert session.scalar(select(func.count()).select_from(tables.ReceiptRow)) == 1

@@ -28,8 +28,8 @@ from engine.retrieval.seam import (
     candidates_for,
 )
 from engine.retrieval.snapshot import Snapshot
-from engine.storage.sqlite_reader import open_sqlite_store
-from engine.storage.sqlite_settings import sqlite_url
+from engine.storage.embedded.sqlite_reader import open_sqlite_store
+from engine.storage.embedded.sqlite_settings import sqlite_url
 
 LEXICAL_ONLY = EmbedderStatus(None, "lexical")
 

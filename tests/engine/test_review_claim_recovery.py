@@ -32,10 +32,10 @@ from stopped_processes import wait_until_stopped
 
 from engine.contract.errors import MemoryFailure
 from engine.curation.review import Decision, decide
-from engine.storage import tables
 from engine.storage.compaction import compact
 from engine.storage.crash_hook import STOP_HOOK_ENV
 from engine.storage.proposals import list_proposals
+from engine.storage.schema import tables
 
 # engine.curation.claims and claim_recovery are imported where they are used, so that this
 # module loads on a gno-tui from before them: its tests then fail on what they check.

@@ -15,8 +15,9 @@ from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash
 from engine.facade.service import MemoryService
 from engine.interop import transfer as interop
-from engine.storage import bulk, bulk_recovery, crash_hook
-from engine.storage.factfiles import FactFileError, parse_fact_file
+from engine.storage import bulk, crash_hook
+from engine.storage.bulk import recovery as bulk_recovery
+from engine.storage.embedded.factfiles import FactFileError, parse_fact_file
 
 RID = "mem-00000000000000aa"
 
@@ -261,7 +262,7 @@ def test_a_bad_created_at_is_refused_by_the_parser(tmp_path):
 
 
 def test_read_fact_file_names_the_path_for_every_failure(tmp_path):
-    from engine.storage.factfiles import read_fact_file
+    from engine.storage.embedded.factfiles import read_fact_file
 
     missing = tmp_path / "facts" / "2026-01-01" / f"{RID}.md"
     with pytest.raises(FactFileError) as caught:
@@ -451,7 +452,7 @@ def test_a_leftover_staging_folder_without_rows_is_rolled_back(client, probe):
 def test_a_leftover_staging_folder_whose_rows_committed_is_rolled_forward(client, probe, memory):
     staged = _stage_by_hand(client, RID, "a fact")
     fact = parse_fact_file(staged.read_text(encoding="utf-8"), where=str(staged))
-    from engine.storage.records import row_from_file
+    from engine.storage.reads.records import row_from_file
 
     row = row_from_file(
         fact,

@@ -25,9 +25,9 @@ from engine.facade.factory import open_engine
 from engine.facade.service import MemoryService
 from engine.keyed import service as keyed
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.storage import tables
-from engine.storage.factfiles import FactFile, parse_fact_file, write_atomically
-from engine.storage.journal import HomeLock
+from engine.storage.embedded.factfiles import FactFile, parse_fact_file, write_atomically
+from engine.storage.embedded.home_lock import HomeLock
+from engine.storage.schema import tables
 from engine.storage.store import MemoryEngine
 
 

@@ -1,6 +1,6 @@
 """One store, one visible set: every reader of the store agrees on which facts are current.
 
-"Current" is defined once (engine/storage/visibility.py): neither superseded nor retired, and
+"Current" is defined once (engine/storage/reads/visibility.py): neither superseded nor retired, and
 not expired at the engine's clock (a fact expiring at exactly `now` has expired). A seeded
 random run of adds, supersedes, retires, restores and clock moves (landing on, just before and
 just after expiry moments) is checked after every step against the test's own account of the
@@ -38,9 +38,10 @@ from engine.memory.remember import RememberRequest
 from engine.retrieval import pg_support
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.retrieval.seam import Visibility
-from engine.storage import tables, visibility
-from engine.storage.records import current_duplicate
-from engine.storage.sqlite_reader import SqliteRecallStore, open_sqlite_store
+from engine.storage.embedded.sqlite_reader import SqliteRecallStore, open_sqlite_store
+from engine.storage.reads import visibility
+from engine.storage.reads.records import current_duplicate
+from engine.storage.schema import tables
 
 LEXICAL = EmbedderStatus(None, "no model in this test (lexical mode)")
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

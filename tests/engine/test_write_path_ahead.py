@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session
 
 import engine.storage.store as store_module
 from engine.retrieval.embeddings import VectorsAhead, embed_facts, vector_from_bytes
-from engine.storage import indexing, tables
+from engine.storage import indexing
+from engine.storage.schema import tables
 
 TEXTS = [
     "Alice prefers green tea. She drinks it at nine.",

@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session
 from sqlmodel import col
 
 from engine.contract.errors import MemoryFailure
-from engine.storage import tables
-from engine.storage.factfiles import TEMP_PREFIX
+from engine.storage.embedded.factfiles import TEMP_PREFIX
+from engine.storage.schema import tables
 from engine.storage.store import MemoryEngine
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""The home's write lock across processes (engine/storage/journal.py HomeLock): a writer that
+"""The home's write lock across processes (engine/storage/embedded/home_lock.py): a writer that
 finds it taken waits in the kernel and goes on as soon as it is released, gives up with
 MEMORY_WRITE_LEASE_BUSY after the engine's lock timeout without keeping the lock from anyone,
 and a holder that dies releases it."""
@@ -17,8 +17,8 @@ import pytest
 from engine.contract.errors import MemoryFailure
 from engine.facade.factory import open_engine
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.storage import journal
-from engine.storage.journal import HomeLock
+from engine.storage.embedded import home_lock
+from engine.storage.embedded.home_lock import HomeLock
 from engine.storage.store import MemoryEngine
 
 if TYPE_CHECKING:
@@ -32,13 +32,13 @@ pytestmark = pytest.mark.embedded_mode
 def _waiting_signal(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     """Set when a writer starts waiting for the lock (instead of guessing when it has)."""
     waiting = threading.Event()
-    real_wait = journal._wait_for_flock
+    real_wait = home_lock._wait_for_flock
 
     def wait(descriptor: int, timeout: float) -> bool:
         waiting.set()
         return real_wait(descriptor, timeout)
 
-    monkeypatch.setattr(journal, "_wait_for_flock", wait)
+    monkeypatch.setattr(home_lock, "_wait_for_flock", wait)
     return waiting
 
 
@@ -101,7 +101,8 @@ def test_a_holder_that_dies_releases_the_lock(client: Client) -> None:
         [
             sys.executable,
             "-c",
-            "import sys; from pathlib import Path; from engine.storage.journal import HomeLock;"
+            "import sys; from pathlib import Path;"
+            "from engine.storage.embedded.home_lock import HomeLock;"
             f"lock = HomeLock(Path({str(client.engine.home / '.write.lock')!r}));"
             "assert lock.acquire(5); print('held', flush=True); sys.stdin.read()",
         ],

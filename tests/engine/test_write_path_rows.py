@@ -19,7 +19,7 @@ from engine.contract.normalize import counted_record_ids
 from engine.facade.factory import open_engine
 from engine.keyed import service as keyed
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
-from engine.storage import tables
+from engine.storage.schema import tables
 from engine.storage.store import MemoryEngine
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def test_a_group_commit_stores_exactly_what_single_writes_store(
     tiny_embedder: StaticModelEmbedder,
     client_over: Callable[[MemoryEngine], Client],
 ) -> None:
-    """On SQLite a group's statements run on the driver (engine/storage/sqlite_driver.py);
+    """On SQLite a group's statements run on the driver (engine/storage/embedded/sqlite_driver.py);
     the same writes with the same clock and ids, one by one outside any group, must leave
     the same bytes in every table: times, JSON, the supersede link, the change log."""
 

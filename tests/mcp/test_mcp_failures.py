@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from engine.facade.service import MemoryService, open_service
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.storage import tables
+from engine.storage.schema import tables
 from gno_tui.mcp_server import GnoMcp
 
 SECRET = "Alice's bank PIN is 1234"

@@ -24,7 +24,7 @@ from engine.retrieval.embeddings import (
     load_embedder,
     vector_from_bytes,
 )
-from engine.storage import tables
+from engine.storage.schema import tables
 
 _HANDSHAKE = {
     "jsonrpc": "2.0",

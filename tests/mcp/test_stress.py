@@ -29,7 +29,7 @@ from sqlalchemy.orm import Session
 from engine.facade.factory import open_engine
 from engine.facade.service import MemoryService
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.storage import tables
+from engine.storage.schema import tables
 
 PER_WRITER = 500
 IN_FLIGHT = 4  # concurrent tool calls on each MCP connection

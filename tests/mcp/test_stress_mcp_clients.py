@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from engine.facade.factory import open_engine
 from engine.facade.service import MemoryService
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.storage import tables
+from engine.storage.schema import tables
 
 CLIENTS = 4
 PER_CLIENT = 120

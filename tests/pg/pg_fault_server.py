@@ -227,7 +227,7 @@ def writer_waiting_on_a_lock(url: str, blocker: int) -> tuple[int, str]:
 
 
 def write_lock_holder(url: str) -> int:
-    """The session holding the store's write lock (engine/storage/server_mode.py: the one
+    """The session holding the store's write lock (engine/storage/server/parts.py: the one
     advisory lock a writer holds between its transactions)."""
     with connect(url) as session:
         rows = session.execute(

@@ -1,4 +1,4 @@
-"""The server mode's change feed (engine/storage/pg_listen.py): a write by another process
+"""The server mode's change feed (engine/storage/server/listen.py): a write by another process
 wakes a feed LISTENing on the same database, a feed whose session the server ended connects
 again and still reports the write made while it was gone, a close ends a wait at once, and
 a database migrated before the notifying trigger existed gets it at the next open.
@@ -17,8 +17,9 @@ from sqlalchemy import create_engine, make_url, text
 
 from engine.facade.service import MemoryService
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.storage import pg_listen, schema
-from engine.storage.pg_listen import APPLICATION_NAME, ListenFeed
+from engine.storage.schema import version as schema
+from engine.storage.server import listen as pg_listen
+from engine.storage.server.listen import APPLICATION_NAME, ListenFeed
 
 WAIT = 30.0
 NO_MODEL = EmbedderStatus(None, "no model in this test")

@@ -16,9 +16,9 @@ from engine.contract.errors import MemoryFailure
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.retrieval.registry import REGISTRY, Place
 from engine.retrieval.seam import RETRIEVAL_ENV
-from engine.storage import schema
-from engine.storage.database import make_db_engine
-from engine.storage.migrations.baseline_ops import CHANGE_TRIGGERS
+from engine.storage.schema import version as schema
+from engine.storage.schema.database import make_db_engine
+from engine.storage.schema.migrations.baseline_ops import CHANGE_TRIGGERS
 from engine.storage.store import MemoryEngine
 
 LEXICAL = EmbedderStatus(None, "no model")

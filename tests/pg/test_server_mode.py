@@ -28,8 +28,8 @@ from engine.keyed import service as keyed
 from engine.memory.recall import RecallRequest, recall
 from engine.memory.remember import RememberRequest, remember
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.storage import tables
-from engine.storage.server_mode import WRITE_LOCK_KEY
+from engine.storage.schema import tables
+from engine.storage.server.parts import WRITE_LOCK_KEY
 from engine.storage.store import MemoryEngine
 
 LEXICAL = EmbedderStatus(None, "tests: lexical")

@@ -36,6 +36,6 @@ def notifications_last_the_whole_test(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def sqlite_feed_reads_often(monkeypatch: pytest.MonkeyPatch) -> None:
     """On SQLite the store watcher's change feed reads the counter every second
-    (engine/storage/change_feed.py); tests that wait for it to report a write
+    (engine/storage/reads/change_feed.py); tests that wait for it to report a write
     (`store_change_shown`) would each wait up to that second. Here it reads every 20 ms."""
-    monkeypatch.setattr("engine.storage.change_feed.SQLITE_POLL_SECONDS", 0.02)
+    monkeypatch.setattr("engine.storage.reads.change_feed.SQLITE_POLL_SECONDS", 0.02)

@@ -12,7 +12,7 @@ from textual.worker import WorkerState
 
 from engine.facade.factory import open_engine
 from engine.retrieval.embeddings import EmbedderStatus
-from engine.storage.pg_listen import ListenFeed
+from engine.storage.server.listen import ListenFeed
 from gno_tui.app import STORE_WATCH_GROUP
 from screens.library import LibraryScreen
 

@@ -10,7 +10,7 @@ from pilot_helpers import shown, store_change_shown, workbench
 
 from engine.contract.errors import MemoryFailure
 from engine.facade.service import MemoryService
-from engine.storage.change_feed import ChangeFeed
+from engine.storage.reads.change_feed import ChangeFeed
 from gno_tui import app as app_module
 from screens.library import LibraryScreen
 

@@ -1,0 +1,1 @@
+"""The server mode: PostgreSQL canonical, advisory locks, LISTEN/NOTIFY."""
