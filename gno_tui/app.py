@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from textual import events, work
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
@@ -29,21 +29,22 @@ from gno_tui.messages import (
 )
 from gno_tui.palette import palette_commands
 from gno_tui.render.decision_log import fact_uris
-from gno_tui.terminal_keys import route_escape_digits_as_alt
-from gno_tui.textual_private import NoPaintHold, build_mode_screen, mark_styles_current
-from gno_tui.theme import WORKBENCH_THEME
-from gno_tui.toast_hold import ToastHold
-from gno_tui.undo_keys import UndoKeys
-from gno_tui.workbench_commands import (
+from gno_tui.screen_registry import (
     Registry,
     app_bindings,
     global_commands,
     input_rule,
     screen_digits,
-    writes,
 )
+from gno_tui.terminal_keys import route_escape_digits_as_alt
+from gno_tui.textual_private import NoPaintHold, build_mode_screen, mark_styles_current
+from gno_tui.theme import WORKBENCH_THEME
+from gno_tui.toast_hold import ToastHold
+from gno_tui.undo_keys import UndoKeys
+from gno_tui.workbench_app import WorkbenchApp
+from gno_tui.workbench_commands import writes
 from screens import SCREEN_REGISTRY, workbench_styles
-from screens.base import UsesWorkbench, Workbench, WorkbenchScreen
+from screens.base import Workbench, WorkbenchScreen
 from screens.decision_log import DecisionLogScreen
 from screens.help_screen import HelpScreen
 from screens.library import LibraryScreen
@@ -81,7 +82,7 @@ def failure_notice(worker: Worker[Any]) -> tuple[str, str]:
     return "Error", f"{type(error).__name__}: {error}"
 
 
-class GnoApp(UndoKeys, JumpBack, ToastHold, NoPaintHold, UsesWorkbench, App[None]):
+class GnoApp(UndoKeys, JumpBack, ToastHold, NoPaintHold, WorkbenchApp):
     """Undo and redo (`z`, `ctrl+z`) are UndoKeys' (gno_tui/undo_keys.py); going back from
     a chain to where it was opened, JumpBack's (gno_tui/jump_back.py); holding toasts while
     the help or the log is in front, ToastHold's (gno_tui/toast_hold.py); no paint held after
@@ -126,7 +127,6 @@ class GnoApp(UndoKeys, JumpBack, ToastHold, NoPaintHold, UsesWorkbench, App[None
         self._watch_store = watch_store
         self.workbench.generation = service.generation()
         self._prebuild = prebuild_screens
-        self._mode_screens: dict[str, WorkbenchScreen] = {}  # each mode's screen, once built
         self._first_chain = chain  # the fact the Supersession screen opens when first built
         self._changes: ChangeFeed | None = None  # the store watcher's, while it runs
         self._idle = IdleWork()  # what runs in the person's pauses
@@ -143,21 +143,17 @@ class GnoApp(UndoKeys, JumpBack, ToastHold, NoPaintHold, UsesWorkbench, App[None
             # screen for it (0.1-0.2 s of the key that first shows it); its widgets take their
             # styles as they mount.
             mark_styles_current(self, screen)
-            self._mode_screens[mode] = screen
+            self.mode_screens[mode] = screen
             if isinstance(screen, SupersessionScreen) and self._first_chain:
                 screen.call_later(screen.open, self._first_chain)
             return screen
 
         return build
 
-    def built_screen(self, mode: str) -> WorkbenchScreen | None:
-        """The screen of `mode`, if it was built (shown, or built ahead)."""
-        return self._mode_screens.get(mode)
-
     def _show(self, mode: str, kind: type[_Shown]) -> _Shown:
         """Switch to `mode` (building its screen on the first visit) and return its screen."""
         self.switch_mode(mode)
-        screen = self._mode_screens[mode]
+        screen = self.mode_screens[mode]
         if not isinstance(screen, kind):
             raise TypeError(f"mode {mode!r} shows {type(screen).__name__}, not {kind.__name__}")
         return screen
@@ -212,7 +208,7 @@ class GnoApp(UndoKeys, JumpBack, ToastHold, NoPaintHold, UsesWorkbench, App[None
             self.set_timer(PREBUILD_RETRY_SECONDS, self.prebuild_when_quiet)
             return
         for mode in self._screen_kinds:
-            if mode not in self._mode_screens:
+            if mode not in self.mode_screens:
                 # Composed, mounted and laid out, not shown.
                 build_mode_screen(self, mode)
                 self.call_after_refresh(self.prebuild_when_quiet)

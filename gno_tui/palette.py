@@ -11,23 +11,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual.actions import parse
 from textual.app import SystemCommand
 from textual.screen import Screen
 from textual.worker import WorkerError, WorkerState
 
-from gno_tui.workbench_commands import (
-    Registry,
-    WorkbenchCommand,
-    global_commands,
-    screen_titles,
-)
+from gno_tui.screen_registry import Registry, global_commands, screen_titles
+from gno_tui.workbench_app import WorkbenchApp
+from gno_tui.workbench_commands import WorkbenchCommand
 from screens.help_screen import key_names
-
-if TYPE_CHECKING:
-    from gno_tui.app import GnoApp
 
 BUSY = (WorkerState.PENDING, WorkerState.RUNNING)
 # How many rounds of loads (a load whose result starts another) a switch waits for at most.
@@ -39,7 +33,7 @@ def mode_of(registry: Registry, screen: Screen[Any]) -> str | None:
     return next((entry.mode for entry in registry if type(screen) is entry.screen), None)
 
 
-def palette_commands(app: GnoApp, screen: Screen[Any]) -> Iterator[SystemCommand]:
+def palette_commands(app: WorkbenchApp, screen: Screen[Any]) -> Iterator[SystemCommand]:
     """The workbench's palette entries for `screen` (Textual's own come before them): the
     global commands (the screen keys first), the screen's own, then every other screen's
     named with its screen, all in the order of the app's screen registry."""
@@ -66,7 +60,7 @@ def palette_commands(app: GnoApp, screen: Screen[Any]) -> Iterator[SystemCommand
                 yield entry(command, other.mode, f"{other.title}: ")
 
 
-async def run_command(app: GnoApp, command: WorkbenchCommand, mode: str | None) -> None:
+async def run_command(app: WorkbenchApp, command: WorkbenchCommand, mode: str | None) -> None:
     """Run `command`: an app command at once; a screen's on its screen, switched to first
     (the waiting for its loads runs in a worker, so the app goes on handling messages)."""
     if mode is None:
@@ -77,7 +71,7 @@ async def run_command(app: GnoApp, command: WorkbenchCommand, mode: str | None) 
         app.run_worker(switch_and_run(app, command, mode), group="palette-run")
 
 
-async def switch_and_run(app: GnoApp, command: WorkbenchCommand, mode: str) -> None:
+async def switch_and_run(app: WorkbenchApp, command: WorkbenchCommand, mode: str) -> None:
     await app.switch_mode(mode)
     # The mode's own screen, not a modal over it (the palette may be opened over the help).
     built = app.built_screen(mode)
@@ -99,7 +93,7 @@ async def switch_and_run(app: GnoApp, command: WorkbenchCommand, mode: str) -> N
     await run_there(app, command, screen)
 
 
-async def run_there(app: GnoApp, command: WorkbenchCommand, screen: Screen[Any]) -> None:
+async def run_there(app: WorkbenchApp, command: WorkbenchCommand, screen: Screen[Any]) -> None:
     """Run a screen's command on `screen`, unless the screen would refuse its key now: then
     say why (a key refused is greyed out in the footer; a palette entry has no such look)."""
     _, name, parameters = parse(command.action)

@@ -23,7 +23,7 @@ from gno_tui.textual_private import add_key_sequences
 
 def alt_digit_sequences(digits: str) -> dict[str, str]:
     """The terminal's bytes for alt+digit (escape, then the digit) and the key they are, for
-    each of `digits` (the screen keys': gno_tui.workbench_commands.screen_digits)."""
+    each of `digits` (the screen keys': gno_tui.screen_registry.screen_digits)."""
     return {"\x1b" + digit: f"alt+{digit}" for digit in digits}
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from textual.screen import Screen
 
-from gno_tui.workbench_commands import Registry, ScreenEntry
+from gno_tui.screen_registry import Registry, ScreenEntry
 from screens.base import WorkbenchScreen
 from screens.batch_prompt import BatchPrompt
 from screens.decision_log import DecisionLogScreen

@@ -139,8 +139,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_no_engine_module_imports_itself_round_a_cycle_even_for_types() -> None:
-    found = cycles(module_graph("engine"))
+def test_no_module_imports_itself_round_a_cycle_even_for_types() -> None:
+    found = cycles(module_graph("engine", "gno_tui", "screens"))
     assert not found, "import cycles (TYPE_CHECKING and in-function imports count):\n" + "\n".join(
         " -> ".join(component) for component in found
     )
@@ -149,3 +149,55 @@ def test_no_engine_module_imports_itself_round_a_cycle_even_for_types() -> None:
 def test_the_cycle_check_finds_a_type_only_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(graph) == [["a", "b", "c"]]
+
+
+# The engine's packages in layers: each imports only packages of the layers below it, never one
+# of its own layer or above. storage uses retrieval (it keeps the ranking index and a fact's
+# vector); retrieval reads the store only through the ports it declares (retrieval/source.py,
+# retrieval/entry.py), and the rule of a current fact is the contract's (contract/visibility.py).
+ENGINE_LAYERS = (
+    ("contract",),
+    ("retrieval",),
+    ("storage",),
+    ("memory",),
+    ("keyed",),
+    ("access", "curation", "interop"),
+    ("facade",),
+)
+
+
+def engine_package(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "engine" else None
+
+
+def test_engine_packages_import_only_the_layers_below_them() -> None:
+    layer_of = {package: level for level, layer in enumerate(ENGINE_LAYERS) for package in layer}
+    packages = {path.parent.name for path in (ROOT / "engine").glob("*/__init__.py")}
+    assert packages == set(layer_of), "every engine package has its layer"
+    offending = [
+        f"{path.relative_to(ROOT)}:{line} ({own}) imports {module}"
+        for path in python_files("engine")
+        if (own := engine_package(".".join(path.relative_to(ROOT).with_suffix("").parts)))
+        in layer_of
+        for line, module in imported_modules(path)
+        if (other := engine_package(module)) in layer_of
+        and other != own
+        and layer_of[other] >= layer_of[own]
+    ]
+    assert not offending, "\n".join(offending)
+
+
+DOMAIN_PACKAGES = ("memory", "curation", "keyed", "interop", "access", "facade")
+
+
+def test_domain_packages_run_no_sql_of_their_own() -> None:
+    """Their statements are query helpers in engine/storage/queries, given the session the
+    engine opens: no SQLAlchemy or SQLModel import in a domain package, at any place."""
+    offending = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in python_files(*(f"engine/{package}" for package in DOMAIN_PACKAGES))
+        for line, module in imported_modules(path)
+        if module.split(".")[0] in {"sqlalchemy", "sqlmodel"}
+    ]
+    assert not offending, "\n".join(offending)

@@ -16,12 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import POLICY_STRICTNESS, check_utf8, normalize_scopes
 from engine.keyed.requests import namespace_scope
+from engine.storage.queries import access as access_queries
 from engine.storage.schema import tables
 from engine.storage.store import MemoryEngine
 
@@ -125,12 +123,8 @@ def create(
             "or remote (only facts whose collection may leave for there).",
         )
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
-        live = session.scalars(
-            select(tables.ApiTokenRow)
-            .where(tables.ApiTokenRow.name == name)  # type: ignore[arg-type]
-            .where(tables.ApiTokenRow.revoked_at.is_(None))  # type: ignore[union-attr]
-        ).first()
+    with engine.write_lock(), engine.session(expire_on_commit=False) as session:
+        live = access_queries.live_token_named(session, name)
         if live is not None:
             raise MemoryFailure(
                 "MEMORY_KEY_EXISTS",
@@ -157,16 +151,10 @@ def create(
 
 def verify(engine: MemoryEngine, token: str) -> Grant | None:
     """The grant of a live token; None for an unknown or revoked one. One indexed read per
-    request, in SQLAlchemy Core (an ORM session cost a write's HTTP handling a fifth more)."""
+    request (engine/storage/queries/access.py says why it is a Core read)."""
     if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         return None
-    table = tables.ApiTokenRow.__table__  # type: ignore[attr-defined]
-    query = select(
-        table.c.id, table.c.name, table.c.scopes, table.c.namespaces, table.c.can_write,
-        table.c.can_curate, table.c.egress,
-    ).where(table.c.digest == digest(token), table.c.revoked_at.is_(None))  # fmt: skip
-    with engine.db.connect() as connection:
-        row = connection.execute(query).first()
+    row = access_queries.live_grant_row(engine.db, digest(token))
     if row is None:
         return None
     return Grant(
@@ -181,20 +169,16 @@ def verify(engine: MemoryEngine, token: str) -> Grant | None:
 
 
 def listing(engine: MemoryEngine, *, include_revoked: bool = False) -> list[TokenInfo]:
-    with Session(engine.db) as session:
-        query = select(tables.ApiTokenRow).order_by(tables.ApiTokenRow.name)
-        if not include_revoked:
-            query = query.where(tables.ApiTokenRow.revoked_at.is_(None))  # type: ignore[union-attr]
-        return [_info(row) for row in session.scalars(query)]
+    with engine.session() as session:
+        rows = access_queries.tokens_by_name(session, include_revoked=include_revoked)
+        return [_info(row) for row in rows]
 
 
 def revoke(engine: MemoryEngine, ref: str, *, actor: str) -> TokenInfo:
     """Revoke the live token named `ref` (or with id `ref`): refused at once by every server."""
     check_utf8(ref, "The token name or id")
-    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
-        rows = session.scalars(
-            select(tables.ApiTokenRow).where(tables.ApiTokenRow.revoked_at.is_(None))  # type: ignore[union-attr]
-        ).all()
+    with engine.write_lock(), engine.session(expire_on_commit=False) as session:
+        rows = access_queries.live_tokens(session)
         row = next((r for r in rows if r.name == ref), None) or next(
             (r for r in rows if r.id == ref), None
         )

@@ -21,11 +21,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import delete
-from sqlalchemy.orm import Session
-
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import check_utf8, iso_utc
+from engine.storage.queries import access as access_queries
 from engine.storage.schema import tables
 from engine.storage.store import MemoryEngine
 
@@ -86,7 +84,7 @@ def once(
     check_request_id(request_id)
     wanted = body_digest({"verb": verb, "body": body})
     with engine.write_lock():
-        with Session(engine.db) as session:
+        with engine.session() as session:
             row = session.get(tables.WriteRequestRow, (caller, request_id))
             if row is not None:
                 if row.body_digest != wanted:
@@ -100,12 +98,8 @@ def once(
                 return cast(Answer, dict(row.result)), True
         result = run()
         now = engine.now()
-        with Session(engine.db) as session:
-            session.execute(
-                delete(tables.WriteRequestRow).where(
-                    tables.WriteRequestRow.created_at < now - timedelta(days=KEEP_DAYS)  # type: ignore[operator,arg-type]
-                )
-            )
+        with engine.session() as session:
+            access_queries.prune_write_requests(session, now - timedelta(days=KEEP_DAYS))
             session.add(
                 tables.WriteRequestRow(
                     caller=caller,
@@ -124,7 +118,7 @@ def once(
 def lookup(engine: MemoryEngine, *, caller: str, request_id: str) -> RequestRecord:
     """The record of `request_id` sent by `caller`, or MEMORY_REQUEST_NOT_FOUND."""
     check_request_id(request_id)
-    with Session(engine.db) as session:
+    with engine.session() as session:
         row = session.get(tables.WriteRequestRow, (caller, request_id))
         if row is None or row.created_at is None:
             raise MemoryFailure(

@@ -18,10 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from engine.curation.duplicates import KEEP_BOTH
+from engine.storage.queries.curation import decisions_with_actions, undo_decisions
+from engine.storage.queries.review import proposals_in_states
 from engine.storage.reads.records import get_fact
 from engine.storage.schema import tables
 
@@ -55,12 +54,8 @@ class ThresholdCheck:
 def judged_pairs(engine: MemoryEngine) -> list[JudgedPair]:
     """The labelled pairs of every decided proposal, oldest first (see the module's note)."""
     pairs: list[JudgedPair] = []
-    with Session(engine.db) as session:
-        proposals = session.scalars(
-            select(tables.ProposalRow)
-            .where(tables.ProposalRow.state.in_(ADDED_STATES | SUPERSEDING_STATES))
-            .order_by(tables.ProposalRow.id)
-        ).all()
+    with engine.session() as session:
+        proposals = proposals_in_states(session, ADDED_STATES | SUPERSEDING_STATES)
         for proposal in proposals:
             assert proposal.id is not None
             mode = str(proposal.matching.get("mode", "lexical"))
@@ -84,22 +79,16 @@ def judged_pairs(engine: MemoryEngine) -> list[JudgedPair]:
                         mode,
                     )
                 )
-        pairs.extend(_duplicate_verdicts(session))
+        verdicts = decisions_with_actions(session, [KEEP_BOTH, f"redo:{KEEP_BOTH}", "retire"])
+        pairs.extend(_duplicate_verdicts(verdicts, undo_decisions(session)))
     return pairs
 
 
-def _duplicate_verdicts(session: Session) -> list[JudgedPair]:
-    rows = session.scalars(
-        select(tables.DecisionRow)
-        .where(tables.DecisionRow.action.in_([KEEP_BOTH, f"redo:{KEEP_BOTH}", "retire"]))
-        .order_by(tables.DecisionRow.id)
-    ).all()
-    undone = {
-        row.detail.get("undoes")
-        for row in session.scalars(
-            select(tables.DecisionRow).where(tables.DecisionRow.action.like("undo:%"))
-        )
-    }
+def _duplicate_verdicts(
+    rows: Sequence[tables.DecisionRow], undos: Sequence[tables.DecisionRow]
+) -> list[JudgedPair]:
+    """The pairs judged on the Duplicates tab among `rows`, less those taken back by `undos`."""
+    undone = {row.detail.get("undoes") for row in undos}
     verdicts = []
     for row in rows:
         similarity = row.detail.get("similarity")

@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.orm import Session
-
 from engine.curation.journal import journal_action, journal_detail
 from engine.memory.remember import RememberRequest, remember
 from engine.storage.schema import tables
@@ -82,7 +80,7 @@ def edit_chain(
 def log_chain_step(
     engine: MemoryEngine, *, actor: str, action: str, target: str, detail: dict[str, Any]
 ) -> None:
-    with Session(engine.db) as session:
+    with engine.session() as session:
         session.add(
             tables.DecisionRow(
                 at=engine.now(), actor=actor, action=action, target=target, detail=detail
@@ -95,6 +93,6 @@ def log_chain_step(
 def _text_of(engine: MemoryEngine, uri: str) -> str | None:
     from engine.storage.reads.records import get_fact
 
-    with Session(engine.db) as session:
+    with engine.session() as session:
         row = get_fact(session, ref=uri)
         return row.text if row is not None else None

@@ -29,16 +29,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select, update
-from sqlalchemy.orm import Session
-from sqlmodel import col
-
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash, iso_utc
 from engine.curation.claims import CLAIM_LEASE, CLAIM_PREFIX, Claim, decided_entry
 from engine.curation.fields import CONFIRMED, confirm
 from engine.curation.journal import batch_of, journal_detail
 from engine.keyed.requests import namespace_scope
+from engine.storage.queries import review as queries
 from engine.storage.schema import tables
 from engine.storage.schema.database import bump_generation
 
@@ -96,8 +93,8 @@ def settle_failed(engine: MemoryEngine, claim: Claim, *, may_have_written: bool)
 
 
 def _release(engine: MemoryEngine, claim: Claim) -> None:
-    with Session(engine.db) as session:
-        session.execute(update(_ROW).where(*_held_by(claim)).values(**_PENDING))
+    with engine.session() as session:
+        queries.update_held(session, claim.proposal_id, claim.token, _PENDING)
         session.commit()
 
 
@@ -109,21 +106,11 @@ _PENDING: dict[str, Any] = {
 }
 
 
-def _held_by(claim: Claim) -> tuple[Any, ...]:
-    """The proposal is still deciding under exactly this claim."""
-    held = col(_ROW.resolution) == claim.token if claim.token else col(_ROW.resolution).is_(None)
-    return col(_ROW.id) == claim.proposal_id, col(_ROW.state) == "deciding", held
-
-
 def _stale(engine: MemoryEngine, only: int | None) -> list[tuple[Claim, str]]:
     """The claims to release, each with why. One indexed read when nothing is deciding."""
-    query = select(col(_ROW.id), col(_ROW.resolution), col(_ROW.decided_at),
-                   col(_ROW.decided_by)).where(col(_ROW.state) == "deciding")  # fmt: skip
-    if only is not None:
-        query = query.where(col(_ROW.id) == only)
-    with Session(engine.db) as session:
+    with engine.session() as session:
         found = [Claim.parse(int(id_ or 0), token, at, actor)
-                 for id_, token, at, actor in session.execute(query)]  # fmt: skip
+                 for id_, token, at, actor in queries.deciding_claims(session, only)]  # fmt: skip
     now = engine.now()
     stale: list[tuple[Claim, str]] = []
     for claim in found:
@@ -143,10 +130,9 @@ def _stamp(engine: MemoryEngine, claim: Claim) -> None:
     holder (so only the lease releases it) and no intent (its fact is looked for by the
     proposal's own text)."""
     token = CLAIM_PREFIX + '{"legacy":true}'
-    with Session(engine.db) as session:
-        session.execute(
-            update(_ROW).where(*_held_by(claim)).values(resolution=token, decided_at=engine.now())
-        )
+    with engine.session() as session:
+        stamped = {"resolution": token, "decided_at": engine.now()}
+        queries.update_held(session, claim.proposal_id, claim.token, stamped)
         session.commit()
 
 
@@ -154,7 +140,7 @@ def _settle(engine: MemoryEngine, claim: Claim, why: str, *, announce: bool) -> 
     """Complete the claimed decision with the fact it wrote, or make the proposal pending
     again; 1 when this call did it, 0 when it was settled meanwhile. Under the write lock.
     `announce`: move the generation on a release too (the queue changed for every surface)."""
-    with Session(engine.db, expire_on_commit=False) as session:
+    with engine.session(expire_on_commit=False) as session:
         proposal = session.get(_ROW, claim.proposal_id)
         if proposal is None or (proposal.state, proposal.resolution) != ("deciding", claim.token):
             return 0
@@ -167,9 +153,8 @@ def _settle(engine: MemoryEngine, claim: Claim, why: str, *, announce: bool) -> 
     values = _PENDING if fact is None else {
         "state": after["state"], "resolution": fact.uri, "decided_at": engine.now(),
         "decided_by": _actor(claim, fact)}  # fmt: skip
-    with Session(engine.db) as session:
-        done = session.execute(update(_ROW).where(*_held_by(claim)).values(**values))
-        if getattr(done, "rowcount", 0) != 1:
+    with engine.session() as session:
+        if not queries.update_held(session, claim.proposal_id, claim.token, values):
             session.rollback()
             return 0
         if fact is not None:
@@ -199,34 +184,28 @@ def _written_fact(
     """The fact the claimed decision wrote, if it wrote one (the module's note)."""
     legacy = claim.holder is None  # no intent recorded: the proposal's own text, any person
     since = proposal.created_at if legacy else claim.at
-    facts = tables.FactRow
-    query = select(facts).where(
-        col(facts.caller) == proposal.caller,
-        col(facts.session) == proposal.session,
-        col(facts.created_at) >= since,
-    )
+    keyed: tuple[str, Any] | None = None
+    wanted: str | None = None
     if proposal.decision == KEYED_DECISION:
         held = (proposal.matching or {}).get("keyed") or {}
         try:
             namespace = namespace_scope(held.get("namespace"))[0]
         except MemoryFailure:
             return None
-        query = query.where(col(facts.kv_namespace) == namespace,
-                            col(facts.kv_key) == held.get("key"))  # fmt: skip
+        keyed = (namespace, held.get("key"))
     else:
         wanted = content_hash(proposal.text) if legacy else claim.text_hash
         if wanted is None:
             return None  # a rejection, or a text remember refuses: nothing was written
-        query = query.where(col(facts.content_hash) == wanted)
-    with Session(engine.db, expire_on_commit=False) as session:
-        for fact in session.scalars(query.order_by(col(facts.created_at))):
+    with engine.session(expire_on_commit=False) as session:
+        written = queries.facts_written_since(session, caller=proposal.caller,
+                                              agent_session=proposal.session, since=since,
+                                              keyed=keyed, content_hash=wanted)  # fmt: skip
+        for fact in written:
             reviewer = fact.workbench.get("reviewedBy")
             if reviewer is None or (not legacy and reviewer != claim.actor):
                 continue  # written by another path, or another person's decision
-            other = select(col(_ROW.id)).where(
-                col(_ROW.resolution) == fact.uri, col(_ROW.id) != proposal.id
-            )
-            if session.execute(other.limit(1)).first() is None:
+            if not queries.resolved_by_another(session, fact.uri, proposal.id):
                 return fact
     return None
 

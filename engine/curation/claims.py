@@ -11,11 +11,12 @@ proposal's own columns, which nothing else uses while it is deciding (so no migr
   text it will write, confirm, the undo it redoes, its batch).
 
 The decision's last commit replaces the three with the decided values, on condition that the
-claim is still the one it took (`still_ours`). A process killed in between leaves the claim
-behind; engine/curation/claim_recovery.py releases a claim whose holder is gone (`judge`):
-the same boot of the same machine and pid namespace, a holder process that no longer runs (its
-pid gone, a zombie, or reused by a process that started at another time); anywhere else, or
-when the holder cannot be checked, a claim older than CLAIM_LEASE."""
+claim is still the one it took (engine/storage/queries/review.py `decide_claimed`). A process
+killed in between leaves the claim behind; engine/curation/claim_recovery.py releases a claim
+whose holder is gone (`judge`): the same boot of the same machine and pid namespace, a holder
+process that no longer runs (its pid gone, a zombie, or reused by a process that started at
+another time); anywhere else, or when the holder cannot be checked, a claim older than
+CLAIM_LEASE."""
 
 from __future__ import annotations
 
@@ -29,18 +30,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from sqlalchemy import and_, or_, update
-from sqlalchemy.orm import Session
-from sqlmodel import col
-
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash, iso_utc
 from engine.curation.journal import current_batch, journal_action
+from engine.storage.queries.review import claim_pending
 from engine.storage.schema import tables
 
 if TYPE_CHECKING:
-    from sqlalchemy.sql.elements import ColumnElement
-
     from engine.curation.decision import Decision
     from engine.storage.store import MemoryEngine
 
@@ -232,7 +228,7 @@ def take(
     """Claim a pending proposal (pending -> deciding, recording the claim) in one conditional
     update. Returns the proposal (None: there is none) and the claim (None: the proposal was
     not pending; its state, read again after the update, says what it is)."""
-    with Session(engine.db, expire_on_commit=False) as session:
+    with engine.session(expire_on_commit=False) as session:
         proposal = session.get(tables.ProposalRow, proposal_id)
         if proposal is None:
             return None, None
@@ -240,14 +236,9 @@ def take(
         token = claim.token or ""
         with _HELD_GUARD:  # held before it is committed: no recovery here may think it gone
             _HELD.add(token)
-        taken = session.execute(
-            update(tables.ProposalRow)
-            .where(col(tables.ProposalRow.id) == proposal_id)
-            .where(col(tables.ProposalRow.state) == "pending")
-            .values(state="deciding", decided_by=claim.actor, decided_at=claim.at, resolution=token)
-        )
+        taken = claim_pending(session, proposal_id, token=token, actor=claim.actor, at=claim.at)
         session.commit()
-        if getattr(taken, "rowcount", 0) != 1:
+        if not taken:
             forget(claim)
             session.refresh(proposal)
             session.expunge(proposal)
@@ -261,14 +252,6 @@ def forget(claim: Claim) -> None:
     """The decision holding `claim` has ended in this process."""
     with _HELD_GUARD:
         _HELD.discard(claim.token or "")
-
-
-def still_ours(claim: Claim) -> ColumnElement[bool]:
-    """The proposal is still held by `claim`, or was released to pending meanwhile (a lapsed
-    lease whose decision had not written yet): either way this decision may complete it."""
-    row = tables.ProposalRow
-    held = and_(col(row.state) == "deciding", col(row.resolution) == claim.token)
-    return and_(col(row.id) == claim.proposal_id, or_(held, col(row.state) == "pending"))
 
 
 def decided_entry(

@@ -19,13 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-from sqlmodel import col
-
 from engine.curation import review
 from engine.memory.browse import KEEP_BOTH, kept_pairs
 from engine.retrieval.seam import LEXICAL, SEMANTIC, DuplicatePair, Visibility
+from engine.storage.queries.curation import current_fact, record_ids_by_uri
 from engine.storage.reads.records import get_fact
 from engine.storage.schema import tables
 from engine.storage.schema.database import bump_generation
@@ -76,13 +73,8 @@ def kept_record_pairs(engine: MemoryEngine) -> set[frozenset[str]]:
     uris = {uri for pair in kept for uri in pair}
     if not uris:
         return set()
-    with Session(engine.db) as session:
-        rows = session.execute(
-            select(col(tables.FactRow.uri), col(tables.FactRow.record_id)).where(
-                col(tables.FactRow.uri).in_(uris)
-            )
-        ).all()
-    record_of = dict(rows)
+    with engine.session() as session:
+        record_of = record_ids_by_uri(session, uris)
     return {
         frozenset(record_of[uri] for uri in pair)
         for pair in kept
@@ -102,8 +94,8 @@ def keep_both(
     """A person looked at a near-duplicate pair and keeps both facts: logged, so the pair is
     not offered again (`browse.duplicate_pairs` skips it). Nothing else changes."""
     now = engine.now()
-    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
-        rows = [review.current_fact(session, ref) for ref in (left, right)]
+    with engine.write_lock(), engine.session(expire_on_commit=False) as session:
+        rows = [current_fact(session, ref) for ref in (left, right)]
         detail = {
             "before": {"left": rows[0].text, "right": rows[1].text},
             "after": {"kept": [rows[0].uri, rows[1].uri]},
@@ -133,7 +125,7 @@ def retire_duplicate(
     method: str | None = None,
 ) -> None:
     """Retire `gone` as a duplicate of `kept` (undo restores it, as any retire)."""
-    with Session(engine.db) as session:
+    with engine.session() as session:
         kept_row = get_fact(session, ref=kept)
         kept_uri = kept_row.uri if kept_row is not None else kept
     extra: dict[str, object] = {"duplicateOf": kept_uri}

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.orm import Session
-
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 from engine.curation.journal import journal_action, journal_detail
@@ -38,7 +36,7 @@ def set_curation(
     back exactly as `changes` has them instead of merged, and the log says it is an undo;
     with `redoes` the changes merge as usual and the log says it is a redo."""
     now = engine.now()
-    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
+    with engine.write_lock(), engine.session(expire_on_commit=False) as session:
         row = get_fact(session, ref=ref)
         if row is None:
             raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}.")

@@ -16,10 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from engine.contract.errors import MemoryFailure
+from engine.storage.queries.curation import recall_labels, recall_labels_by
 from engine.storage.reads.records import get_fact
 from engine.storage.schema import tables
 
@@ -53,7 +51,7 @@ def label_recall_item(
         raise MemoryFailure(
             "MEMORY_DECISION_INVALID", f"Unknown label {label!r}; use one of {LABELS} or none."
         )
-    with engine.write_lock(), Session(engine.db) as session:
+    with engine.write_lock(), engine.session() as session:
         engine.reads.store_pending_receipts(wait=True)  # a recall's that had to wait
         receipt = session.get(tables.ReceiptRow, digest)
         if receipt is None:
@@ -98,21 +96,14 @@ def label_recall_item(
 
 def labels_of(engine: MemoryEngine, *, digest: str, actor: str) -> dict[str, str]:
     """record id -> label, for one recall and one person."""
-    with Session(engine.db) as session:
-        rows = session.scalars(
-            select(tables.RecallLabelRow).where(
-                tables.RecallLabelRow.digest == digest,
-                tables.RecallLabelRow.actor == actor,
-            )
-        ).all()
+    with engine.session() as session:
+        rows = recall_labels(session, digest=digest, actor=actor)
         return {row.record_id: row.label for row in rows}
 
 
 def label_summary(engine: MemoryEngine, *, actor: str) -> LabelSummary:
-    with Session(engine.db) as session:
-        rows = session.scalars(
-            select(tables.RecallLabelRow).where(tables.RecallLabelRow.actor == actor)
-        ).all()
+    with engine.session() as session:
+        rows = recall_labels_by(session, actor)
     counts = {label: sum(row.label == label for row in rows) for label in LABELS}
     return LabelSummary(
         receipts=len({row.digest for row in rows}),
@@ -136,7 +127,7 @@ def record_usage(
             "MEMORY_USAGE_INVALID",
             f"{', '.join(both)} is reported both used and ignored; name each memory once.",
         )
-    with engine.write_lock(), Session(engine.db) as session:
+    with engine.write_lock(), engine.session() as session:
         engine.reads.store_pending_receipts(wait=True)  # a recall's that had to wait
         receipt = session.get(tables.ReceiptRow, digest)
         if receipt is None or receipt.caller != caller:
@@ -167,10 +158,5 @@ def record_usage(
             else:
                 row.label, row.at = label, now
         session.commit()
-        rows = session.scalars(
-            select(tables.RecallLabelRow).where(
-                tables.RecallLabelRow.digest == digest,
-                tables.RecallLabelRow.actor == caller,
-            )
-        ).all()
+        rows = recall_labels(session, digest=digest, actor=caller)
         return {row.record_id: row.label for row in rows if row.label in USAGE_LABELS}

@@ -8,9 +8,6 @@ from __future__ import annotations
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select, update
-from sqlalchemy.orm import Session
-
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 from engine.curation import claim_recovery, claims
@@ -25,6 +22,8 @@ from engine.memory.remember import RememberRequest, remember
 from engine.storage.crash_hook import stop_here
 from engine.storage.disk_full import CUT_SHORT, NOT_STORED, disk_full_said
 from engine.storage.proposals import public_proposal
+from engine.storage.queries import curation as queries
+from engine.storage.queries.review import decide_claimed
 from engine.storage.reads.records import get_fact
 from engine.storage.schema import tables
 from engine.storage.schema.database import bump_generation
@@ -139,7 +138,7 @@ def _apply(
         )
         if decision.action in ("supersede", "merge"):
             target = decision.target or proposal.predecessor
-            with Session(engine.db, expire_on_commit=False) as session:
+            with engine.session(expire_on_commit=False) as session:
                 row = get_fact(session, ref=target) if target else None
             if row is None:
                 raise MemoryFailure(
@@ -161,19 +160,11 @@ def _apply(
     stop_here("review-written")  # tests: the fact written, the proposal not yet decided
     after = {"state": state, "resolution": resolution,
              "text": decision.text if rewrites else None}  # fmt: skip
-    with Session(engine.db, expire_on_commit=False) as session:
+    with engine.session(expire_on_commit=False) as session:
         # Only while the claim is still this decision's (a lapsed lease may have passed it on).
-        done = session.execute(
-            update(tables.ProposalRow)
-            .where(claims.still_ours(claim))
-            .values(
-                state=state,
-                resolution=resolution,
-                decided_at=engine.now(),
-                decided_by=decision.actor,
-            )
-        )
-        if getattr(done, "rowcount", 0) == 1:
+        decided_values = {"state": state, "resolution": resolution,
+                          "decided_at": engine.now(), "decided_by": decision.actor}  # fmt: skip
+        if decide_claimed(session, claim.proposal_id, claim.token, decided_values):
             journal = journal_detail(None, decision.redoes)
             session.add(claims.decided_entry(at=engine.now(), actor=decision.actor,
                                              proposal=proposal, action=decision.action,
@@ -217,8 +208,8 @@ def retire(
     if not reason.strip():
         raise MemoryFailure("MEMORY_DECISION_INVALID", "Say why the fact is retired.")
     now = engine.now()
-    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
-        row = current_fact(session, ref)
+    with engine.write_lock(), engine.session(expire_on_commit=False) as session:
+        row = queries.current_fact(session, ref)
         _rewrite_workbench(
             engine, row, {"retired": {"at": iso_utc(now), "by": actor, "reason": reason.strip()}}
         )
@@ -258,7 +249,7 @@ def restore(
     again with the same reason. `extra` adds to the logged detail; `journal_as` names the
     decision a redo does again (a review add whose undo retired its fact)."""
     now = engine.now()
-    with engine.write_lock(), Session(engine.db, expire_on_commit=False) as session:
+    with engine.write_lock(), engine.session(expire_on_commit=False) as session:
         row = get_fact(session, ref=ref)
         if row is None or row.retired_at is None:
             raise MemoryFailure("MEMORY_NOT_FOUND", f"No retired fact {ref}.")
@@ -283,20 +274,9 @@ def restore(
         session.commit()
 
 
-def current_fact(session: Session, ref: str) -> tables.FactRow:
-    row = get_fact(session, ref=ref)
-    if row is None:
-        raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}; recall or list to find its uri.")
-    if row.superseded_by or row.retired_at:
-        raise MemoryFailure("MEMORY_SUPERSEDE_CONFLICT", f"{row.uri} is not current.")
-    return row
-
-
 def decision_log(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, Any]]:
-    with Session(engine.db, expire_on_commit=False) as session:
-        rows = session.scalars(
-            select(tables.DecisionRow).order_by(tables.DecisionRow.id.desc()).limit(limit)
-        ).all()
+    with engine.session(expire_on_commit=False) as session:
+        rows = queries.latest_decisions(session, limit)
         return [
             {
                 "id": r.id,

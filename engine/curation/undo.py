@@ -29,14 +29,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from engine.contract.errors import MemoryFailure
 from engine.curation import review, undo_policy, undo_review
 from engine.curation.journal import batch
 from engine.curation.undo_policy import SET_POLICY, PolicyChange
 from engine.curation.undo_review import base_action
+from engine.storage.queries.curation import decisions_by
 from engine.storage.schema import tables
 
 if TYPE_CHECKING:
@@ -80,12 +78,8 @@ class Redone:
 
 def _decisions(engine: MemoryEngine, actor: str) -> Sequence[tables.DecisionRow]:
     """The actor's decisions, newest first."""
-    with Session(engine.db) as session:
-        return session.scalars(
-            select(tables.DecisionRow)
-            .where(tables.DecisionRow.actor == actor)
-            .order_by(tables.DecisionRow.id.desc())
-        ).all()
+    with engine.session() as session:
+        return decisions_by(session, actor)
 
 
 def _curation(row: tables.DecisionRow, side: str) -> dict[str, Any] | None:

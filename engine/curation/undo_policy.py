@@ -14,8 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.orm import Session
-
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import POLICY_STRICTNESS
 from engine.curation.journal import journal_action, journal_detail
@@ -60,7 +58,7 @@ def _left(row: tables.DecisionRow) -> int:
 def change(engine: MemoryEngine, done: tables.DecisionRow, *, to: str, source: str) -> PolicyChange:
     """Setting `to` on the collection `done` (the decision, or the undo a redo takes back)
     changed; MEMORY_UNDO_UNSUPPORTED when its policy changed since `done`."""
-    with Session(engine.db) as session:
+    with engine.session() as session:
         row = session.get(tables.CollectionRow, done.target)
         if row is None:
             raise MemoryFailure("MEMORY_UNDO_UNSUPPORTED", f"collection {done.target} is gone")
@@ -98,7 +96,7 @@ def apply(
     redoes: int | None = None,
 ) -> None:
     """Set the planned policy as a new revision, logged as the undo or redo it is."""
-    with engine.write_lock(), Session(engine.db) as session:
+    with engine.write_lock(), engine.session() as session:
         row = session.get(tables.CollectionRow, planned.name)
         if row is None or row.policy_revision != planned.revision:  # changed meanwhile
             raise MemoryFailure(

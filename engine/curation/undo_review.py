@@ -25,10 +25,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Update, delete, update
-from sqlalchemy.orm import Session
-from sqlmodel import col
-
 from engine.contract.errors import MemoryFailure
 from engine.curation import review
 from engine.curation.chain_edits import (
@@ -41,13 +37,13 @@ from engine.curation.chain_edits import (
 from engine.curation.journal import journal_detail
 from engine.memory import browse
 from engine.memory.browse import KEEP_BOTH
+from engine.storage.queries.curation import delete_scopes_and_embeddings
+from engine.storage.queries.review import set_proposal_state
 from engine.storage.reads.records import get_fact
 from engine.storage.schema import tables
 from engine.storage.schema.database import bump_generation
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from engine.storage.store import MemoryEngine
 
 WROTE = ("added", "superseded", "merged")  # proposal states whose decision wrote a fact
@@ -147,16 +143,15 @@ def _withdraw(
 ) -> None:
     """The fact `uri` leaves the store (its rows and, in the embedded mode, its file) and its
     proposal is pending again, in one transaction with the log entry of the undo."""
-    with engine.write_lock(), Session(engine.db) as session:
+    with engine.write_lock(), engine.session() as session:
         fact = get_fact(session, ref=uri)
         _check_current(fact, uri)
         assert fact is not None
         withdrew = {"uri": fact.uri, "docid": fact.docid, "recordId": fact.record_id,
                     "text": fact.text}  # fmt: skip
-        for table in (tables.FactScopeRow, tables.EmbeddingRow):
-            session.execute(delete(table).where(col(table.record_id) == fact.record_id))
+        delete_scopes_and_embeddings(session, fact.record_id)
         session.delete(fact)
-        session.execute(_proposal_update(proposal_id, {"state": "pending"}, None, engine.now()))
+        set_proposal_state(session, proposal_id, {"state": "pending"}, None, engine.now())
         session.add(
             tables.DecisionRow(
                 at=engine.now(),
@@ -253,7 +248,7 @@ def _reverse_chain(engine: MemoryEngine, row: tables.DecisionRow, action: str, a
 
 
 def _text(engine: MemoryEngine, uri: str) -> str:
-    with Session(engine.db) as session:
+    with engine.session() as session:
         row = get_fact(session, ref=uri)
     if row is None:
         raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {uri}: the chain cannot be reverted.")
@@ -268,7 +263,7 @@ def _append(engine: MemoryEngine, head: tables.FactRow, text: str, actor: str) -
 
 
 def _still_current(engine: MemoryEngine, uri: str) -> tables.FactRow:
-    with Session(engine.db, expire_on_commit=False) as session:
+    with engine.session(expire_on_commit=False) as session:
         fact = get_fact(session, ref=uri)
     _check_current(fact, uri)
     assert fact is not None
@@ -286,29 +281,11 @@ def _check_current(fact: tables.FactRow | None, uri: str) -> None:
         )
 
 
-def _proposal_update(
-    proposal_id: int, after: dict[str, Any], actor: str | None, now: datetime
-) -> Update:
-    """The proposal's state as `after` has it: pending again (an undo), or decided (a redo)."""
-    state = str(after.get("state", "pending"))
-    decided = state != "pending"
-    return (
-        update(tables.ProposalRow)
-        .where(col(tables.ProposalRow.id) == proposal_id)
-        .values(
-            state=state,
-            resolution=after.get("resolution") if decided else None,
-            decided_at=now if decided else None,
-            decided_by=actor if decided else None,
-        )
-    )
-
-
 def _set_proposal(
     engine: MemoryEngine, proposal_id: int, after: dict[str, Any], *, actor: str | None
 ) -> None:
-    with Session(engine.db) as session:
-        session.execute(_proposal_update(proposal_id, after, actor, engine.now()))
+    with engine.session() as session:
+        set_proposal_state(session, proposal_id, after, actor, engine.now())
         bump_generation(session)
         session.commit()
 

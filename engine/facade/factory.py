@@ -95,11 +95,17 @@ def open_engine(
             backends=backends,
             reading=reading,
         )
+    # The background compaction settles review claims too (as listing the queue does).
+    engine.compaction.recover_claims = lambda wait: _recover_claims(engine, wait)
+    return engine
+
+
+def _recover_claims(engine: MemoryEngine, wait: float) -> int:
+    # Imported when a compaction runs: a cold CLI call opens an engine without loading
+    # curation (tests/cli/test_cli_cold_imports.py).
     from engine.curation.claim_recovery import recover_quietly
 
-    # The background compaction settles review claims too (as listing the queue does).
-    engine.compaction.recover_claims = lambda wait: recover_quietly(engine, wait=wait)
-    return engine
+    return recover_quietly(engine, wait=wait)
 
 
 def open_recall_store(**options: Unpack[EngineOptions]) -> RecallStore:

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any
-
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-from sqlmodel import col
 
 from engine.contract.validation import ensure_valid
 from engine.retrieval.matching import MAX_CANDIDATES
@@ -70,7 +67,7 @@ def ensure_results_valid(matching: dict[str, Any], proposals: list[list[Entry]])
 class PublicFacts:
     """Facts in the seed's public shape, each shaped (and its JSON written) once while it is
     among the last SHAPED_KEPT used. The facts this import wrote are read back from the
-    transaction that writes them (`session`): they are not kept in memory meanwhile."""
+    transaction that writes them (`written`'s `read`): they are not kept in memory meanwhile."""
 
     def __init__(self) -> None:
         # record id -> (the public fact, its JSON text without the closing brace)
@@ -89,9 +86,12 @@ class PublicFacts:
         self._keep(fact.record_id, shaped)
         return shaped
 
-    def written(self, session: Session, record_ids: set[str]) -> Written:
-        """The facts this import wrote that some proposals name, read from `session` (the
-        transaction writing them) unless shaped already."""
+    def written(
+        self, read: Callable[[list[str]], Iterable[tables.FactRow]], record_ids: set[str]
+    ) -> Written:
+        """The facts this import wrote that some proposals name, read with `read` (from the
+        transaction writing them: engine.storage.queries.interop.facts_by_record_ids on it)
+        unless shaped already."""
         found: Written = {}
         missing = []
         for record_id in sorted(record_ids):
@@ -103,9 +103,7 @@ class PublicFacts:
                 self._keep(record_id, shaped)
         for start in range(0, len(missing), 500):
             chunk = missing[start : start + 500]
-            for row in session.scalars(
-                select(tables.FactRow).where(col(tables.FactRow.record_id).in_(chunk))
-            ):
+            for row in read(chunk):
                 found[row.record_id] = _with_json(public_fact(row))
                 self._keep(row.record_id, found[row.record_id])
         return found

@@ -28,10 +28,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-from sqlmodel import col
-
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import (
     MAX_TEXT_BYTES,
@@ -58,7 +54,7 @@ from engine.storage.bulk import BulkFact, BulkWriter, collector_paused
 from engine.storage.disk_full import disk_full_refusal
 from engine.storage.embedded.factfiles import FieldError, check_time
 from engine.storage.proposals import queue_proposals
-from engine.storage.schema import tables
+from engine.storage.queries import interop as interop_queries
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -339,9 +335,11 @@ class _Proposals:
         self._path = path
         self._facts = PublicFacts()
 
-    def queue(self, held: list[tuple[Incoming, str, Verdict]], caller: str, db: Session) -> None:
+    def queue(self, held: list[tuple[Incoming, str, Verdict]], caller: str, db: Any) -> None:
+        """`db`: the bulk write's transaction (BulkWriter.then), handed on to the query
+        helpers and the review queue, untyped as the domain modules name no SQLAlchemy type."""
         named = {e.record_id for _, _, verdict in held for e in verdict.earlier if e.record_id}
-        written = self._facts.written(db, named)
+        written = self._facts.written(partial(interop_queries.facts_by_record_ids, db), named)
         queued, chosen = [], []
         for item, target, verdict in held:
             chosen.append(proposal_candidates(verdict, self._facts, written))
@@ -373,5 +371,5 @@ def _retarget(uris: list[str], collection: str) -> list[str]:
 
 
 def _known_record_ids(engine: MemoryEngine) -> set[str]:
-    with Session(engine.db) as session:
-        return set(session.scalars(select(col(tables.FactRow.record_id))))
+    with engine.session() as session:
+        return interop_queries.all_record_ids(session)

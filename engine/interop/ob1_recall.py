@@ -5,13 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from engine.contract.validation import ensure_valid
 from engine.interop.ob1 import ob1_memory, ob1_response
 from engine.memory.recall import RecallRequest, recall
-from engine.storage.schema import tables
+from engine.storage.queries import interop as interop_queries
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -20,13 +17,8 @@ if TYPE_CHECKING:
 def recall_ob1(engine: MemoryEngine, request: RecallRequest) -> dict[str, Any]:
     result = recall(engine, request)
     ids = [fact["recordId"] for fact in result["facts"]]
-    with Session(engine.db, expire_on_commit=False) as session:
-        rows = {
-            row.record_id: row
-            for row in session.scalars(
-                select(tables.FactRow).where(tables.FactRow.record_id.in_(ids))  # type: ignore[attr-defined]
-            )
-        }
+    with engine.session(expire_on_commit=False) as session:
+        rows = {row.record_id: row for row in interop_queries.facts_by_record_ids(session, ids)}
     memories = [
         ob1_memory(
             fact,

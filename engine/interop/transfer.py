@@ -11,14 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from engine.contract.normalize import iso_utc
 from engine.contract.validation import ensure_valid
 from engine.interop.import_report import ImportReport
 from engine.interop.import_run import MAX_SOURCE_BYTES, run_import
 from engine.interop.ob1 import ob1_memory, ob1_response
+from engine.storage.queries import interop as interop_queries
 from engine.storage.reads.records import public_fact
 from engine.storage.schema import tables
 
@@ -42,12 +40,8 @@ __all__ = [
 
 
 def _all_rows(engine: MemoryEngine) -> list[tables.FactRow]:
-    with Session(engine.db, expire_on_commit=False) as session:
-        return list(
-            session.scalars(
-                select(tables.FactRow).order_by(tables.FactRow.created_at, tables.FactRow.record_id)
-            )
-        )
+    with engine.session(expire_on_commit=False) as session:
+        return interop_queries.all_facts(session)
 
 
 def export_jsonl_items(engine: MemoryEngine) -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 """What the keyed API's modules share about keyed facts (engine/keyed/service.py, query.py,
-search.py): the collection they live in, millisecond times, the facts table's columns and the
-MemoryHit a keyed fact's row becomes. It imports none of them, so they all import it."""
+search.py): the collection they live in, millisecond times and the MemoryHit a keyed fact's
+row becomes. It imports none of them, so they all import it. Their SQL is
+engine/storage/queries/keyed.py's."""
 
 from __future__ import annotations
 
@@ -20,11 +21,6 @@ def to_ms(moment: datetime) -> int:
 
 def from_ms(value: int) -> datetime:
     return _EPOCH + timedelta(milliseconds=value)
-
-
-def fact_columns() -> Any:
-    """The facts table's columns, for queries (typed loosely, as SQLModel fields are not)."""
-    return tables.FactRow.__table__.c  # type: ignore[attr-defined]
 
 
 def hit_from_row(row: tables.FactRow) -> dict[str, Any]:

@@ -9,21 +9,18 @@ a page while its compact JSON, cursor included, stays within `max_bytes`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
-
-from sqlalchemy import and_, or_, select
-from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.validation import ensure_valid
 from engine.keyed import cursor as keyed_cursor
-from engine.keyed.heads import COLLECTION, fact_columns, from_ms, hit_from_row, to_ms
+from engine.keyed.heads import COLLECTION, from_ms, hit_from_row, to_ms
 from engine.keyed.requests import as_int, label, namespace_scope, validate_request
-from engine.storage.reads import visibility
-from engine.storage.reads.records import KEYED_TAG_SEPARATOR
+from engine.storage.queries import keyed as keyed_queries
 from engine.storage.schema import tables
 
 if TYPE_CHECKING:
@@ -36,7 +33,6 @@ MAX_RESPONSE_BYTES = 1024 * 1024
 # Work bounds of one recall page; a page that reaches one ends with a cursor to go on.
 MAX_SCAN_ROWS = 10_000
 MAX_SCAN_BYTES = 16 * 1024 * 1024
-_SQL_INT_MAX = 2**63 - 1
 
 
 # -- shared query parts -----------------------------------------------------------------------
@@ -169,8 +165,19 @@ def recall(engine: MemoryEngine, request: Any, *, namespace: str | None = None) 
     scanned = scanned_bytes = 0
     last, more = after, False
     fitted: tuple[int, int, tuple[int, int, str]] | None = None
-    with Session(engine.db, expire_on_commit=False) as db:
-        for row in _scan(db, filters, after, engine.now()):
+    with engine.session(expire_on_commit=False) as db:
+        page = partial(
+            keyed_queries.current_keyed_heads_page,
+            db,
+            collection=COLLECTION,
+            namespace=filters.namespace,
+            topic=filters.topic,
+            tag=filters.tag,
+            since_ms=filters.since_ms,
+            until_ms=filters.until_ms,
+            now=engine.now(),
+        )
+        for row in _scan(page, after):
             if len(budget.items) == filters.limit:
                 more = True
                 break
@@ -208,59 +215,23 @@ def recall(engine: MemoryEngine, request: Any, *, namespace: str | None = None) 
     return ensure_valid("keyed_recall", budget.page(final))
 
 
+# One page of rows after a keyset position (event time in ms, write time, record id).
+Page = Callable[[tuple[int, datetime, str] | None, int], list[tables.FactRow]]
+
+
 def _scan(
-    db: Session,
-    filters: Filters,
+    page: Page,
     after: tuple[int, int, str] | None,
-    now: datetime,
     batch: int = 256,
 ) -> Iterator[tables.FactRow]:
     """Live keyed heads passing the SQL-side filters, newest event first, in batches."""
-    fact = fact_columns()
-    query = (
-        select(tables.FactRow)
-        .where(fact.collection == COLLECTION)
-        .where(fact.kv_namespace == filters.namespace)
-        .where(fact.kv_key.is_not(None))
-        .where(visibility.current_clause(fact, now))
-        .order_by(
-            fact.kv_occurred_at_ms.desc(),
-            fact.created_at.desc(),
-            fact.record_id.desc(),
-        )
-    )
-    if filters.topic is not None:
-        query = query.where(fact.kv_topic == filters.topic)
-    if filters.tag is not None:
-        escaped = filters.tag.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        pattern = f"%{KEYED_TAG_SEPARATOR}{escaped}{KEYED_TAG_SEPARATOR}%"
-        query = query.where(fact.kv_tags.like(pattern, escape="\\"))
-    if filters.since_ms is not None:
-        query = query.where(fact.kv_occurred_at_ms >= min(filters.since_ms, _SQL_INT_MAX))
-    if filters.until_ms is not None:
-        query = query.where(fact.kv_occurred_at_ms <= min(filters.until_ms, _SQL_INT_MAX))
     position = after
     while True:
-        page = query
+        keyset: tuple[int, datetime, str] | None = None
         if position is not None:
             occurred, written_ms, record_id = position
-            written = from_ms(written_ms)
-            page = page.where(
-                or_(
-                    fact.kv_occurred_at_ms < occurred,
-                    and_(
-                        fact.kv_occurred_at_ms == occurred,
-                        or_(
-                            fact.created_at < written,
-                            and_(
-                                fact.created_at == written,
-                                fact.record_id < record_id,
-                            ),
-                        ),
-                    ),
-                )
-            )
-        rows = db.scalars(page.limit(batch)).all()
+            keyset = (occurred, from_ms(written_ms), record_id)
+        rows = page(keyset, batch)
         yield from rows
         if len(rows) < batch:
             return

@@ -14,13 +14,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
+from engine.contract import visibility
 from engine.contract.errors import MemoryFailure
 from engine.contract.validation import ensure_valid
 from engine.keyed import cursor as keyed_cursor
-from engine.keyed.heads import COLLECTION, fact_columns, hit_from_row
+from engine.keyed.heads import COLLECTION, hit_from_row
 from engine.keyed.query import (
     MAX_QUERY_TERMS,
     bad_position,
@@ -31,8 +30,7 @@ from engine.keyed.query import (
 from engine.keyed.requests import has_control, validate_request
 from engine.keyed.synonyms import synonyms
 from engine.retrieval.lexical import STOPWORDS, Bm25Index, stem
-from engine.storage.reads import visibility
-from engine.storage.schema import tables
+from engine.storage.queries import keyed as keyed_queries
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -82,16 +80,9 @@ def _corpus(engine: MemoryEngine, namespace: str) -> _Corpus:
 
 
 def _load_entries(engine: MemoryEngine, namespace: str) -> list[_Entry]:
-    fact = fact_columns()
-    with Session(engine.db, expire_on_commit=False) as db:
-        rows = db.scalars(
-            select(tables.FactRow)
-            .where(fact.collection == COLLECTION)
-            .where(fact.kv_namespace == namespace)
-            .where(fact.kv_key.is_not(None))
-            .where(visibility.live_clause(fact))  # expiry: checked at query time
-            .order_by(fact.created_at, fact.record_id)
-        ).all()
+    with engine.session(expire_on_commit=False) as db:
+        # Expired heads included: expiry is checked at query time.
+        rows = keyed_queries.live_keyed_heads(db, COLLECTION, namespace)
     entries = []
     for row in rows:
         hit = hit_from_row(row)

@@ -20,14 +20,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-from sqlmodel import col
-
+from engine.contract import visibility
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import check_identity, iso_utc
 from engine.contract.validation import ensure_valid
-from engine.keyed.heads import COLLECTION, fact_columns, hit_from_row
+from engine.keyed.heads import COLLECTION, hit_from_row
 from engine.keyed.query import recall as _recall
 from engine.keyed.requests import (
     MemoryInput,
@@ -41,7 +38,7 @@ from engine.keyed.search import search as _search
 from engine.memory.remember import RememberRequest
 from engine.memory.remember import remember as write_fact
 from engine.retrieval.matching import matching_block
-from engine.storage.reads import visibility
+from engine.storage.queries import keyed as keyed_queries
 from engine.storage.reads.records import public_fact
 from engine.storage.schema import tables
 from engine.storage.schema.database import bump_generation
@@ -60,22 +57,10 @@ def _is_live(row: tables.FactRow, now: datetime) -> bool:
     return row.is_current(now)
 
 
-def _chain(session: Session, namespace: str, key: str) -> list[tables.FactRow]:
-    fact = fact_columns()
-    return list(
-        session.scalars(
-            select(tables.FactRow)
-            .where(fact.collection == COLLECTION)
-            .where(fact.kv_namespace == namespace)
-            .where(fact.kv_key == key)
-            .order_by(fact.kv_revision, fact.created_at)
-        )
-    )
-
-
-def _head(session: Session, namespace: str, key: str) -> tables.FactRow | None:
-    chain = _chain(session, namespace, key)
-    return chain[-1] if chain else None
+def _head(engine: MemoryEngine, namespace: str, key: str) -> tables.FactRow | None:
+    """The head of the key's chain, read in a session of its own."""
+    with engine.session(expire_on_commit=False) as db:
+        return keyed_queries.key_head(db, COLLECTION, namespace, key)
 
 
 # -- remember / get / history -----------------------------------------------------------------
@@ -192,8 +177,7 @@ def _remember(
     if_revision = as_int(request.get("if_revision"))
     with engine.write_lock():
         now = engine.now()
-        with Session(engine.db, expire_on_commit=False) as db:
-            head = _head(db, name, key)
+        head = _head(engine, name, key)
         live = head is not None and _is_live(head, now)
         if _check_key(head, live, key, memory, if_revision):
             assert head is not None
@@ -285,8 +269,7 @@ def _write(
     except MemoryFailure as failure:
         if failure.code != "MEMORY_SUPERSEDE_CONFLICT":
             raise
-        with Session(engine.db, expire_on_commit=False) as db:
-            head = _head(db, namespace, key)
+        head = _head(engine, namespace, key)
         raise _revision_conflict(key, if_revision, head.kv_revision if head else None) from None
     if result.get("sync", {}).get("status") != "completed":
         raise MemoryFailure(
@@ -295,7 +278,7 @@ def _write(
             f"the index was not updated ({result.get('sync', {}).get('error')}). Run "
             "`gno-tui reindex` to repair the index; the memory is not lost.",
         )
-    with Session(engine.db, expire_on_commit=False) as db:
+    with engine.session(expire_on_commit=False) as db:
         row = db.get(tables.FactRow, result["record"]["recordId"])
     assert row is not None
     return KeyedWrite(ensure_valid("keyed_hit", hit_from_row(row)), result)
@@ -334,19 +317,13 @@ def propose(
     _ttl(request)
     if_revision = as_int(request.get("if_revision"))
     now = engine.now()
-    with Session(engine.db, expire_on_commit=False) as db:
-        head = _head(db, name, key) if given is not None else None
+    with engine.session(expire_on_commit=False) as db:
+        head = keyed_queries.key_head(db, COLLECTION, name, key) if given is not None else None
         live = head is not None and _is_live(head, now)
         if _check_key(head, live, key, memory, if_revision):
             assert head is not None
             return _existing(engine, head).hit
-        waiting = db.scalars(
-            select(tables.ProposalRow)
-            .where(col(tables.ProposalRow.state) == "pending")
-            .where(col(tables.ProposalRow.decision) == HELD_DECISION)
-            .where(col(tables.ProposalRow.caller) == caller)
-            .where(col(tables.ProposalRow.text) == memory.content)
-        ).all()
+        waiting = keyed_queries.pending_held_writes(db, HELD_DECISION, caller, memory.content)
         for row in waiting:
             held = (row.matching or {}).get("keyed") or {}
             if held.get("namespace") == name and held.get("request") == request:
@@ -423,8 +400,7 @@ def apply_held(engine: MemoryEngine, proposal: tables.ProposalRow, *, actor: str
 
 def _live_head(engine: MemoryEngine, key: str, namespace: str | None) -> tables.FactRow:
     name, _ = namespace_scope(namespace)
-    with Session(engine.db, expire_on_commit=False) as db:
-        head = _head(db, name, key)
+    head = _head(engine, name, key)
     if head is None or not _is_live(head, engine.now()):
         raise MemoryFailure(
             "MEMORY_KEY_NOT_FOUND",
@@ -456,8 +432,8 @@ def history(engine: MemoryEngine, key: str, *, namespace: str | None = None) -> 
     ones are never returned)."""
     name, _ = namespace_scope(namespace)
     now = engine.now()
-    with Session(engine.db, expire_on_commit=False) as db:
-        chain = _chain(db, name, key)
+    with engine.session(expire_on_commit=False) as db:
+        chain = keyed_queries.key_chain(db, COLLECTION, name, key)
     items = [hit_from_row(row) for row in chain if not visibility.is_expired(row.expires_at, now)]
     if not items:
         raise MemoryFailure(

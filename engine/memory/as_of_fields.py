@@ -12,9 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy.orm import Session
-from sqlmodel import col, select
-
+from engine.storage.queries.memory import decision_details_since
 from engine.storage.schema import tables
 
 if TYPE_CHECKING:
@@ -29,15 +27,9 @@ def fields_changed_since(
     """uri -> {curation key: its value at `moment`}, for the keys changed after `moment`."""
     if not uris:
         return {}
-    decision = tables.DecisionRow
-    query = (
-        select(decision.target, decision.detail)
-        .where(col(decision.at) > moment, col(decision.target).in_(list(uris)))
-        .order_by(col(decision.at), col(decision.id))
-    )
     then: dict[str, dict[str, dict[str, Any]]] = {}
-    with Session(engine.db) as session:
-        for target, detail in session.execute(query):
+    with engine.session() as session:
+        for target, detail in decision_details_since(session, uris, moment):
             before = detail.get("before") if isinstance(detail, dict) else None
             if not isinstance(before, dict):
                 continue  # a decision that changed no curation field

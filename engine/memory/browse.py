@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import String, and_, func, literal, or_, select, type_coerce
-from sqlalchemy.orm import Session
-
+from engine.contract import visibility
 from engine.contract.errors import MemoryFailure
-from engine.contract.normalize import POLICY_STRICTNESS, digest_of, iso_utc
+from engine.contract.normalize import POLICY_STRICTNESS, digest_of
 from engine.retrieval.seam import DuplicatePair, Visibility
-from engine.storage.reads import IN_CHUNK, chunks, visibility
+from engine.storage.queries import memory as queries
+from engine.storage.queries.memory import Exclusions as Exclusions  # the Library's `!` terms
+from engine.storage.queries.memory import FactFilter
 from engine.storage.reads.records import get_fact
 from engine.storage.schema import tables
 
@@ -62,104 +62,6 @@ def status_at(row: tables.FactRow, moment: datetime) -> str:
     return "current"
 
 
-@dataclass(frozen=True)
-class Exclusions:
-    """What a filter's `!` terms leave out: facts containing any of `words`, in any of
-    `scopes` or `collections`, or with any of `statuses`."""
-
-    words: tuple[str, ...] = ()
-    scopes: tuple[str, ...] = ()
-    collections: tuple[str, ...] = ()
-    statuses: tuple[str, ...] = ()
-
-
-def _status_clause(status: str | None, now: datetime, as_of: datetime | None) -> Any | None:
-    """The facts with `status`, now or as of a past moment (by what had happened to them by
-    then); None for no (or no known) status. NULL-safe, so that `~` of it is its complement."""
-    fact = tables.FactRow
-    if as_of is not None:
-        superseded = and_(fact.superseded_at.is_not(None), fact.superseded_at <= as_of)
-        retired = and_(fact.retired_at.is_not(None), fact.retired_at <= as_of)
-        expired = visibility.expired_clause(fact, as_of)
-        by_status = {
-            "current": and_(~superseded, ~retired, ~expired),
-            "superseded": superseded,
-            "retired": and_(~superseded, retired),
-            "expired": and_(~superseded, ~retired, expired),
-        }
-    else:
-        expired = visibility.expired_clause(fact, now)
-        by_status = {
-            "current": visibility.current_clause(fact, now),
-            "superseded": fact.superseded_by.is_not(None),
-            "retired": fact.retired_at.is_not(None),
-            "expired": expired,
-        }
-    return by_status.get(status or "")
-
-
-def _filtered(
-    query: Any,
-    *,
-    status: str | None,
-    scope: str | None,
-    collection: str | None,
-    text: str | None,
-    now: datetime,
-    invert: bool = False,
-    as_of: datetime | None = None,
-    exclude: Exclusions | None = None,
-    sqlite: bool = False,
-) -> Any:
-    fact = tables.FactRow
-    exclude = exclude or Exclusions()
-
-    def says(word: str) -> Any:
-        """The fact's text holds `word`, any case. SQLite's LIKE already ignores ASCII case,
-        and its lower() folds no more than that: the ILIKE SQLAlchemy writes for SQLite,
-        lower(text) LIKE lower(?), matched the same rows a third slower at 100k facts."""
-        pattern = "%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        if sqlite:
-            return fact.text.like(pattern, escape="\\")
-        return fact.text.ilike(pattern, escape="\\")
-
-    if scope:
-        query = query.where(
-            fact.record_id.in_(
-                select(tables.FactScopeRow.record_id).where(tables.FactScopeRow.scope == scope)
-            )
-        )
-    if exclude.scopes:
-        query = query.where(
-            fact.record_id.not_in(
-                select(tables.FactScopeRow.record_id).where(
-                    tables.FactScopeRow.scope.in_(exclude.scopes)
-                )
-            )
-        )
-    if collection:
-        # `|| ''` keeps SQLite from answering through the collection index: without table
-        # statistics it takes an equality for selective, and one lookup per row of a large
-        # collection cost 5x a plain scan (0.2 s at 100k). A scan is bounded; same result.
-        query = query.where(fact.collection.concat("") == collection)
-    if exclude.collections:
-        query = query.where(fact.collection.not_in(exclude.collections))
-    if text:
-        words = [says(word) for word in text.split()]
-        query = query.where(~and_(*words) if invert else and_(*words))
-    for word in exclude.words:
-        query = query.where(~says(word))
-    if as_of is not None:
-        query = query.where(fact.created_at <= as_of)  # the facts the store held then
-    clause = _status_clause(status, now, as_of)
-    if clause is not None:
-        query = query.where(clause)
-    for unwanted in exclude.statuses:
-        if (clause := _status_clause(unwanted, now, as_of)) is not None:
-            query = query.where(~clause)
-    return query
-
-
 def list_facts(
     engine: MemoryEngine,
     *,
@@ -183,80 +85,37 @@ def list_facts(
     with `every_id`, the page also holds every match's id (`matched`). Both apply to a text
     filter that keeps its matches, not to an `invert`ed one."""
     now = engine.now()
-    options: dict[str, Any] = {
-        "status": status,
-        "scope": scope,
-        "collection": collection,
-        "text": text,
-        "now": now,
-        "invert": invert,
-        "as_of": as_of,
-        "exclude": exclude,
-        "sqlite": engine.db.dialect.name == "sqlite",
-    }
-    fact = tables.FactRow
-    order = (fact.created_at.desc(), fact.record_id)
-    with Session(engine.db, expire_on_commit=False) as session:
+    where = FactFilter(
+        now=now,
+        status=status,
+        scope=scope,
+        collection=collection,
+        text=text,
+        invert=invert,
+        as_of=as_of,
+        exclude=exclude,
+    )
+    with engine.session(expire_on_commit=False) as session:
         if text and not invert and (every_id or within is not None):
             # A text filter reads every text anyway: one pass gives the matches' ids in
             # order, hence the total and the page, instead of a page's pass and a count's
             # (two scans of 100k texts: 58 ms for a word in 400 facts). It costs more when
             # many facts match (65 ms against 34 for one letter, in 28k facts: the page's
             # pass stops at its 200th match), so the Library asks for it only once a filter
-            # is known to match few. On SQLite
-            # `|| ''` (the same order: times are stored as ISO text) keeps it from walking
-            # the created_at index, a lookup per row: a scan and a sort took 30 ms for
-            # 28k matches, the walk 140.
-            if options["sqlite"]:
-                as_text = type_coerce(fact.created_at, String).concat(literal("", String))
-                order = (as_text.desc(), fact.record_id)
-            query = _filtered(select(fact.record_id), **options)
-            ids = _matching_ids(session, query, order, within)
+            # is known to match few.
+            ids = queries.matching_fact_ids(session, where, within)
             wanted = ids[offset : offset + limit]
-            found = {row.record_id: row for row in _rows_by_id(session, wanted)}
+            found = {row.record_id: row for row in queries.facts_by_ids_in_chunks(session, wanted)}
             rows = [found[record_id] for record_id in wanted if record_id in found]
             return FactPage(rows, len(ids), tuple(ids))
-        rows = list(
-            session.scalars(
-                _filtered(select(fact), **options).order_by(*order).offset(offset).limit(limit)
-            )
-        )
+        rows = queries.fact_page(session, where, offset=offset, limit=limit)
         if len(rows) < limit and (rows or offset == 0):
             # A short page is the last one: the total is known without a second pass over
             # the table (a filter by a rare word scanned 100k texts twice for it).
             total = offset + len(rows)
         else:
-            counted = _filtered(select(func.count()).select_from(fact), **options)
-            total = session.scalar(counted) or 0
+            total = queries.count_facts(session, where)
     return FactPage(list(rows), int(total))
-
-
-def _matching_ids(
-    session: Session, query: Any, order: tuple[Any, ...], within: Sequence[str] | None
-) -> list[str]:
-    """The record ids `query` selects, in `order`; only among `within` when given (the
-    matches of a filter this one narrows), a few hundred ids at a time."""
-    if within is None:  # Core, not the ORM's loading: 28k ids cost 60 ms through it
-        return list(session.connection().execute(query.order_by(*order)).scalars())
-    fact = tables.FactRow
-    keys: list[tuple[Any, str]] = []
-    for chunk in chunks(within, IN_CHUNK):
-        found = session.execute(
-            query.add_columns(fact.created_at).where(fact.record_id.in_(chunk))
-        ).all()
-        keys += [(row[1], str(row[0])) for row in found]
-    # The same order as the query's: newest first, then by record id.
-    keys.sort(key=lambda key: key[1])
-    keys.sort(key=lambda key: key[0], reverse=True)
-    return [record_id for _, record_id in keys]
-
-
-def _rows_by_id(session: Session, ids: Sequence[str]) -> list[tables.FactRow]:
-    fact = tables.FactRow
-    rows: list[tables.FactRow] = []
-    for chunk in chunks(ids, IN_CHUNK):
-        rows += session.scalars(select(fact).where(fact.record_id.in_(chunk))).all()
-    return rows
 
 
 # How many recent facts the typo-tolerant fallback of `search_facts` looks through.
@@ -295,21 +154,12 @@ def search_facts(
         return page
     from rapidfuzz import fuzz, process
 
-    fact, now = tables.FactRow, engine.now()
-    narrowed: dict[str, Any] = {
-        "status": status,
-        "scope": scope,
-        "collection": collection,
-        "as_of": as_of,
-    }
-    # The window's ids and texts only: whole rows for 5,000 facts cost most of the fallback.
-    recent = _filtered(
-        select(fact.record_id, fact.text), text=None, now=now, exclude=exclude, **narrowed
+    now = engine.now()
+    recent = FactFilter(
+        now=now, status=status, scope=scope, collection=collection, as_of=as_of, exclude=exclude
     )
-    with Session(engine.db, expire_on_commit=False) as session:
-        window = session.execute(
-            recent.order_by(fact.created_at.desc(), fact.record_id).limit(FUZZY_WINDOW)
-        ).all()
+    with engine.session(expire_on_commit=False) as session:
+        window = queries.recent_fact_texts(session, recent, FUZZY_WINDOW)
         found = process.extract(
             text.lower(),
             [row_text.lower() for _, row_text in window],
@@ -318,20 +168,9 @@ def search_facts(
             limit=limit,
         )
         ids = [window[index][0] for _, _, index in found]
-        rows = {
-            row.record_id: row
-            for row in session.scalars(select(fact).where(fact.record_id.in_(ids)))
-        }
+        rows = {row.record_id: row for row in queries.facts_by_ids(session, ids)}
     kept = [rows[record_id] for record_id in ids if record_id in rows]  # (gone meanwhile)
     return FactPage(kept, len(kept))
-
-
-def _attention_clause(now: datetime) -> Any:
-    workbench = tables.FactRow.workbench
-    unconfirmed = workbench["usePolicy"]["requiresUserConfirmation"].as_boolean()
-    # Both sides are ISO 8601 UTC strings of the same shape, so text order is time order.
-    stale = workbench["freshness"]["staleAfter"].as_string() <= iso_utc(now)
-    return or_(unconfirmed.is_(True), stale)
 
 
 def is_stale(row: tables.FactRow, now: datetime) -> bool:
@@ -345,66 +184,29 @@ def is_stale(row: tables.FactRow, now: datetime) -> bool:
 def needs_attention(engine: MemoryEngine, *, offset: int = 0, limit: int = 200) -> FactPage:
     """Current facts a person should look at: agent facts that still need confirmation, and
     facts whose freshness has run out (stale_after passed)."""
-    now = engine.now()
-    options: dict[str, Any] = {
-        "status": "current",
-        "scope": None,
-        "collection": None,
-        "text": None,
-        "now": now,
-    }
-    with Session(engine.db, expire_on_commit=False) as session:
-        total = (
-            session.scalar(
-                _filtered(select(func.count()).select_from(tables.FactRow), **options).where(
-                    _attention_clause(now)
-                )
-            )
-            or 0
-        )
-        rows = session.scalars(
-            _filtered(select(tables.FactRow), **options)
-            .where(_attention_clause(now))
-            .order_by(tables.FactRow.created_at.desc())
-            .offset(offset)
-            .limit(limit)
-        ).all()
+    where = FactFilter(now=engine.now(), status="current")
+    with engine.session(expire_on_commit=False) as session:
+        total = queries.count_needing_attention(session, where)
+        rows = queries.facts_needing_attention(session, where, offset=offset, limit=limit)
     return FactPage(list(rows), int(total))
 
 
 def status_counts(engine: MemoryEngine, *, as_of: datetime | None = None) -> dict[str, int]:
     now = engine.now()
-    with Session(engine.db) as session:
+    with engine.session() as session:
         return {
-            status: int(
-                session.scalar(
-                    _filtered(
-                        select(func.count()).select_from(tables.FactRow),
-                        status=status,
-                        scope=None,
-                        collection=None,
-                        text=None,
-                        now=now,
-                        as_of=as_of,
-                    )
-                )
-                or 0
-            )
+            status: queries.count_facts(session, FactFilter(now=now, status=status, as_of=as_of))
             for status in STATUSES
         }
 
 
 def known_scopes(engine: MemoryEngine) -> list[str]:
-    with Session(engine.db) as session:
-        return list(
-            session.scalars(
-                select(tables.FactScopeRow.scope).distinct().order_by(tables.FactScopeRow.scope)
-            )
-        )
+    with engine.session() as session:
+        return queries.distinct_scopes(session)
 
 
 def fact_row(engine: MemoryEngine, ref: str) -> tables.FactRow:
-    with Session(engine.db, expire_on_commit=False) as session:
+    with engine.session(expire_on_commit=False) as session:
         row = get_fact(session, ref=ref)
     if row is None:
         raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}.")
@@ -413,7 +215,7 @@ def fact_row(engine: MemoryEngine, ref: str) -> tables.FactRow:
 
 def chain(engine: MemoryEngine, ref: str) -> list[tables.FactRow]:
     """The supersession chain through `ref`, oldest first (predecessors, it, successors)."""
-    with Session(engine.db, expire_on_commit=False) as session:
+    with engine.session(expire_on_commit=False) as session:
         row = get_fact(session, ref=ref)
         if row is None:
             raise MemoryFailure("MEMORY_NOT_FOUND", f"No fact {ref}.")
@@ -476,10 +278,8 @@ def kept_pairs(engine: MemoryEngine) -> set[frozenset[str]]:
     """The uri pairs a person chose to keep both of (a verdict undone is withdrawn; a redo
     gives it again: engine/curation/undo_review.py)."""
     actions = (KEEP_BOTH, f"undo:{KEEP_BOTH}", f"redo:{KEEP_BOTH}")
-    with Session(engine.db) as session:
-        rows = session.scalars(
-            select(tables.DecisionRow).where(tables.DecisionRow.action.in_(actions))
-        ).all()
+    with engine.session() as session:
+        rows = queries.decisions_with_actions(session, actions)
     undone = {row.detail.get("undoes") for row in rows if row.action.startswith("undo:")}
     return {
         frozenset(row.target.split("|", 1))

@@ -8,12 +8,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, case, func, select
-from sqlalchemy.orm import Session
-
-from engine.contract.normalize import iso_utc, parse_iso
+from engine.contract.normalize import parse_iso
 from engine.memory import browse
 from engine.memory.as_of_fields import rows_as_of
+from engine.storage.queries.memory import tab_tallies, word_matches_narrow
 from engine.storage.schema import tables
 
 if TYPE_CHECKING:
@@ -166,11 +164,10 @@ class _Searched:
         for old in last.text.split():
             if not any(_ascii_lower(old) in new for new in new_words):
                 return None
-        # PostgreSQL's ILIKE folds case by the collation (a Turkish dotless i, a Greek final
-        # sigma), so a word inside another there may match where the other does not: it gets
+        # Where the database's word match does not narrow (PostgreSQL's ILIKE), a filter gets
         # the one pass, never a search among the last matches.
         too_many = last.matched is not None and len(last.matched) > NARROW_WITHIN
-        if too_many or engine.db.dialect.name != "sqlite":
+        if too_many or not word_matches_narrow(engine.db):
             return replace(last, matched=None)
         return last
 
@@ -240,22 +237,8 @@ def count_tabs(
     `browse.list_facts` filters by it), and the first moment after `now` at which a fact
     expires or turns stale, when the counts would change with no write (None as of a past
     time: those counts never change)."""
-    fact: Any = tables.FactRow  # columns as SQL expressions (the model types them as values)
-    clauses: dict[str, Any] = {s: browse._status_clause(s, now, as_of) for s in browse.STATUSES}
-    tallies: list[Any] = [func.sum(case((clauses[s], 1), else_=0)) for s in browse.STATUSES]
-    current = clauses["current"]
-    if as_of is None:
-        stale_after = fact.workbench["freshness"]["staleAfter"].as_string()
-        tallies += [
-            func.sum(case((and_(current, browse._attention_clause(now)), 1), else_=0)),
-            func.min(case((fact.expires_at > now, fact.expires_at))),
-            func.min(case((stale_after > iso_utc(now), stale_after))),
-        ]
-    query = select(*tallies).select_from(fact)
-    if as_of is not None:
-        query = query.where(fact.created_at <= as_of)  # the facts the store held then
-    with Session(engine.db) as session:
-        found = session.execute(query).one()
+    with engine.session() as session:
+        found = tab_tallies(session, browse.STATUSES, now, as_of)
     counts = {status: int(found[i] or 0) for i, status in enumerate(browse.STATUSES)}
     if as_of is not None:
         counts["attention"] = counts["current"]

@@ -2,24 +2,24 @@
 
 Issuing one, checking a presented one and the replay fence read the store through
 engine/storage/reads/__init__.py (a cold CLI call on SQLite answers them through sqlite3); the rest
-(the workbench's lists, usage counts, retention) query through the ORM, imported where used."""
+(the workbench's lists, usage counts, retention) query through the ORM, by the helpers of
+engine/storage/queries/memory.py, imported where used."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from engine.contract import visibility
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import content_hash, digest_of, fence_form, is_sha256, iso_utc
-from engine.storage.reads import public_receipt, visibility
+from engine.storage.reads import public_receipt
 
 if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
-
     from engine.storage.reads import StoreReads
     from engine.storage.schema import tables
     from engine.storage.store import MemoryEngine
@@ -115,20 +115,14 @@ class ReceiptCheck:
 
 
 def check_stored_receipt(
-    session: Session, receipt: Mapping[str, Any], now: datetime
+    receipt: Mapping[str, Any], stored: bool, facts: Sequence[tables.FactRow], now: datetime
 ) -> ReceiptCheck:
-    from sqlalchemy import select
-
-    from engine.storage.schema import tables
-
+    """`receipt` checked: whether its digest matches its fields, `stored` as found, and which
+    of its memories are no longer current among `facts` (the facts with its memoryIds)."""
     digest_ok = receipt_digest(receipt) == receipt.get("digest")
-    stored = session.get(tables.ReceiptRow, receipt.get("digest", "")) is not None
     drifted: dict[str, str] = {}
     ids = list(receipt.get("memoryIds", []))
-    rows = {
-        row.record_id: row
-        for row in session.scalars(select(tables.FactRow).where(tables.FactRow.record_id.in_(ids)))
-    }
+    rows = {row.record_id: row for row in facts}
     for record_id in ids:
         row = rows.get(record_id)
         if row is None:
@@ -186,39 +180,33 @@ def _newest_first(
 
 def _receipt_rows(engine: MemoryEngine) -> list[tables.ReceiptRow]:
     """Every stored receipt, waiting ones included, newest first."""
-    from sqlalchemy import select
-    from sqlalchemy.orm import Session
-
-    from engine.storage.schema import tables
+    from engine.storage.queries.memory import receipts_newest_first
 
     waiting = _waiting_rows(engine)
-    with Session(engine.db) as session:
-        rows = session.scalars(
-            select(tables.ReceiptRow).order_by(tables.ReceiptRow.issued_at.desc())
-        ).all()
+    with engine.session() as session:
+        rows = receipts_newest_first(session)
     return _newest_first(rows, waiting)
 
 
 def recent_receipts(engine: MemoryEngine, *, limit: int = 200) -> list[dict[str, Any]]:
-    from sqlalchemy import select
-    from sqlalchemy.orm import Session
-
-    from engine.storage.schema import tables
+    from engine.storage.queries.memory import receipts_newest_first
 
     waiting = _waiting_rows(engine)
-    with Session(engine.db) as session:
-        rows = session.scalars(
-            select(tables.ReceiptRow).order_by(tables.ReceiptRow.issued_at.desc()).limit(limit)
-        ).all()
+    with engine.session() as session:
+        rows = receipts_newest_first(session, limit)
         return [_receipt_of_row(row) for row in _newest_first(rows, waiting)[:limit]]
 
 
 def verify_receipt(engine: MemoryEngine, receipt: Mapping[str, Any]) -> ReceiptCheck:
-    from sqlalchemy.orm import Session
+    from engine.storage.queries.memory import facts_by_ids
+    from engine.storage.schema import tables
 
     store_pending_receipts(engine)
-    with Session(engine.db) as session:
-        check = check_stored_receipt(session, receipt, engine.now())
+    with engine.session() as session:
+        now = engine.now()
+        stored = session.get(tables.ReceiptRow, receipt.get("digest", "")) is not None
+        facts = facts_by_ids(session, list(receipt.get("memoryIds", [])))
+        check = check_stored_receipt(receipt, stored, facts, now)
     if not check.stored and isinstance(receipt.get("digest"), str):
         check.stored = engine.reads.stored_receipt(receipt["digest"]) is not None  # waiting
     return check
@@ -406,92 +394,71 @@ def export_receipts(
 
 
 def receipts_issued_before(engine: MemoryEngine, moment: datetime) -> int:
-    from sqlalchemy import func, select
-    from sqlalchemy.orm import Session
-
-    from engine.storage.schema import tables
+    from engine.storage.queries.memory import count_receipts_issued_before
 
     waiting = len(
         [row for row in _waiting_rows(engine) if row.issued_at and row.issued_at < moment]
     )
-    with Session(engine.db) as session:
-        return waiting + int(
-            session.scalar(
-                select(func.count())
-                .select_from(tables.ReceiptRow)
-                .where(tables.ReceiptRow.issued_at < moment)
-            )
-            or 0
-        )
+    with engine.session() as session:
+        return waiting + count_receipts_issued_before(session, moment)
 
 
 def delete_receipts(engine: MemoryEngine, *, digests: Sequence[str], actor: str) -> int:
     """Delete these receipts; returns how many there were. Logged with their digests."""
-    from sqlalchemy import select
-    from sqlalchemy.orm import Session
+    from engine.storage.queries.memory import receipts_with_digests
 
-    from engine.storage.schema import tables
-
-    with engine.write_lock(), Session(engine.db) as session:
-        store_pending_receipts(engine, wait=True)  # a waiting one is deleted too
-        rows = session.scalars(
-            select(tables.ReceiptRow).where(tables.ReceiptRow.digest.in_(list(digests)))
-        ).all()
-        return _delete(session, rows, actor=actor, action="delete-receipts", now=engine.now())
+    return _delete(
+        engine,
+        lambda session: receipts_with_digests(session, digests),
+        actor=actor,
+        action="delete-receipts",
+    )
 
 
 def purge_receipts(engine: MemoryEngine, *, before: datetime, actor: str) -> int:
     """Delete every receipt issued before `before`; returns how many. Logged."""
-    from sqlalchemy import select
-    from sqlalchemy.orm import Session
+    from engine.storage.queries.memory import receipts_issued_before
 
-    from engine.storage.schema import tables
-
-    with engine.write_lock(), Session(engine.db) as session:
-        store_pending_receipts(engine, wait=True)  # a waiting one is purged too
-        rows = session.scalars(
-            select(tables.ReceiptRow).where(tables.ReceiptRow.issued_at < before)
-        ).all()
-        return _delete(
-            session,
-            rows,
-            actor=actor,
-            action="purge-receipts",
-            now=engine.now(),
-            extra={"before": iso_utc(before)},
-        )
+    return _delete(
+        engine,
+        lambda session: receipts_issued_before(session, before),
+        actor=actor,
+        action="purge-receipts",
+        extra={"before": iso_utc(before)},
+    )
 
 
 def _delete(
-    session: Session,
-    rows: Sequence[tables.ReceiptRow],
+    engine: MemoryEngine,
+    rows_in: Callable[..., Sequence[tables.ReceiptRow]],
     *,
     actor: str,
     action: str,
-    now: datetime,
     extra: dict[str, Any] | None = None,
 ) -> int:
-    from sqlalchemy import delete as sql_delete
-
+    """Delete the receipts `rows_in` finds in the write's session, and log it."""
+    from engine.storage.queries.memory import delete_recall_labels
     from engine.storage.schema import tables
 
-    if not rows:
-        return 0
-    digests = sorted(row.digest for row in rows)
-    for row in rows:
-        session.delete(row)
-    # A person's labels on those recalls go with them (engine/curation/labels.py).
-    session.execute(
-        sql_delete(tables.RecallLabelRow).where(tables.RecallLabelRow.digest.in_(digests))
-    )
-    session.add(
-        tables.DecisionRow(
-            at=now,
-            actor=actor,
-            action=action,
-            target="receipts",
-            detail={"count": len(digests), "digests": digests, **(extra or {})},
+    with engine.write_lock(), engine.session() as session:
+        store_pending_receipts(engine, wait=True)  # a waiting one is deleted (purged) too
+        rows = rows_in(session)
+        now = engine.now()
+        if not rows:
+            return 0
+        digests = sorted(row.digest for row in rows)
+        for row in rows:
+            session.delete(row)
+        # A person's labels on those recalls go with them (engine/curation/labels.py).
+        delete_recall_labels(session, digests)
+        session.add(
+            tables.DecisionRow(
+                at=now,
+                actor=actor,
+                action=action,
+                target="receipts",
+                detail={"count": len(digests), "digests": digests, **(extra or {})},
+            )
         )
-    )
-    session.commit()
-    return len(digests)
+        session.commit()
+        return len(digests)

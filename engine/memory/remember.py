@@ -31,8 +31,6 @@ from engine.storage.embedded.factfiles import FactFile
 from engine.storage.reads.fact_shape import public_fact
 
 if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
-
     from engine.storage.reads import RecallStore
     from engine.storage.schema import tables
     from engine.storage.store import MemoryEngine
@@ -146,12 +144,11 @@ def _fence(engine: RecallStore, request: RememberRequest, checked: _Checked) -> 
 
 
 def _check_predecessor(
-    session: Session, request: RememberRequest, checked: _Checked
+    row: tables.FactRow | None, request: RememberRequest, checked: _Checked
 ) -> tables.FactRow:
-    from engine.storage.reads.records import get_fact
-
-    assert request.predecessor is not None
-    row = get_fact(session, ref=request.predecessor)
+    """The supersede's predecessor, `row` as found for its uri (None: no fact has it), if it
+    may be superseded; the successor takes its collection and, when none were given, its
+    scopes."""
     if row is None:
         raise MemoryFailure(
             "MEMORY_PREDECESSOR_NOT_FOUND",
@@ -251,10 +248,12 @@ def remember(
     if checked.decision == "propose" or hold_writes:
         predecessor = None
         if checked.decision == "supersede":
-            from sqlalchemy.orm import Session
+            from engine.storage.reads.records import get_fact
 
-            with Session(engine.db, expire_on_commit=False) as session:
-                predecessor = _check_predecessor(session, request, checked)
+            assert request.predecessor is not None
+            with engine.session(expire_on_commit=False) as session:
+                found = get_fact(session, ref=request.predecessor)
+                predecessor = _check_predecessor(found, request, checked)
         existing = _existing(engine, request, checked, matching)
         if existing is not None:
             return existing
@@ -281,7 +280,12 @@ def remember(
 def _write(
     engine: MemoryEngine, request: RememberRequest, checked: _Checked, matching: dict[str, Any]
 ) -> dict[str, Any]:
-    from engine.storage.reads.records import allocate_docid, current_duplicate, values_from_file
+    from engine.storage.reads.records import (
+        allocate_docid,
+        current_duplicate,
+        get_fact,
+        values_from_file,
+    )
 
     now = engine.now()
     # Inside a group commit this is the group's session: the exact check and the docid see
@@ -289,11 +293,11 @@ def _write(
     batch = engine.current_batch()
     statements = batch.statements if batch is not None else None  # SQLite's driver, in a group
     with engine.write_session() as session:
-        predecessor = (
-            _check_predecessor(session, request, checked)
-            if checked.decision == "supersede"
-            else None
-        )
+        predecessor = None
+        if checked.decision == "supersede":
+            assert request.predecessor is not None
+            found = get_fact(session, ref=request.predecessor)
+            predecessor = _check_predecessor(found, request, checked)
         existing = (
             None
             if request.keyed

@@ -17,13 +17,10 @@ from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-from sqlmodel import col
-
+from engine.contract import visibility
 from engine.contract.errors import MemoryFailure
 from engine.storage.proposals import list_proposals
-from engine.storage.reads import visibility
+from engine.storage.queries.memory import facts_by_ids_or_uris
 from engine.storage.reads.records import get_fact, public_fact
 from engine.storage.schema import tables
 
@@ -69,7 +66,7 @@ def read_resource(
     missing = MemoryFailure(
         "MEMORY_NOT_FOUND", f"No fact {md_uri} is readable here. Recall to find the current uri."
     )
-    with Session(engine.db, expire_on_commit=False) as session:
+    with engine.session(expire_on_commit=False) as session:
         row = get_fact(session, ref=md_uri)
     if collection not in engine.collections_by_name() or (
         collections is not None and collection not in collections
@@ -136,12 +133,8 @@ def visible_proposals(
     now = engine.now()
     visible: set[str] = set()
     if ids:
-        with Session(engine.db, expire_on_commit=False) as session:
-            rows = session.scalars(
-                select(tables.FactRow).where(
-                    col(tables.FactRow.record_id).in_(ids) | col(tables.FactRow.uri).in_(ids)
-                )
-            ).all()
+        with engine.session(expire_on_commit=False) as session:
+            rows = facts_by_ids_or_uris(session, ids)
         for row in rows:
             admitted = collections is None or row.collection in collections
             if row.is_current(now) and _shares(scopes, row.scopes) and admitted:

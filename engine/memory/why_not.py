@@ -18,16 +18,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, func, or_, select
-from sqlalchemy.orm import Session
-from sqlmodel import col
-
 from engine.contract.normalize import estimate_tokens, normalize_scopes, parse_iso
 from engine.memory import browse
 from engine.memory.recall import EGRESS_ALLOWS, RecallRequest
 from engine.retrieval.seam import Visibility
-from engine.storage.reads import visibility
-from engine.storage.schema import tables
+from engine.storage.queries import memory as queries
 
 if TYPE_CHECKING:
     from engine.storage.store import MemoryEngine
@@ -127,30 +122,15 @@ def why_not(engine: MemoryEngine, request: RecallRequest, result: Mapping[str, A
 
 def _born_after(engine: MemoryEngine, moment: datetime) -> list[str]:
     """The facts created after `moment`: the recall could not have seen them."""
-    fact = tables.FactRow
-    born = select(col(fact.record_id)).where(col(fact.created_at) > moment)
-    with Session(engine.db) as session:
-        return list(session.scalars(born))
+    with engine.session() as session:
+        return queries.fact_ids_created_after(session, moment)
 
 
 def _gone_since(engine: MemoryEngine, moment: datetime) -> int:
     """Facts current at `moment` that have left recall since: no index ranks them now."""
-    fact = tables.FactRow
-    superseded, retired = col(fact.superseded_at), col(fact.retired_at)
-    left = or_(
-        and_(superseded.is_not(None), superseded > moment),
-        and_(retired.is_not(None), retired > moment),
-        visibility.expired_clause(fact, engine.now()),
-    )
-    current_then = browse._status_clause("current", moment, moment)
-    assert current_then is not None
-    query = (
-        select(func.count())
-        .select_from(fact)
-        .where(col(fact.created_at) <= moment, current_then, left)
-    )
-    with Session(engine.db) as session:
-        return int(session.scalar(query) or 0)
+    now = engine.now()
+    with engine.session() as session:
+        return queries.count_gone_since(session, moment, now)
 
 
 def _note(report: WhyNot, reason: str, item: LeftOut) -> None:
@@ -253,19 +233,8 @@ def _current_in(
 ) -> int:
     """How many facts current at `moment` share one of `scopes` (in `collection`, when one is
     named)."""
-    fact, scope_row = tables.FactRow, tables.FactScopeRow
-    current = browse._status_clause("current", moment, moment)  # as browse sees it then
-    assert current is not None
-    in_scopes = select(col(scope_row.record_id)).where(col(scope_row.scope).in_(scopes))
-    query = (
-        select(func.count())
-        .select_from(fact)
-        .where(col(fact.record_id).in_(in_scopes), col(fact.created_at) <= moment, current)
-    )
-    if collection is not None:
-        query = query.where(col(fact.collection) == collection)
-    with Session(engine.db) as session:
-        return int(session.scalar(query) or 0)
+    with engine.session() as session:
+        return queries.count_current_in(session, scopes, collection, moment)
 
 
 def _facts(count: int) -> str:

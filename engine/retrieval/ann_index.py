@@ -91,7 +91,7 @@ def row_scales(values: np.ndarray) -> np.ndarray:
 
 def checksum(data: memoryview | bytes | np.ndarray) -> int:
     """The bytes as 64-bit words (the last zero-padded), summed wrapping: a torn or zeroed
-    block changes it, at memory speed (as engine/storage/embedded/array_file.py does)."""
+    block changes it, at memory speed (as engine/retrieval/array_file.py does)."""
     raw = np.frombuffer(data, dtype=np.uint8)
     whole = len(raw) // 8 * 8
     total = int(raw[:whole].view(np.uint64).sum(dtype=np.uint64))

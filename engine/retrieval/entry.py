@@ -4,18 +4,23 @@ table that imports it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.retrieval.seam import SEMANTIC
 
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
+    from sqlalchemy import Connection, Engine
 
     from engine.retrieval.embeddings import Embedder
+    from engine.retrieval.results import IndexedFact
     from engine.retrieval.seam import RetrievalIndex
     from engine.retrieval.snapshot import Snapshot
+
+
+# Facts by record id, read on a connection of the store's database.
+FactReader = Callable[["Connection", Iterable[str]], "dict[str, IndexedFact]"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,9 @@ class Place:
 
     dialect: str
     db: Engine | None = None
+    # How a backend inside the database reads facts by record id (the store's ORM reads:
+    # engine/storage/reads/snapshot_rows.py), so that retrieval never imports storage.
+    read_facts: FactReader | None = None
 
 
 # What a store opens its backend with: the place, its embedder (None: no model) and its

@@ -20,7 +20,7 @@ from engine.retrieval.snapshot import IndexedFact, Snapshot
 from engine.retrieval.word_alignment import WordVectors
 
 if TYPE_CHECKING:
-    from engine.storage.reads import StoreReads
+    from engine.retrieval.source import IndexSource
 
 # A reader this far behind (changes against live facts) rebuilds instead of applying them.
 REBUILD_FRACTION = 0.25
@@ -43,7 +43,7 @@ class SnapshotCache:
     cold CLI call, the same answers either way."""
 
     def __init__(
-        self, reads: StoreReads, embedder: Embedder | None, index_path: Path | None = None
+        self, reads: IndexSource, embedder: Embedder | None, index_path: Path | None = None
     ) -> None:
         keep_scratch_in_heap()  # a recall's temporaries reused (engine/retrieval/heap.py)
         self._reads = reads

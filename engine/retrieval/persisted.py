@@ -8,7 +8,7 @@ vectors, the BM25 and word-alignment postings, with the change log position it r
 The next process loads it and applies the changes since, as it would after any other write.
 
 A cold CLI call pays the load on every run, so it has no loop per fact where numpy can do
-the work: the file (engine/storage/embedded/array_file.py) is arrays read as views of one buffer and
+the work: the file (engine/retrieval/array_file.py) is arrays read as views of one buffer and
 text columns split in one call; the per-position arrays the index derives from the facts
 (expiry, tie-break keys, scope and collection postings) are stored as they are; the vector
 blocks come with room for the rows the changes since will append.
@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from engine.retrieval.array_file import Arrays, Damaged, read
+from engine.retrieval.array_file import write as write_file
 from engine.retrieval.fact_columns import (
     TEXT_FIELDS,
     FactColumns,
@@ -41,8 +43,6 @@ from engine.retrieval.lexical import Bm25Index
 from engine.retrieval.quantized import QuantizedRows
 from engine.retrieval.snapshot import Snapshot
 from engine.retrieval.word_alignment import FlatPostings, WordAlignment, WordVectors
-from engine.storage.embedded.array_file import Arrays, Damaged, read
-from engine.storage.embedded.array_file import write as write_file
 
 # 3: the vector rows in int8 with a scale each (engine/retrieval/quantized.py); 4: the facts
 # as their columns (engine/retrieval/fact_columns.py), read as views without a str per field.
@@ -181,7 +181,7 @@ def prepare(snapshot: Snapshot, store_id: str, model_id: str | None) -> dict[str
 
 
 def write(prepared: dict[str, Any], path: Path) -> None:
-    """The file, whole or not at all (engine/storage/embedded/array_file.py)."""
+    """The file, whole or not at all (engine/retrieval/array_file.py)."""
     write_file(path, prepared["header"], prepared["arrays"], prepared["texts"], roomy=_ROOMY)
 
 

@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, Engine, text
 
+from engine.contract import visibility
 from engine.retrieval import pg_postings
 from engine.retrieval.embeddings import Embedder, embed_facts, vector_from_bytes
 from engine.retrieval.lexical import content_words
-from engine.storage.reads import visibility
 
 # One advisory lock key for every process applying changes to this database's derived tables.
 ADVISORY_KEY = zlib.crc32(b"gno-tui:fact_search")
@@ -86,7 +86,7 @@ _VECTORS_DDL = (
 
 
 def _current(alias: str = "facts") -> str:
-    """The live facts (engine/storage/reads/visibility.py): expiry is checked at query time."""
+    """The live facts (engine/contract/visibility.py): expiry is checked at query time."""
     return visibility.live_sql(alias)
 
 

@@ -10,22 +10,21 @@ from itertools import groupby
 from typing import Any, overload
 
 import numpy as np
-from sqlalchemy import Connection, Engine, select, text
-from sqlmodel import col
+from sqlalchemy import Connection, Engine, text
 
+from engine.contract.visibility import unexpired_sql
 from engine.retrieval import pg_derived
+from engine.retrieval.entry import FactReader
 from engine.retrieval.lexical import content_words, fuzzy_text
 from engine.retrieval.matching import LEXICAL_TIERS, SEMANTIC_TIERS, tier_of
 from engine.retrieval.pair_blocks import close_vectors, fuzzy_similarities
 from engine.retrieval.seam import Match, Visibility
-from engine.retrieval.snapshot import SNAPSHOT_COLUMNS, IndexedFact, record_id_key
+from engine.retrieval.snapshot import IndexedFact, record_id_key
 from engine.retrieval.word_alignment import (
     COVERAGE_MIN_SIMILARITY,
     MIN_WORD_SIMILARITY,
     WordVectors,
 )
-from engine.storage.reads.visibility import unexpired_sql
-from engine.storage.schema import tables
 
 Pair = tuple[str, str, float, str, str]  # left id, right id, similarity, tier, method
 
@@ -76,16 +75,6 @@ def visible_share(connection: Connection, visibility: Visibility) -> float:
     return min(1.0, float(row[0] or 0) / max(float(row[1] or 0), 1.0))
 
 
-def fetch_facts(connection: Connection, ids: Iterable[str]) -> dict[str, IndexedFact]:
-    wanted = list(ids)
-    if not wanted:
-        return {}
-    rows = connection.execute(
-        select(*SNAPSHOT_COLUMNS).where(col(tables.FactRow.record_id).in_(wanted))
-    )
-    return {row.record_id: IndexedFact.from_row(row) for row in rows}
-
-
 class MatchesReadAsReached(Sequence[Match]):
     """Matches best first whose facts are read a page at a time as they are reached. A recall
     usually takes the first few of the MATCH_WINDOW ranked (8 by default), and reading all 256
@@ -102,8 +91,10 @@ class MatchesReadAsReached(Sequence[Match]):
         connection: Connection,
         order: Sequence[str],
         make: Callable[[IndexedFact], Match],
+        read_facts: FactReader,
     ) -> None:
         self._db, self._order, self._make = db, list(order), make
+        self._read_facts = read_facts
         self._matches: list[Match] = []
         self._read = 0
         self._read_page(connection)
@@ -111,7 +102,7 @@ class MatchesReadAsReached(Sequence[Match]):
     def _read_page(self, connection: Connection) -> None:
         ids = self._order[self._read : self._read + self.PAGE]
         self._read += len(ids)
-        facts = fetch_facts(connection, ids)
+        facts = self._read_facts(connection, ids)
         self._matches.extend(self._make(facts[r]) for r in ids if r in facts)
 
     def _reach(self, count: int) -> None:
@@ -248,7 +239,9 @@ def semantic_pairs(rows: Sequence[Any]) -> list[Pair]:
     ]
 
 
-def lexical_pairs(connection: Connection, where: str, params: dict[str, Any]) -> list[Pair]:
+def lexical_pairs(
+    connection: Connection, where: str, params: dict[str, Any], read_facts: FactReader
+) -> list[Pair]:
     """Pairs in one collection sharing a lexeme (found by a self-join), then rapidfuzz. Each
     fact's lexemes are listed once (per pair, they cost most of the join) and its text is
     read and made fuzzy once, not once per pair."""
@@ -264,7 +257,7 @@ def lexical_pairs(connection: Connection, where: str, params: dict[str, Any]) ->
         params,
     ).all()
     ids = {str(rid) for row in rows for rid in row}
-    fuzzy = {rid: fuzzy_text(fact.text) for rid, fact in fetch_facts(connection, ids).items()}
+    fuzzy = {rid: fuzzy_text(fact.text) for rid, fact in read_facts(connection, ids).items()}
     found: list[Pair] = []
     for left, pairs in groupby(rows, key=lambda row: str(row[0])):
         rights = [str(row[1]) for row in pairs]

@@ -50,7 +50,6 @@ from engine.retrieval.pg_support import (
     age,
     best_first_ids,
     best_first_keys,
-    fetch_facts,
     lexical_pairs,
     semantic_pairs,
     shortlisted,
@@ -69,7 +68,7 @@ from engine.retrieval.snapshot import IndexedFact
 from engine.retrieval.word_alignment import WordVectors
 
 if TYPE_CHECKING:
-    from engine.retrieval.entry import Backend
+    from engine.retrieval.entry import Backend, FactReader
 
 # Vector rows asked of HNSW per fact wanted. A fact has one row per sentence besides its whole
 # text, so the rows wanted may be fewer facts than wanted; at a million facts asking for one row
@@ -90,8 +89,11 @@ EXACT_SCAN_FACTS = 10_000
 
 
 class PostgresIndex:
-    def __init__(self, db: Engine, embedder: Embedder | None, *, backend: Backend) -> None:
+    def __init__(
+        self, db: Engine, embedder: Embedder | None, *, backend: Backend, read_facts: FactReader
+    ) -> None:
         self._db = db
+        self._read_facts = read_facts
         self._embedder = embedder
         self._words = WordVectors(embedder) if embedder is not None else None
         self.name = backend.name
@@ -155,10 +157,10 @@ class PostgresIndex:
         else:
             terms = query_terms(connection, text_)
             lexical = best_bm25(connection, terms, visibility, LEXICAL_SHORTLIST, share=share)
-            texts = fetch_facts(connection, lexical)
+            texts = self._read_facts(connection, lexical)
             scored = {rid: lexical_similarity(text_, texts[rid].text) for rid in lexical}
             tiers = LEXICAL_TIERS
-        facts = fetch_facts(connection, scored)
+        facts = self._read_facts(connection, scored)
         results = []
         for record_id in best_first_ids(scored, facts, len(scored)):
             tier = tier_of(scored[record_id], tiers)
@@ -178,7 +180,7 @@ class PostgresIndex:
                 ),
                 {**params, "hash": content_hash},
             )
-            return fetch_facts(connection, [found])[found] if found else None
+            return self._read_facts(connection, [found])[found] if found else None
 
     def duplicate_pairs(
         self,
@@ -212,9 +214,9 @@ class PostgresIndex:
                 ).all()
                 found = semantic_pairs(rows)
             else:
-                found = lexical_pairs(connection, where, params)
+                found = lexical_pairs(connection, where, params, self._read_facts)
             shown, total = best_of(found, limit, skip)
-            facts = fetch_facts(connection, {rid for pair in shown for rid in pair[:2]})
+            facts = self._read_facts(connection, {rid for pair in shown for rid in pair[:2]})
         pairs = []
         for left, right, score, tier, method in shown:
             a, b = sorted((facts[left], facts[right]), key=age)
@@ -238,6 +240,7 @@ class PostgresIndex:
                 lambda fact: Match(
                     fact, lexical[fact.record_id], ScoreParts(lexical[fact.record_id])
                 ),
+                self._read_facts,
             )
             return Ranking(only_lexical, "lexical")
         # Fewer lexical hits than the window: every fact sharing a lexeme is among them, and
@@ -283,7 +286,9 @@ class PostgresIndex:
             return Match(fact, fused[r], ScoreParts(lexical, cosine[r], aligned[r]))
 
         order = best_first_keys(fused, keys, MATCH_WINDOW)
-        return Ranking(MatchesReadAsReached(self._db, connection, order, match), "hybrid")
+        return Ranking(
+            MatchesReadAsReached(self._db, connection, order, match, self._read_facts), "hybrid"
+        )
 
     @staticmethod
     def _fuse(

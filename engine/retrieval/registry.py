@@ -96,8 +96,9 @@ def _open_postgres(
 ) -> Callable[[], RetrievalIndex]:
     from engine.retrieval.postgres import PostgresIndex
 
-    assert place.db is not None  # postgres_applies holds a PostgreSQL engine
-    index = PostgresIndex(place.db, embedder, backend=backend)  # one, kept: it caches words
+    # postgres_applies holds a PostgreSQL engine; the store gives its fact reader with it.
+    assert place.db is not None and place.read_facts is not None
+    index = PostgresIndex(place.db, embedder, backend=backend, read_facts=place.read_facts)
     return lambda: index
 
 

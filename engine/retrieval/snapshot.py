@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from engine.retrieval.embeddings import vector_to_bytes
+from engine.contract import visibility
 from engine.retrieval.fact_columns import (
     FactColumns,
     IndexedFact,
@@ -39,10 +38,9 @@ from engine.retrieval.growing import GrowingArray, Postings
 from engine.retrieval.lexical import Bm25Index
 from engine.retrieval.quantized import QuantizedBlock, QuantizedRows, cosines, quantize
 from engine.retrieval.word_alignment import WordAlignment, WordVectors
-from engine.storage.reads import visibility
 
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
+    pass
 
 
 class Snapshot:
@@ -269,40 +267,4 @@ class Snapshot:
 # Rows gathered at once by best_cosine_at: 16 MiB of int8 rows at 256 dimensions.
 GATHER_ROWS = 65_536
 # The names other modules take from here: the index's fact type lives with its columns.
-__all__ = ["IndexedFact", "Snapshot", "record_id_key", "store_vectors"]
-
-
-def __getattr__(name: str) -> Any:
-    # SNAPSHOT_COLUMNS, made on first use: the index itself needs no SQLAlchemy (a cold CLI
-    # recall on SQLite reads through sqlite3, engine/storage/embedded/sqlite_reader.py).
-    if name == "SNAPSHOT_COLUMNS":
-        from engine.storage.schema import tables
-
-        # What a snapshot reads of each current fact: the FactRow columns named like
-        # IndexedFact's fields.
-        return tuple(getattr(tables.FactRow, field.name) for field in fields(IndexedFact))
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def store_vectors(
-    db: Engine, model_id: str, facts: Sequence[IndexedFact], vectors: Sequence[np.ndarray]
-) -> None:
-    """Best effort: a vector is derived data, so failing to keep it loses nothing."""
-    from sqlalchemy.orm import Session
-
-    from engine.storage.schema import tables
-
-    try:
-        with Session(db, expire_on_commit=False) as session:
-            for fact, vector in zip(facts, vectors, strict=True):
-                session.merge(
-                    tables.EmbeddingRow(
-                        record_id=fact.record_id,
-                        model_id=model_id,
-                        content_hash=fact.content_hash,
-                        vector=vector_to_bytes(vector),
-                    )
-                )
-            session.commit()
-    except Exception:  # noqa: BLE001 - a locked or read-only index must not break a query
-        pass
+__all__ = ["IndexedFact", "Snapshot", "record_id_key"]

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 from engine.retrieval.embeddings import embed_facts, vector_to_bytes
-from engine.retrieval.snapshot import IndexedFact, store_vectors
+from engine.retrieval.snapshot import IndexedFact
 from engine.storage.reads.records import (
     INSERT_FACT,
     INSERT_FACT_SCOPES,
@@ -25,6 +25,7 @@ from engine.storage.reads.records import (
     stored_fact,
     stored_scopes,
 )
+from engine.storage.reads.snapshot_rows import store_vectors
 from engine.storage.schema import tables
 from engine.storage.schema.database import bump_generation
 

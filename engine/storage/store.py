@@ -84,6 +84,7 @@ from engine.storage.reads import collection_named
 from engine.storage.reads.derived import GenerationCache
 from engine.storage.reads.orm import OrmReads
 from engine.storage.reads.records import NewFact
+from engine.storage.reads.snapshot_rows import fetch_facts
 from engine.storage.schema import tables
 from engine.storage.schema import version as schema
 from engine.storage.schema.database import (
@@ -446,7 +447,7 @@ class MemoryEngine(WriteJournal):
         """The index ranking asks (engine/retrieval/seam.py), of the backend the registry
         chose at the first query (engine/retrieval/registry.py)."""
         if self._index is None:
-            place = Place(self.db.dialect.name, self.db)
+            place = Place(self.db.dialect.name, self.db, read_facts=fetch_facts)
             backend = self._backends.choose(place)
             self._index = backend.open(
                 place, self.embedder_status.embedder, lambda: self._snapshots.get()

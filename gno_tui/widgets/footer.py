@@ -23,18 +23,15 @@ from textual.binding import ActiveBinding, Binding
 from textual.screen import Screen
 from textual.widgets import Input, TextArea
 
-from gno_tui.textual_private import FooterKey, FooterOnBindings
-from gno_tui.workbench_commands import (
-    FIRST,
-    LESS_USED,
-    QUIT,
+from gno_tui.screen_registry import (
     Registry,
-    WorkbenchCommand,
     digit_span,
     global_commands,
     screen_digits,
     screen_list,
 )
+from gno_tui.textual_private import FooterKey, FooterOnBindings
+from gno_tui.workbench_commands import FIRST, LESS_USED, QUIT, WorkbenchCommand
 
 HELP_ACTION = "app.show_screen_help"
 SWITCH_ACTION = "app.switch_mode"

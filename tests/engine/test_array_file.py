@@ -1,4 +1,4 @@
-"""The index copy's file format (engine/storage/embedded/array_file.py) keeps any text: a column
+"""The index copy's file format (engine/retrieval/array_file.py) keeps any text: a column
 whose values hold every separator it tries (text an agent may send as a fact's source) is written
 and read back whole. Before, writing it failed, so no process could keep its index copy and
 every one rebuilt the index at its first recall."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.storage.embedded import array_file
+from engine.retrieval import array_file
 
 EVERY_SEPARATOR = "".join(["\x1f\x1e\x1d\x1c", *(chr(c) for c in range(0xE000, 0xE100))])
 

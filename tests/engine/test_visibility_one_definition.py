@@ -1,6 +1,6 @@
 """One store, one visible set: every reader of the store agrees on which facts are current.
 
-"Current" is defined once (engine/storage/reads/visibility.py): neither superseded nor retired, and
+"Current" is defined once (engine/contract/visibility.py): neither superseded nor retired, and
 not expired at the engine's clock (a fact expiring at exactly `now` has expired). A seeded
 random run of adds, supersedes, retires, restores and clock moves (landing on, just before and
 just after expiry moments) is checked after every step against the test's own account of the
@@ -25,6 +25,7 @@ import pytest
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
+from engine.contract import visibility
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 from engine.facade.curation import Curation, CurationAction
@@ -39,7 +40,6 @@ from engine.retrieval import pg_support
 from engine.retrieval.embeddings import EmbedderStatus
 from engine.retrieval.seam import Visibility
 from engine.storage.embedded.sqlite_reader import SqliteRecallStore, open_sqlite_store
-from engine.storage.reads import visibility
 from engine.storage.reads.records import current_duplicate
 from engine.storage.schema import tables
 

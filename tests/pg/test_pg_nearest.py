@@ -90,7 +90,7 @@ def nearest_in_few(store: MemoryEngine, statements: list[str]) -> dict[str, floa
 
 
 def texts(store: MemoryEngine, ids: Any) -> set[str]:
-    from engine.retrieval.pg_support import fetch_facts
+    from engine.storage.reads.snapshot_rows import fetch_facts
 
     with store.db.connect() as connection:
         return {fact.text for fact in fetch_facts(connection, ids).values()}

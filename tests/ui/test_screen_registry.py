@@ -20,24 +20,21 @@ from textual.widgets import OptionList, Static
 from engine.facade.service import MemoryService
 from gno_tui.app import GnoApp
 from gno_tui.palette import palette_commands
-from gno_tui.terminal_keys import alt_digit_sequences
-from gno_tui.widgets.footer import WorkbenchFooter, screens_entry
-from gno_tui.widgets.header import WorkbenchHeader
-from gno_tui.workbench_commands import (
-    APP_COMMANDS,
-    VERB,
+from gno_tui.screen_registry import (
     Registry,
     ScreenEntry,
-    WorkbenchCommand,
     alt_screen_bindings,
     app_bindings,
-    bindings,
     digit_span,
     global_commands,
     input_rule,
     screen_commands,
     screen_digits,
 )
+from gno_tui.terminal_keys import alt_digit_sequences
+from gno_tui.widgets.footer import WorkbenchFooter, screens_entry
+from gno_tui.widgets.header import WorkbenchHeader
+from gno_tui.workbench_commands import APP_COMMANDS, VERB, WorkbenchCommand, bindings
 from screens import SCREEN_REGISTRY, SCREENS_BY_MODE
 from screens.base import WorkbenchScreen
 from screens.help_screen import HelpScreen

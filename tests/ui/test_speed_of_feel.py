@@ -41,8 +41,8 @@ async def test_the_cli_builds_every_screen_before_its_key(engine: Any, client: A
                 await settle(pilot)
                 app.prebuild_next_screen()
             await settle(pilot)
-            assert set(app._mode_screens) == set(SCREENS_BY_MODE)
-            review = app._mode_screens["review"]
+            assert set(app.mode_screens) == set(SCREENS_BY_MODE)
+            review = app.mode_screens["review"]
             assert isinstance(review, ReviewScreen) and proposal_rows(review) == 1
             assert isinstance(app.screen, LibraryScreen)  # built in the background, not shown
             await pilot.press("3")
@@ -117,7 +117,7 @@ async def test_review_built_ahead_finds_its_duplicate_pairs_only_once_shown(
                 await settle(pilot)
                 app.prebuild_next_screen()
             await settle(pilot)
-            review = app._mode_screens["review"]
+            review = app.mode_screens["review"]
             assert isinstance(review, ReviewScreen)
             tabs = review.query_one("#review-tabs", TabbedContent)
             assert str(tabs.get_tab("duplicates").label) == "Duplicates"  # not worked out

@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from sqlmodel import col
 
+from engine.contract import visibility
 from engine.contract.curation_fields import curation_defaults
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import (
@@ -41,7 +42,6 @@ from engine.storage.embedded.factfiles import (
     check_time,
     check_workbench,
 )
-from engine.storage.reads import visibility
 from engine.storage.reads.records import allocate_docid, row_fields
 from engine.storage.schema import tables
 from engine.storage.schema.database import bump_generation

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from engine.contract import visibility
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 from engine.storage.backup import Backup, BackupWriter, sync_tree
@@ -36,7 +37,6 @@ from engine.storage.embedded import receipt_spool
 from engine.storage.embedded.cursor_secret import SECRET_FILE
 from engine.storage.embedded.factfiles import iter_fact_paths, write_atomically
 from engine.storage.journal import JOURNAL_FOLDER
-from engine.storage.reads import visibility
 
 if TYPE_CHECKING:
     from engine.storage.mode import StoreEngine
@@ -185,7 +185,7 @@ def _counts(index: sqlite3.Connection, waiting: set[str]) -> dict[str, Any]:
         found[table] = int(index.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
     stored = {row[0] for row in index.execute("SELECT digest FROM receipts")} if waiting else set()
     found["receipts"] += len(waiting - stored)  # waiting ones count as stored (receipt_spool)
-    # Live facts, whatever their expiry (engine/storage/reads/visibility.py), as backup_rows counts.
+    # Live facts, whatever their expiry (engine/contract/visibility.py), as backup_rows counts.
     found["currentFacts"] = int(
         index.execute(f"SELECT count(*) FROM facts WHERE {visibility.live_sql()}").fetchone()[0]
     )

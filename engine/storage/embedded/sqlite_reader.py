@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from engine.contract import visibility
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import parse_iso, utc_now
 from engine.retrieval.embeddings import EmbedderStatus, vector_to_bytes
@@ -52,7 +53,6 @@ from engine.storage.reads import (
     StoredVector,
     collection_named,
     public_receipt,
-    visibility,
 )
 
 # Names the full engine defines in modules that load SQLAlchemy (engine/storage/schema/version.py,
@@ -73,7 +73,7 @@ _PRAGMAS = (
 )
 
 _FACT_COLUMNS = ", ".join(field.name for field in fields(IndexedFact))
-# The live facts (engine/storage/reads/visibility.py): the index checks their expiry when asked.
+# The live facts (engine/contract/visibility.py): the index checks their expiry when asked.
 _CURRENT = visibility.live_sql()
 
 

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
+from engine.retrieval.source import IndexSource
+from engine.retrieval.source import StoredVector as StoredVector  # re-exported: the readers'
 
 if TYPE_CHECKING:
     from engine.retrieval.embeddings import EmbedderStatus
-    from engine.retrieval.results import IndexedFact
     from engine.retrieval.seam import RetrievalIndex
 
 # Record ids per IN (...) query (SQLite binds at most 32766 parameters).
@@ -58,55 +59,9 @@ class CollectionInfo:
     policy_revision: int
 
 
-@dataclass(frozen=True)
-class StoredVector:
-    """A row of the embeddings table: the vector block kept for one fact's text."""
-
-    record_id: str
-    content_hash: str
-    vector: bytes
-
-
-class StoreReads(Protocol):
-    """The reads of the ranking index and of recall, and the receipt a recall stores."""
-
-    # -- what keeps the ranking index current (engine/retrieval/index_cache.py) -------------
-
-    def generation(self) -> int:
-        """The store's write counter (store_meta `generation`)."""
-        ...
-
-    def store_identity(self) -> str | None:
-        """The number drawn once per index database (engine/storage/schema/database.py); None when
-        it is not drawn yet and a writer holds the database (a reader does not wait for it:
-        the index copy on disk, which it identifies, is then neither read nor written)."""
-        ...
-
-    def last_change(self) -> int:
-        """The seq of the newest change log entry (0 for none)."""
-        ...
-
-    def changes_since(self, seq: int, *, limit: int) -> list[tuple[int, str]] | None:
-        """(seq, record id) after `seq`, oldest first; None when more than `limit` or pruned."""
-        ...
-
-    def current_facts(self, record_ids: Sequence[str]) -> dict[str, IndexedFact]:
-        """The facts among these ids that are neither superseded nor retired."""
-        ...
-
-    def all_current_facts(self) -> list[IndexedFact]:
-        """Every fact neither superseded nor retired, by (createdAt, record id)."""
-        ...
-
-    def stored_vectors(self, model_id: str, record_ids: Sequence[str] | None) -> list[StoredVector]:
-        """The kept vectors of this model (of these facts; None: of every fact)."""
-        ...
-
-    def keep_vectors(
-        self, model_id: str, facts: Sequence[IndexedFact], blocks: Sequence[Any]
-    ) -> None:
-        """Keep freshly embedded vectors for the next reader; best effort (derived data)."""
-        ...
+class StoreReads(IndexSource, Protocol):
+    """The reads of the ranking index (IndexSource, engine/retrieval/source.py) and of
+    recall, and the receipt a recall stores."""
 
     # -- recall, the replay fence ------------------------------------------------------------
 

@@ -25,12 +25,14 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 from sqlmodel import col
 
+from engine.contract import visibility
 from engine.contract.normalize import parse_iso
 from engine.retrieval.embeddings import vector_to_bytes
-from engine.retrieval.snapshot import SNAPSHOT_COLUMNS, IndexedFact, store_vectors
+from engine.retrieval.snapshot import IndexedFact
 from engine.storage.embedded import receipt_spool
 from engine.storage.embedded.sqlite_settings import READER_WRITE_WAIT_MS, busy_timeout, is_locked
-from engine.storage.reads import IN_CHUNK, CollectionInfo, StoredVector, public_receipt, visibility
+from engine.storage.reads import IN_CHUNK, CollectionInfo, StoredVector, public_receipt
+from engine.storage.reads.snapshot_rows import SNAPSHOT_COLUMNS, store_vectors
 from engine.storage.schema import tables
 from engine.storage.schema.database import (
     changes_since,

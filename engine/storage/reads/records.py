@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import JSON, bindparam, column, insert, select, table, text
 from sqlalchemy.orm import Session
 
+from engine.contract import visibility
 from engine.contract.normalize import iso_utc
 from engine.storage.embedded.factfiles import FactFile
-from engine.storage.reads import visibility
 from engine.storage.reads.fact_shape import public_fact as public_fact  # re-exported
 from engine.storage.schema import tables
 

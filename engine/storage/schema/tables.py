@@ -20,8 +20,8 @@ from sqlalchemy import (
 )
 from sqlmodel import Field, SQLModel
 
+from engine.contract import visibility
 from engine.contract.normalize import iso_utc, parse_iso
-from engine.storage.reads import visibility
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -104,7 +104,7 @@ class FactRow(SQLModel, table=True):
 
     def is_current(self, now: datetime) -> bool:
         """Neither superseded, retired nor expired at `now` (the engine's clock: engine.now());
-        the rule is engine/storage/reads/visibility.py's."""
+        the rule is engine/contract/visibility.py's."""
         return visibility.is_current(self, now)
 
 

@@ -35,10 +35,10 @@ from sqlalchemy import (
 )
 from sqlmodel import SQLModel
 
+from engine.contract import visibility
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc, parse_iso
 from engine.storage.backup import Backup, BackupWriter, invalid
-from engine.storage.reads import visibility
 from engine.storage.schema import tables
 
 # In insert order (fact_scopes refers to facts). The change log, the search tables and the
@@ -104,7 +104,7 @@ def take_server_backup(db: Engine, target: Path, *, taken_at: str) -> dict[str, 
                 schema = str(connection.scalar(text("SELECT version_num FROM alembic_version")))
                 for name in TABLES:
                     counts[name] = _dump(connection, name, writer.path(f"tables/{name}.jsonl"))
-                # Live facts, whatever their expiry (engine/storage/reads/visibility.py).
+                # Live facts, whatever their expiry (engine/contract/visibility.py).
                 current = connection.scalar(
                     text(f"SELECT count(*) FROM facts WHERE {visibility.live_sql()}")
                 )
