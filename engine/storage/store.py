@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, select
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from engine.contract.errors import MemoryFailure
@@ -75,7 +74,6 @@ from engine.storage.embedded.read_only import (
     read_only_index,
     refuse_writes,
 )
-from engine.storage.embedded.salvage import salvage_index_only_rows
 from engine.storage.embedded.store import EmbeddedStore
 from engine.storage.indexing import insert_new_fact, vector_values
 from engine.storage.journal import WriteJournal
@@ -90,7 +88,6 @@ from engine.storage.schema import version as schema
 from engine.storage.schema.database import (
     bump_generation,
     generation_of,
-    is_unreadable_sqlite,
     sqlite_file_of,
 )
 from engine.storage.server.store import ServerStore
@@ -388,53 +385,13 @@ class MemoryEngine(WriteJournal):
         with Session(self.db) as session:
             return session.execute(select(tables.FactRow.record_id).limit(1)).first() is not None
 
-    def check_index(self) -> str | None:
-        """SQLite's integrity check (reindex runs it; it reads the whole file). A damaged
-        index is replaced as at open; the note says so. None when it is sound."""
-        if self.sqlite_path is None:
-            return None
-        try:
-            with self.db.connect() as connection:
-                found = [row[0] for row in connection.exec_driver_sql("PRAGMA quick_check")]
-            if found == ["ok"]:
-                return None
-            reason = "; ".join(str(line) for line in found[:3])
-        except DBAPIError as exc:
-            if not is_unreadable_sqlite(exc):
-                raise
-            reason = str(exc.orig)
-        note = self.replace_unreadable_index(reason)
-        self.note(note)
-        return note
-
-    def replace_unreadable_index(self, reason: str) -> str:
-        """Set the damaged SQLite file aside as `<name>.corrupt-<time>` (with its -wal and
-        -shm), start an empty index, and copy into it what only the index holds (receipts,
-        labels, proposals, the decision log) as far as the old file can still be read. The
-        caller holds the write lock; the facts come back from the files (reindex)."""
-        path = self.sqlite_path
-        assert path is not None
-        self.db.dispose()
-        stamp = self.now().strftime("%Y%m%dT%H%M%SZ")
-        aside = path.with_name(f"{path.name}.corrupt-{stamp}")
-        count = 1
-        while aside.exists():
-            count += 1
-            aside = path.with_name(f"{path.name}.corrupt-{stamp}-{count}")
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            source = Path(f"{path}{suffix}")
-            if source.exists():
-                source.replace(Path(f"{aside}{suffix}"))
+    def forget_derived(self) -> None:
+        """Drop what was derived from the index (the ranking snapshot, per-generation data):
+        its database was replaced (engine/storage/embedded/damaged_index.py)."""
         self._snapshots = SnapshotCache(
             self.reads, self.embedder_status.embedder, self._index_file()
         )
         self.derived = GenerationCache()
-        self.prepare_schema()
-        salvaged = salvage_index_only_rows(self.db, aside)
-        return (
-            f"the index {path.name} was unreadable (corrupt: {reason}); moved it aside to "
-            f"{aside.name} and rebuilt the index from the fact files. {salvaged}"
-        )
 
     def _index_file(self) -> Path | None:
         """Where this home keeps its index between processes (engine/retrieval/persisted.py)."""

@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session
 from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import fact_uri, is_record_id, parse_iso
 from engine.storage.disk_full import disk_full_refusal
+from engine.storage.embedded.damaged_index import check_index
 from engine.storage.embedded.factfiles import (
     FactFile,
     FactFileError,
@@ -307,7 +308,7 @@ def reindex_from_files(
     from engine.storage.bulk import recover_interrupted_writes
 
     with engine.write_lock(settle=False):
-        damaged = engine.check_index()
+        damaged = check_index(engine)
         recover_interrupted_writes(engine)  # an interrupted bulk write's staged files
         report = reindex_locked(engine, progress)
     if damaged:

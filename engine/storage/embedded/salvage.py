@@ -1,4 +1,4 @@
-"""Salvage from a damaged SQLite index set aside (MemoryEngine.replace_unreadable_index):
+"""Salvage from a damaged SQLite index set aside (engine/storage/embedded/damaged_index.py):
 the rows that exist only in the index (receipts, labels, proposals, the decision log) and its
 generation; the facts come back from the fact files (reindex)."""
 

@@ -22,6 +22,7 @@ from engine.storage.embedded.collections_file import (
     write_collections_file,
 )
 from engine.storage.embedded.cursor_secret import store_secret
+from engine.storage.embedded.damaged_index import replace_unreadable_index
 from engine.storage.embedded.factfiles import iter_fact_paths, parse_fact_file
 from engine.storage.embedded.home import make_root, not_writable, remove_folders
 from engine.storage.embedded.open_repairs import (
@@ -73,7 +74,7 @@ class EmbeddedStore(Store):
             if not is_unreadable_sqlite(exc) or engine.sqlite_path is None:
                 raise
             with engine.write_lock(settle=False):
-                engine.note(engine.replace_unreadable_index(str(exc.orig)))
+                engine.note(replace_unreadable_index(engine, str(exc.orig)))
             engine.relocate_roots()
             why, lagging = "unreadable", index_lags_files(engine)
         if lagging:
