@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.curation.duplicates import KEEP_BOTH
+from engine.memory.browse import KEEP_BOTH
 from engine.storage.queries.curation import decisions_with_actions, undo_decisions
 from engine.storage.queries.review import proposals_in_states
 from engine.storage.reads.records import get_fact

@@ -107,9 +107,22 @@ def _enact(
             reason = decision.detail.get("reason") or (
                 f"{'redo' if forward else 'undo'} of a {action}"
             )
-            review.retire(engine, ref=decision.target, actor=actor, reason=reason, **journal)
+            review.retire(
+                engine,
+                ref=decision.target,
+                actor=actor,
+                reason=reason,
+                undoes=journal.get("undoes"),
+                redoes=journal.get("redoes"),
+            )
         else:
-            review.restore(engine, ref=decision.target, actor=actor, **journal)
+            review.restore(
+                engine,
+                ref=decision.target,
+                actor=actor,
+                undoes=journal.get("undoes"),
+                redoes=journal.get("redoes"),
+            )
         return True
     # Curation: forward puts the fields the decision set, back the ones it found.
     changes = _curation(decision, "after" if forward else "before")

@@ -18,8 +18,8 @@ def live_token_named(session: Session, name: str) -> tables.ApiTokenRow | None:
     """The live (unrevoked) token of `name`, or None."""
     return session.scalars(
         select(tables.ApiTokenRow)
-        .where(tables.ApiTokenRow.name == name)  # type: ignore[arg-type]
-        .where(tables.ApiTokenRow.revoked_at.is_(None))  # type: ignore[union-attr]
+        .where(tables.ApiTokenRow.name == name)
+        .where(tables.ApiTokenRow.revoked_at.is_(None))
     ).first()
 
 
@@ -27,7 +27,7 @@ def live_grant_row(db: Engine, digest: str) -> Row[Any] | None:
     """The grant columns (id, name, scopes, namespaces, can_write, can_curate, egress) of the
     live token with this digest, or None. One indexed read, in SQLAlchemy Core (an ORM session
     cost a write's HTTP handling a fifth more)."""
-    table = tables.ApiTokenRow.__table__  # type: ignore[attr-defined]
+    table = tables.ApiTokenRow.__table__
     query = select(
         table.c.id, table.c.name, table.c.scopes, table.c.namespaces, table.c.can_write,
         table.c.can_curate, table.c.egress,
@@ -41,21 +41,19 @@ def tokens_by_name(session: Session, *, include_revoked: bool) -> list[tables.Ap
     """The tokens, by name: the live ones, or every one with `include_revoked`."""
     query = select(tables.ApiTokenRow).order_by(tables.ApiTokenRow.name)
     if not include_revoked:
-        query = query.where(tables.ApiTokenRow.revoked_at.is_(None))  # type: ignore[union-attr]
+        query = query.where(tables.ApiTokenRow.revoked_at.is_(None))
     return list(session.scalars(query))
 
 
 def live_tokens(session: Session) -> Sequence[tables.ApiTokenRow]:
     """Every live (unrevoked) token."""
     return session.scalars(
-        select(tables.ApiTokenRow).where(tables.ApiTokenRow.revoked_at.is_(None))  # type: ignore[union-attr]
+        select(tables.ApiTokenRow).where(tables.ApiTokenRow.revoked_at.is_(None))
     ).all()
 
 
 def prune_write_requests(session: Session, before: datetime) -> None:
     """Delete the write records made before `before` (not committed: the caller commits)."""
     session.execute(
-        delete(tables.WriteRequestRow).where(
-            tables.WriteRequestRow.created_at < before  # type: ignore[operator,arg-type]
-        )
+        delete(tables.WriteRequestRow).where(tables.WriteRequestRow.created_at < before)
     )

@@ -21,7 +21,7 @@ _SQL_INT_MAX = 2**63 - 1
 
 def _fact_columns() -> Any:
     """The facts table's columns, for queries (typed loosely, as SQLModel fields are not)."""
-    return tables.FactRow.__table__.c  # type: ignore[attr-defined]
+    return tables.FactRow.__table__.c
 
 
 def key_chain(session: Session, collection: str, namespace: str, key: str) -> list[tables.FactRow]:
