@@ -94,9 +94,8 @@ def open_engine(
             lock_timeout=WRITE_LOCK_TIMEOUT_S if lock_timeout is None else lock_timeout,
             backends=backends,
             reading=reading,
+            recover_claims=_recover_claims,  # as listing the queue does
         )
-    # The background compaction settles review claims too (as listing the queue does).
-    engine.compaction.recover_claims = lambda wait: _recover_claims(engine, wait)
     return engine
 
 

@@ -76,8 +76,8 @@ def read_resource(
     served = engine.store.served_fact(engine, collection, md_uri, f"facts/{day}/{record}.md", row)
     if served is None:
         raise missing
-    found, content = served
-    return _served(engine, found, match["ext"], scopes, lambda: content)
+    found, markdown = served
+    return _served(engine, found, match["ext"], scopes, markdown)
 
 
 def _served(

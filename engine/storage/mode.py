@@ -22,11 +22,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
+from engine.contract.errors import MemoryFailure
+
 if TYPE_CHECKING:
     from sqlalchemy import Engine
     from sqlalchemy.orm import Session
 
-    from engine.contract.errors import MemoryFailure
     from engine.retrieval.embeddings import EmbedderStatus, VectorsAhead
     from engine.retrieval.seam import RetrievalIndex
     from engine.retrieval.snapshot import Snapshot
@@ -40,6 +41,16 @@ if TYPE_CHECKING:
     from engine.storage.schema import tables
 
 Progress = Callable[[int, int], None]
+
+
+def no_folder(collection: str) -> MemoryFailure:
+    """A collection that is rows in a database has no folder of fact files."""
+    return MemoryFailure(
+        "MEMORY_USAGE_INVALID",
+        f"Collection {collection!r} lives in the database (server mode) and has no folder of "
+        "fact files. Write a mirror of its facts with `gno-tui export --format gno "
+        "--output DIR`.",
+    )
 
 
 class FactSink(Protocol):
@@ -221,9 +232,10 @@ class Store(ABC):
         uri: str,
         rel_path: str,
         row: tables.FactRow | None,
-    ) -> tuple[tables.FactRow, str] | None:
-        """A fact uri served to a reader: its row (None: not indexed) and its file's text;
-        None when there is nothing to serve. `rel_path`: where its file would be."""
+    ) -> tuple[tables.FactRow, Callable[[], str]] | None:
+        """A fact uri served to a reader: its row and its file's text (read or rendered when
+        called); None when there is nothing to serve. `row`: None when it is not indexed;
+        `rel_path`: where its file would be."""
 
     @abstractmethod
     def fact_location(self, engine: StoreEngine, collection: str, rel_path: str, uri: str) -> str:

@@ -119,6 +119,7 @@ class MemoryEngine(WriteJournal):
         lock_timeout: float = WRITE_LOCK_TIMEOUT_S,
         backends: Registry = REGISTRY,
         reading: bool = False,
+        recover_claims: Callable[[MemoryEngine, float], int] | None = None,
     ) -> None:
         """`clock` gives every time the engine writes (createdAt, decisions, receipts...);
         `ids` gives every record id it mints: a callable returning a whole record id,
@@ -126,7 +127,9 @@ class MemoryEngine(WriteJournal):
         None; counted_record_ids() for reproducible ones). Ids read from imported files or
         fact files are kept as they are. `backends`: the retrieval registry to choose from.
         `reading`: opened only to read (recall, status), so it need not wait for a process
-        that is creating a brand-new home (read_only.created_elsewhere)."""
+        that is creating a brand-new home (read_only.created_elsewhere).
+        `recover_claims(engine, wait)`: settles review claims left by a decider that is gone
+        (the background compaction runs it)."""
         self.home = Path(home)
         make_home(self.home)  # a coded error for a path that cannot be a home folder
         self.db = db
@@ -152,8 +155,13 @@ class MemoryEngine(WriteJournal):
         self._lock_timeout = lock_timeout
         self._thread_lock = threading.RLock()  # reentrant: a writer may nest write paths
         self._lock_depth = 0  # holds of write_lock() by the thread holding it
-        # Keeps what grows with use bounded, on a thread of its own (compaction.py).
+        # Keeps what grows with use bounded, on a thread of its own (compaction.py); it also
+        # settles review claims whose deciding process is gone, with `recover_claims`
+        # (curation's, handed in by the façade's factory: storage does not import curation),
+        # set before anything is written, so the first run has it.
         self.compaction = Compaction(self)
+        if recover_claims is not None:
+            self.compaction.recover_claims = lambda wait: recover_claims(self, wait)
         # The index is the home's own (<home>/index.sqlite, not one shared by --db): a copy or
         # move of the home carries it, and its roots follow the home (_relocate_roots).
         self._own_index = index is not None and index.parent.resolve() == self.home.resolve()

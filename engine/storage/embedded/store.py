@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -32,7 +32,7 @@ from engine.storage.embedded.open_repairs import (
 )
 from engine.storage.embedded.read_only import created_elsewhere, prepare_read_only
 from engine.storage.fact_sink import FileSink
-from engine.storage.mode import FactSink, Progress, Store
+from engine.storage.mode import FactSink, Progress, Store, no_folder
 from engine.storage.reads.records import row_from_file
 from engine.storage.schema import tables
 from engine.storage.schema.database import bump_generation, is_unreadable_sqlite
@@ -191,6 +191,8 @@ class EmbeddedStore(Store):
         return None  # collections.yaml lists it; opening made it
 
     def collection_folder(self, row: tables.CollectionRow) -> Path:
+        if not row.root:  # a row without a folder (a server database's, copied here)
+            raise no_folder(row.name)
         return Path(row.root)
 
     def collections_changed(self, engine: StoreEngine) -> None:
@@ -257,7 +259,7 @@ class EmbeddedStore(Store):
         uri: str,
         rel_path: str,
         row: tables.FactRow | None,
-    ) -> tuple[tables.FactRow, str] | None:
+    ) -> tuple[tables.FactRow, Callable[[], str]] | None:
         """The file is canonical: served from it, even when it is not indexed (its write's
         index half failed); None when it is not a fact file inside the collection's folder."""
         path = _inside(engine.collection_root(collection), row.rel_path if row else rel_path)
@@ -269,7 +271,7 @@ class EmbeddedStore(Store):
                 fact = parse_fact_file(content, where=str(path))
             except Exception:  # noqa: BLE001 - not a fact file: nothing to serve
                 return None
-            record = path.stem
+            record = uri.rsplit("/", 1)[-1].removesuffix(".md")
             row = row_from_file(
                 fact,
                 collection=collection,
@@ -277,7 +279,7 @@ class EmbeddedStore(Store):
                 rel_path=rel_path,
                 docid=str(fact.workbench.get("docid") or "#" + record[4:12]),
             )
-        return row, content
+        return row, lambda: content
 
     def fact_location(self, engine: StoreEngine, collection: str, rel_path: str, uri: str) -> str:
         """The fact's file, shown from `<home>/` when it lives there."""

@@ -5,16 +5,15 @@ a home holds only this machine's settings (engine/storage/server/parts.py has th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from engine.contract.errors import MemoryFailure
 from engine.contract.normalize import iso_utc
 from engine.storage.embedded.factfiles import write_atomically
 from engine.storage.fact_sink import DatabaseSink, fact_file_of
-from engine.storage.mode import FactSink, Progress, Store
+from engine.storage.mode import FactSink, Progress, Store, no_folder
 from engine.storage.schema import tables
 from engine.storage.server.parts import (
     add_database_collection,
@@ -92,12 +91,7 @@ class ServerStore(Store):
                 )
 
     def collection_folder(self, row: tables.CollectionRow) -> Path:
-        raise MemoryFailure(
-            "MEMORY_USAGE_INVALID",
-            f"Collection {row.name!r} lives in the database (server mode) and has no folder of "
-            "fact files. Write a mirror of its facts with `gno-tui export --format gno "
-            "--output DIR`.",
-        )
+        raise no_folder(row.name)
 
     def collections_changed(self, engine: StoreEngine) -> None:
         return None  # the rows are all there is
@@ -139,9 +133,12 @@ class ServerStore(Store):
         uri: str,
         rel_path: str,
         row: tables.FactRow | None,
-    ) -> tuple[tables.FactRow, str] | None:
-        """The row is the fact; its file is rendered."""
-        return None if row is None else (row, fact_file_of(row).render())
+    ) -> tuple[tables.FactRow, Callable[[], str]] | None:
+        """The row is the fact; its file is rendered (when it is asked for)."""
+        if row is None:
+            return None
+        found = row
+        return found, lambda: fact_file_of(found).render()
 
     def fact_location(self, engine: StoreEngine, collection: str, rel_path: str, uri: str) -> str:
         return uri
