@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.contract.validation import ensure_valid
 from engine.retrieval.matching import MAX_CANDIDATES
-from engine.storage.bulk.sqlite_batch import EncodedJson
+from engine.storage.embedded.sqlite_batch import EncodedJson
 from engine.storage.reads.records import public_fact
 from engine.storage.schema import tables
 

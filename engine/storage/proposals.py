@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from sqlmodel import col
 
 from engine.contract.normalize import iso_utc
-from engine.storage.bulk.sqlite_batch import EncodedJson, insert_proposals
+from engine.storage.embedded.sqlite_batch import EncodedJson, insert_proposals
 from engine.storage.schema import tables
 from engine.storage.schema.database import bump_generation
 
@@ -103,7 +103,7 @@ def queue_proposals(
     one_statement = session.get_bind().dialect.name == "sqlite"
     for start in range(0, len(rows), _INSERT_BATCH):
         batch = rows[start : start + _INSERT_BATCH]
-        if one_statement:  # engine/storage/bulk/sqlite_batch.py says why
+        if one_statement:  # engine/storage/embedded/sqlite_batch.py says why
             insert_proposals(session.connection(), batch)
         else:
             session.execute(insert(tables.ProposalRow), [_decoded(row) for row in batch])

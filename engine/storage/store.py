@@ -74,7 +74,6 @@ from engine.storage.embedded.read_only import (
     read_only_index,
     refuse_writes,
 )
-from engine.storage.embedded.store import EmbeddedStore
 from engine.storage.indexing import insert_new_fact, vector_values
 from engine.storage.journal import WriteJournal
 from engine.storage.mode import FactSink, Store
@@ -90,7 +89,6 @@ from engine.storage.schema.database import (
     generation_of,
     sqlite_file_of,
 )
-from engine.storage.server.store import ServerStore
 
 DEFAULT_COLLECTION = "memory"
 
@@ -99,7 +97,14 @@ def store_for(db: Engine) -> Store:
     """How a home's store is kept, from its database: PostgreSQL is the server store (the
     database canonical, shared by homes on many machines), any other the embedded one (fact
     files canonical, the database an index beside them)."""
-    return ServerStore() if db.dialect.name == "postgresql" else EmbeddedStore()
+    # Each imported here: a process loads only its own store's modules.
+    if db.dialect.name == "postgresql":
+        from engine.storage.server.store import ServerStore
+
+        return ServerStore()
+    from engine.storage.embedded.store import EmbeddedStore
+
+    return EmbeddedStore()
 
 
 WRITE_LOCK_TIMEOUT_S = 10.0

@@ -1,5 +1,5 @@
 """A bulk write on SQLite logs its facts in the change log a batch at a time, with the log's
-per-row insert trigger suspended inside its transaction (engine/storage/bulk/sqlite_batch.py
+per-row insert trigger suspended inside its transaction (engine/storage/embedded/sqlite_batch.py
 InsertLogSuspended): the log gets the lines the trigger would have written, in the same order,
 and the trigger is there again afterwards, whether the write commits or fails."""
 
@@ -14,7 +14,7 @@ import pytest
 from engine.contract.errors import MemoryFailure
 from engine.storage.bulk import BulkFact, add_many
 from engine.storage.bulk import rows as bulk_rows
-from engine.storage.bulk.sqlite_batch import InsertLogSuspended
+from engine.storage.embedded.sqlite_batch import InsertLogSuspended
 from engine.storage.store import MemoryEngine
 
 TRIGGER_SQL = "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?"

@@ -1,5 +1,5 @@
 """A bulk write's rows are what its fact files say, to the byte, however odd the text: on SQLite
-they go in as one JSON array per batch (engine/storage/bulk/sqlite_batch.py), on PostgreSQL as
+they go in as one JSON array per batch (engine/storage/embedded/sqlite_batch.py), on PostgreSQL as
 parameters; reindex, which reads every file back, finds nothing to change."""
 
 from __future__ import annotations

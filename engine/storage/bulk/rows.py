@@ -20,9 +20,9 @@ from sqlmodel import col
 
 from engine.contract.errors import MemoryFailure
 from engine.retrieval.embeddings import embed_facts, vector_to_bytes
-from engine.storage.bulk.sqlite_batch import InsertLogSuspended, insert_embeddings, insert_facts
 from engine.storage.bulk.stager_child import create_file
 from engine.storage.crash_hook import CrashPoint, crash_at, crash_within
+from engine.storage.embedded.sqlite_batch import InsertLogSuspended, insert_embeddings, insert_facts
 from engine.storage.embedded.sqlite_settings import WAL_AUTOCHECKPOINT_PAGES, sqlite_file
 from engine.storage.embedded.wal_checkpoint import checkpoint_later
 from engine.storage.reads import chunks
@@ -177,7 +177,7 @@ class RowInserts:
                 continue
             _embed_missing(engine, batch)
             chunk = [item.row for item in batch]
-            if one_statement:  # engine/storage/bulk/sqlite_batch.py says why
+            if one_statement:  # engine/storage/embedded/sqlite_batch.py says why
                 connection = session.connection()
                 if embedder is not None:
                     insert_embeddings(
