@@ -1,32 +1,23 @@
-"""MemoryEngine: a home's storage. The database, the write lock, the collections and the
-ranking snapshot, which the domain modules (engine/memory, engine/curation, ...) work on.
-Surfaces do not use it directly: they go through engine.facade.MemoryService.
+"""MemoryEngine: a home's storage, the coordinator the domain modules (engine/memory,
+engine/curation, ...) work on: the write lock (threads of this process, then the store's lock
+across processes), the collections, the ranking snapshot and the retrieval backend, the
+session query helpers take. Surfaces do not use it directly: they go through
+engine.facade.MemoryService.
 
-It is handed its database engine and embedder; it owns no module-level state. Writes take the
-store's write lock for at most `lock_timeout` s: the home's lock file in the embedded mode,
-the database's advisory lock in the server mode (engine/storage/server/parts.py).
+It is handed its database engine and embedder; it owns no module-level state. How the store
+is kept is the `Store` it chooses from its database (engine/storage/mode.py, `store_for`): the
+embedded store (fact files and collections.yaml canonical, a SQLite index beside them, the
+home's lock file, the journal of unfinished writes: engine/storage/embedded/store.py) or the
+server store (a PostgreSQL database canonical, its advisory lock, LISTEN/NOTIFY:
+engine/storage/server/store.py). Nothing here asks which it is.
 
-Two modes (docs/contract.md section 3): `files_canonical` (SQLite, the embedded mode) or not
-(PostgreSQL, the server mode, where the database is the store and the home holds only local
-settings). `fact_sink` (engine/storage/fact_sink.py) is the write path's one branch on it;
-what follows about the journal, collections.yaml and rebuilding from files is the embedded
-mode's.
-
-Crash and corruption (docs/decisions.md): a new fact's write is journalled in
-`<home>/.inflight/<recordId>.json` before its file is written and the entry is removed once
-its row is committed (engine/storage/journal.py, which also holds the group commit a write may
-be part of). An entry left behind is a write that did not finish (killed, or its index write
-failed); the first write lock taken afterwards settles it before anything else
-(engine/storage/embedded/reindex.py `settle_unfinished_writes`), so no write starts from an index
-that lags the files. Opening a home rebuilds an index that is missing or empty while fact files
-exist, and sets an unreadable SQLite index aside (`index.sqlite.corrupt-<time>`) and
-rebuilds it; what was done is in `notes` and logged as a warning (stderr by default).
-
-The home itself (engine/storage/embedded/home.py): a --home that cannot be a folder is refused
-before anything is made; a home this process may not write opens read-only (reads work, every write
-is MEMORY_HOME_READ_ONLY before anything is touched; engine/storage/embedded/read_only.py);
-collections.yaml is read strictly (engine/storage/embedded/collections_file.py); and a home copied
-or moved with its index has its roots pointed at its own folders when it opens."""
+Crash and corruption in the embedded store (docs/decisions.md): a new fact's write is
+journalled in `<home>/.inflight/<recordId>.json` before its file is written and the entry is
+removed once its row is committed (engine/storage/journal.py, which also holds the group
+commit a write may be part of). An entry left behind is a write that did not finish (killed,
+or its index write failed); the first write lock taken afterwards settles it before anything
+else (engine/storage/embedded/reindex.py `settle_unfinished_writes`), so no write starts from
+an index that lags the files. What opening a home repairs is the store's `prepare`."""
 
 from __future__ import annotations
 
