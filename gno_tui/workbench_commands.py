@@ -10,12 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from textual.binding import Binding, BindingType
-
-if TYPE_CHECKING:  # a type only: the screens import this module for their commands
-    pass
 
 # The footer's order (WorkbenchCommand.rank): lower first, ties in the declared order. When the
 # width does not hold them all, the footer keeps the lowest ranks, then quit, then "more: ?".

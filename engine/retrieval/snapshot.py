@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 import numpy as np
 
@@ -38,9 +38,6 @@ from engine.retrieval.growing import GrowingArray, Postings
 from engine.retrieval.lexical import Bm25Index
 from engine.retrieval.quantized import QuantizedBlock, QuantizedRows, cosines, quantize
 from engine.retrieval.word_alignment import WordAlignment, WordVectors
-
-if TYPE_CHECKING:
-    pass
 
 
 class Snapshot:
