@@ -57,11 +57,6 @@ class WriteJournal:
     def now(self) -> datetime:
         raise NotImplementedError
 
-    @property
-    def files_canonical(self) -> bool:
-        """The store keeps facts as files (the embedded mode), as its store declares."""
-        return self.store.keeps_fact_files
-
     # -- the journal of unfinished writes ----------------------------------------------------
 
     @property

@@ -60,7 +60,7 @@ def test_a_relaxed_policy_is_undone_before_the_older_decisions(client, engine):
     assert policy_of(engine, "memory")[0] == "local_only"
     redo_last(engine, actor=PERSON, yes=asked.value.decision)
     assert policy_of(engine, "memory") == ("lan", "explicit", 4)
-    if engine.files_canonical:  # collections.yaml, canonical there, says so too
+    if engine.store.keeps_fact_files:  # collections.yaml, canonical there, says so too
         assert "policy: lan" in engine.collections_file.read_text(encoding="utf-8")
     # And the next two steps: the redo, then the review add.
     assert undo_last(engine, actor=PERSON).action == "set-policy"

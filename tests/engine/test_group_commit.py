@@ -38,7 +38,7 @@ def test_a_group_commits_every_write_once_and_only_at_its_end(
         # Inside the group nothing is committed yet: another connection sees no row.
         assert _rows(engine) == set()
         # Journalled where the files are canonical; the server mode journals nothing.
-        assert len(_journal(engine)) == (2 if engine.files_canonical else 0)
+        assert len(_journal(engine)) == (2 if engine.store.keeps_fact_files else 0)
     ids = {r["record"]["recordId"] for r in results}
     assert _rows(engine) == ids
     assert _journal(engine) == []

@@ -108,7 +108,7 @@ def test_a_long_run_keeps_the_change_log_within_its_bound(client, engine, home, 
     assert count(engine, tables.FactRow) == 1000
     recalled = client.recall("zebra stripes count 998", max_facts=1)["facts"]
     assert [fact["text"] for fact in recalled] == ["zebra stripes count 998"]
-    if engine.files_canonical:  # no journal entry left behind by the run
+    if engine.store.keeps_fact_files:  # no journal entry left behind by the run
         assert list((home / ".inflight").glob("*")) == []
 
 

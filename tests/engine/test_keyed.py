@@ -587,7 +587,7 @@ def test_cursors_are_bound_to_their_query_kind_and_store(kv, home, tmp_path, clo
         )
     finally:
         elsewhere.db.dispose()
-    if kv.files_canonical:  # the server mode keeps the key in the database, not in a home
+    if kv.store.keeps_fact_files:  # the server mode keeps the key in the database, not in a home
         secret = home / ".keyed-secret"
         assert secret.stat().st_mode & 0o777 == 0o600
         assert len(secret.read_text().strip()) == 64

@@ -123,7 +123,7 @@ def test_a_server_store_writes_no_file_and_export_renders_the_embedded_files(
     server = open_pg(
         pg_url, LEXICAL, name="server", clock=_fixed_clock(), ids=counted_record_ids("same")
     )
-    assert (embedded.files_canonical, server.files_canonical) == (True, False)
+    assert (embedded.store.name, server.store.name) == ("embedded", "server")
     for store in (embedded, server):
         first = _add(store, "Alice drinks green tea", source="chat")
         assert first["sync"] == {"status": "completed"}
