@@ -17,7 +17,10 @@ With --server every size goes into a database of its own on a throwaway PostgreS
 pgvector (pgserver, the test extra), or on the server named by --db: the server mode, where
 recall ranks inside the database. Every process (the CLI, this one, the reader) is a client
 given the URL in $GNO_TUI_DB, and the writer has a home of its own, as another machine would.
-The first recall after the import, which builds the derived tables, is timed on its own."""
+The first recall after the import, which builds the derived tables, is timed on its own.
+
+With --grow, one home grows file by file to the largest size, each file's import rate
+recorded, then a held-out file goes into the grown store (benchmarks/scale_grow.py)."""
 
 from __future__ import annotations
 
@@ -82,6 +85,28 @@ def ms(values: list[float], q: float) -> str:
 IMPORT_CHUNK = 100_000  # rows per file: `import` takes files up to 64 MiB (it says: split it)
 
 
+def write_rows(source: Path, rows: list[tuple[str, str]]) -> None:
+    """An import file of these (text, scope) rows, one JSON item a line."""
+    with source.open("w", encoding="utf-8") as out:
+        for text, scope in rows:
+            out.write(json.dumps({"text": text, "scopes": [scope]}) + "\n")
+
+
+def import_file(home: Path, source: Path) -> tuple[float, dict[str, int]]:
+    """Seconds the installed `gno-tui import --json` of this file into `home` took, and its
+    report (added, proposed, skipped, ...)."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [str(CONSOLE), "--home", str(home), "import", str(source), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    took = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"import failed: {(done.stdout + done.stderr)[-2000:]}")
+    return took, json.loads(done.stdout)
+
+
 def import_store(home: Path, rows: list[tuple[str, str]]) -> tuple[float, dict[str, int]]:
     """facts/s of `gno-tui import` of these rows into a fresh home, and how many items were
     added, proposed and skipped. Past IMPORT_CHUNK rows the rows go in files of that many,
@@ -91,20 +116,10 @@ def import_store(home: Path, rows: list[tuple[str, str]]) -> tuple[float, dict[s
     took = 0.0
     for first in range(0, len(rows), IMPORT_CHUNK):
         source = home.parent / f"import-{first // IMPORT_CHUNK:03d}.jsonl"
-        with source.open("w", encoding="utf-8") as out:
-            for text, scope in rows[first : first + IMPORT_CHUNK]:
-                out.write(json.dumps({"text": text, "scopes": [scope]}) + "\n")
-        start = time.perf_counter()
-        done = subprocess.run(
-            [str(CONSOLE), "--home", str(home), "import", str(source), "--json"],
-            capture_output=True,
-            text=True,
-        )
-        took += time.perf_counter() - start
+        write_rows(source, rows[first : first + IMPORT_CHUNK])
+        seconds, report = import_file(home, source)
+        took += seconds
         source.unlink()
-        if done.returncode != 0:
-            raise SystemExit(f"import failed: {(done.stdout + done.stderr)[-2000:]}")
-        report = json.loads(done.stdout)
         for key in counts:
             counts[key] += int(report[key])
         print(
@@ -228,29 +243,32 @@ def role(*args: str) -> subprocess.Popen[str]:
     )
 
 
-def last_json(process: subprocess.Popen[str]) -> dict[str, object]:
+def last_json(process: subprocess.Popen[str]) -> dict[str, Any]:
     out, _ = process.communicate()
     return json.loads(out.strip().splitlines()[-1])
 
 
+def cli_recall_seconds(home: Path, query: str) -> float:
+    """Seconds of one `gno-tui recall --json` in a fresh process, spawn to exit."""
+    start = time.perf_counter()
+    subprocess.run(
+        [str(CONSOLE), "--home", str(home), "recall", query, "--scope", SCOPES[0], "--json"],
+        capture_output=True,
+        check=True,
+    )
+    return time.perf_counter() - start
+
+
 def processes(home: Path, queries: list[str], seconds: float) -> dict[str, str]:
     found: dict[str, str] = {}
-    colds = [float(last_json(role("cold", str(home), queries[i]))["cold"]) for i in range(3)]  # type: ignore[arg-type]
+    colds = [float(last_json(role("cold", str(home), queries[i]))["cold"]) for i in range(3)]
     found["cold start to first recall s (median of 3)"] = f"{statistics.median(colds):.2f}"
-    cli = []
-    for query in queries[:5]:
-        start = time.perf_counter()
-        subprocess.run(
-            [str(CONSOLE), "--home", str(home), "recall", query, "--scope", SCOPES[0], "--json"],
-            capture_output=True,
-            check=True,
-        )
-        cli.append(time.perf_counter() - start)
+    cli = [cli_recall_seconds(home, query) for query in queries[:5]]
     found["CLI cold recall --json p50 s"] = f"{statistics.median(cli):.2f}"
     query_file = home.parent / "queries.json"
     query_file.write_text(json.dumps(queries), encoding="utf-8")
     quiet = last_json(role("reader", str(home), str(seconds), str(query_file)))
-    base = quiet["latencies"]  # type: ignore[index]
+    base = quiet["latencies"]
     reader = role("reader", str(home), str(seconds), str(query_file))
     assert reader.stdout is not None
     reader.stdout.readline()  # ready: its index is built before the writer starts
@@ -259,15 +277,15 @@ def processes(home: Path, queries: list[str], seconds: float) -> dict[str, str]:
     writer = role("writer", str(home), str(int(seconds) - 2), *own)
     busy = last_json(reader)
     writer.communicate()
-    under = busy["latencies"]  # type: ignore[index]
-    marks = busy["marks"]  # type: ignore[index]
-    found["reader recall p50/p95 ms, no writer"] = f"{ms(base, 0.5)} / {ms(base, 0.95)}"  # type: ignore[arg-type]
-    found["reader recall p50/p95 ms, 1 write/s"] = f"{ms(under, 0.5)} / {ms(under, 0.95)}"  # type: ignore[arg-type]
+    under = busy["latencies"]
+    marks = busy["marks"]
+    found["reader recall p50/p95 ms, no writer"] = f"{ms(base, 0.5)} / {ms(base, 0.95)}"
+    found["reader recall p50/p95 ms, 1 write/s"] = f"{ms(under, 0.5)} / {ms(under, 0.95)}"
     if marks:
-        lags = [m["lag"] for m in marks]  # type: ignore[index]
-        seeing = [m["recall"] for m in marks]  # type: ignore[index]
+        lags = [m["lag"] for m in marks]
+        seeing = [m["recall"] for m in marks]
         found["write seen by the other process after, p50 ms"] = ms(lags, 0.5)
-        found["that recall p50 ms (vs warm p50)"] = f"{ms(seeing, 0.5)} (vs {ms(base, 0.5)})"  # type: ignore[arg-type]
+        found["that recall p50 ms (vs warm p50)"] = f"{ms(seeing, 0.5)} (vs {ms(base, 0.5)})"
     found["reader peak RSS MiB"] = f"{busy['rss_mib']:.0f}"
     return found
 
@@ -287,12 +305,30 @@ def main() -> None:
     parser.add_argument(
         "--keep", help="import into this new home and keep it (for a later --home run)"
     )
-    parser.add_argument("--name", default="scale", help="the report's name under results/")
+    parser.add_argument(
+        "--name", help="the report's name under results/ (default scale, or scale_grow)"
+    )
     parser.add_argument(
         "--server", action="store_true", help="the server mode, on pgserver or --db (see above)"
     )
     parser.add_argument("--db", help="with --server: a PostgreSQL URL to use instead of pgserver")
+    parser.add_argument(
+        "--grow",
+        action="store_true",
+        help="grow one home file by file to the largest size (benchmarks/scale_grow.py)",
+    )
+    parser.add_argument("--step", type=int, default=100_000, help="with --grow: items a file")
+    parser.add_argument(
+        "--held-out", type=int, default=20_000, help="with --grow: items imported after it"
+    )
     args = parser.parse_args()
+    if args.grow:
+        if args.server:
+            parser.error("--grow measures the embedded store; it takes no --server")
+        from benchmarks.scale_grow import grow
+
+        grow(args)
+        return
     server = Server(args.db) if args.server else None
     facts = persona_facts(Path(args.data))
     queries = random.Random(7).sample(facts, QUERIES)
@@ -341,7 +377,7 @@ def main() -> None:
         os.environ.pop("GNO_TUI_DB", None)
     rows_out = [[name, *(row[i + 1] for row in table)] for i, name in enumerate(measures)]
     write_report(
-        "scale_import" if args.import_only else args.name,
+        "scale_import" if args.import_only else args.name or "scale",
         ["measure", *(f"{row[0]:,} facts" for row in table)],
         rows_out,
         [

@@ -58,6 +58,7 @@ class SnapshotCache:
         self._index_path = index_path
         self._saved_at = 0  # change_seq of the last index this process wrote or read
         self.saving: SaveJob | None = None  # the last save handed to the process's saver
+        self._graph_unsaved = False  # a graph was built that the file beside the index lacks
 
     def get(self) -> Snapshot:
         with self._lock:
@@ -66,13 +67,28 @@ class SnapshotCache:
                 self._snapshot = self._load()
             snapshot = self._snapshot
             if snapshot is not None and snapshot.generation == generation:
+                if snapshot.wants_graph:
+                    self._keep_graph(snapshot)
+                    self._save_if_far(snapshot)
                 return snapshot
             if snapshot is not None and self._catch_up(snapshot, generation):
+                self._keep_graph(snapshot)
                 self._save_if_far(snapshot)
                 return snapshot
             self._snapshot = self._build(generation)
+            self._keep_graph(self._snapshot)
             self._save_if_far(self._snapshot, rebuilt=True)
             return self._snapshot
+
+    def _keep_graph(self, snapshot: Snapshot) -> None:
+        """Give a large index its approximate-neighbour graph: the one saved beside the index
+        file when it is the loaded index's, else built from the rows (and saved with it)."""
+        if not snapshot.wants_graph:
+            return
+        with snapshot.lock:
+            snapshot.keep_graph()
+        if snapshot.graph is not None:
+            self._graph_unsaved = True
 
     def _load(self) -> Snapshot | None:
         assert self._index_path is not None
@@ -89,6 +105,7 @@ class SnapshotCache:
         )
         if loaded is not None:
             self._saved_at = loaded.change_seq
+            loaded.open_graph(persisted.graph_file(self._index_path))
         return loaded
 
     def _save_if_far(self, snapshot: Snapshot, *, rebuilt: bool = False) -> None:
@@ -100,7 +117,7 @@ class SnapshotCache:
             return
         behind = snapshot.change_seq - self._saved_at
         far = max(SAVE_BEHIND_MIN, int(snapshot.live_count * SAVE_BEHIND_FRACTION))
-        if not rebuilt and behind < far:
+        if not rebuilt and behind < far and not self._graph_unsaved:
             return
         if self.saving is not None and self.saving.is_alive():
             return
@@ -111,10 +128,15 @@ class SnapshotCache:
         model_id = self._embedder.model_id if self._embedder is not None else None
         path = self._index_path
 
+        self._graph_unsaved = False
+
         def write() -> None:
             try:
                 with snapshot.lock:
                     arrays = persisted.prepare(snapshot, store_id, model_id)
+                    # The graph at the same change log position as the index it belongs to.
+                    if snapshot.graph is not None:
+                        snapshot.graph.save(persisted.graph_file(path), snapshot.change_seq)
                 persisted.write(arrays, path)
             except OSError:  # a read-only home keeps no copy; the next process rebuilds
                 return

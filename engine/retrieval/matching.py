@@ -16,6 +16,7 @@ from engine.retrieval.lexical import similarity as lexical_similarity
 from engine.retrieval.quantized import quantize
 from engine.retrieval.ranking import best_first
 from engine.retrieval.results import ScoredCandidate as ScoredCandidate  # the seam's
+from engine.retrieval.semantic_graph import CANDIDATE_EXPANSION
 from engine.retrieval.snapshot import Snapshot
 
 
@@ -62,8 +63,9 @@ def find_candidates(
     if embedder is not None and snapshot.semantic:
         query = embedder.embed([text])[0]
         # Only the visible rows are scored when they are a small part of the store (a scope
-        # usually is): the product is the cost of a propose.
-        visible = np.flatnonzero(mask)
+        # usually is): the product is the cost of a propose. A large store's graph names the
+        # few worth scoring.
+        visible = _closest_visible(snapshot, mask, query)
         similarity = np.clip(snapshot.whole_cosines(query, visible), 0.0, 1.0)
         tiers = SEMANTIC_TIERS
         order = best_first(snapshot, visible, similarity, MAX_CANDIDATES * 4)
@@ -106,6 +108,10 @@ def semantic_candidates_many(
     unit vectors (`queries`, one row each): one matrix product per chunk of texts and of the
     store instead of one scan of the store per text (an import's dedup)."""
     assert snapshot.semantic
+    if snapshot.graph_for(mask) is not None:
+        # Through the graph, text by text: each asks for the few texts closest to it, where
+        # the product below scores the whole store for every text.
+        return [_candidates_of(snapshot, mask, query) for query in queries]
     visible = np.flatnonzero(mask)
     if not len(visible):
         return [[] for _ in range(len(queries))]
@@ -142,3 +148,40 @@ def semantic_candidates_many(
             ]
         )
     return found
+
+
+def _closest_visible(snapshot: Snapshot, mask: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """The visible positions a propose scores: all of them, or through the graph (when the
+    store keeps one and the mask is wide) those holding the texts closest to `query`."""
+    graph = snapshot.graph_for(mask)
+    if graph is None:
+        return np.flatnonzero(mask)
+    share = max(float(np.count_nonzero(mask)), 1.0) / max(len(mask), 1)
+    held, _ = graph.nearest(
+        query,
+        MAX_CANDIDATES * 4,
+        starts=snapshot.starts,
+        reachable=snapshot.reachable(mask),
+        share=share,
+        whole_only=True,
+        expansion=CANDIDATE_EXPANSION,
+    )
+    return snapshot.copies(held, mask)
+
+
+def _candidates_of(
+    snapshot: Snapshot, mask: np.ndarray, query: np.ndarray
+) -> list[ScoredCandidate]:
+    """One text's semantic candidates, scored as find_candidates scores them."""
+    visible = _closest_visible(snapshot, mask, query)
+    similarity = np.clip(snapshot.whole_cosines(query, visible), 0.0, 1.0)
+    order = best_first(snapshot, visible, similarity, MAX_CANDIDATES)
+    return [
+        ScoredCandidate(
+            snapshot.facts[int(visible[i])],
+            round(float(similarity[i]), 4),
+            tier_of(float(similarity[i]), SEMANTIC_TIERS) or "weak",
+        )
+        for i in order
+        if similarity[i] >= SEMANTIC_TIERS.weak
+    ]

@@ -41,6 +41,7 @@ from engine.retrieval.fact_columns import (
 from engine.retrieval.growing import GrowingArray, GrowingRows, Postings
 from engine.retrieval.lexical import Bm25Index
 from engine.retrieval.quantized import QuantizedRows
+from engine.retrieval.semantic_graph import first_holders
 from engine.retrieval.snapshot import Snapshot
 from engine.retrieval.word_alignment import FlatPostings, WordAlignment, WordVectors
 
@@ -63,6 +64,11 @@ def index_file(home: Path, model_id: str | None) -> Path:
     return home / ".index" / f"snapshot-{name}.idx"
 
 
+def graph_file(index: Path) -> Path:
+    """Where the approximate-neighbour graph of the index kept at `index` is kept."""
+    return index.with_suffix(".graph")
+
+
 # -- what the folder keeps ---------------------------------------------------------------------
 # One file per model, replaced whole (array_file.write: a temp file renamed over it), so no old
 # copies pile up. What can: the temp file of a process killed while writing (as large as the
@@ -73,8 +79,8 @@ def index_file(home: Path, model_id: str | None) -> Path:
 INDEX_IDLE_DAYS = 30
 # A temp file this old is abandoned even when its pid is alive again (a pid used anew).
 TEMP_ABANDONED_S = 24 * 3600
-_TEMP = re.compile(r"^\.snapshot-.+\.idx\.(\d+)-\d+\.tmp$")
-_INDEX = re.compile(r"^snapshot-.+\.idx$")
+_TEMP = re.compile(r"^\.snapshot-.+\.(?:idx\.(\d+)-\d+|graph\.(\d+))\.tmp$")
+_INDEX = re.compile(r"^snapshot-.+\.(?:idx|graph)$")
 
 
 def sweep(folder: Path, *, keep: Path, now: float | None = None) -> list[Path]:
@@ -92,11 +98,12 @@ def sweep(folder: Path, *, keep: Path, now: float | None = None) -> list[Path]:
             age = moment - entry.stat().st_mtime
             temp = _TEMP.match(entry.name)
             if temp is not None:
-                stale = age > TEMP_ABANDONED_S or not _alive(int(temp.group(1)))
+                pid = int(temp.group(1) or temp.group(2))
+                stale = age > TEMP_ABANDONED_S or not _alive(pid)
             else:
                 stale = (
                     _INDEX.match(entry.name) is not None
-                    and entry.name != keep.name
+                    and entry.name not in (keep.name, graph_file(keep).name)
                     and age > INDEX_IDLE_DAYS * 86_400
                 )
             if stale:
@@ -244,6 +251,7 @@ def _restore(
     snapshot._hash_key = GrowingArray.of(_sized(data["hash_key"], count, np.uint64))
     snapshot._by_id = KeyedPositions(snapshot._id_key)
     snapshot._by_hash = KeyedPositions(snapshot._hash_key)
+    snapshot._first = GrowingArray.of(first_holders(snapshot._hash_key.view()))
     snapshot._by_id.sort()
     snapshot._by_hash.sort()
     snapshot._by_scope = _postings_of(data, "scope_", texts("scope_names"), np.int8)

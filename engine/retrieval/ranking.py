@@ -12,6 +12,7 @@ import numpy as np
 
 from engine.retrieval.quantized import quantize
 from engine.retrieval.results import ScoreParts as ScoreParts  # the seam's; kept here too
+from engine.retrieval.semantic_graph import SemanticGraph
 from engine.retrieval.snapshot import Snapshot
 
 # Weight of the cosine against ceiling-normalised BM25 in the hybrid score: the best of
@@ -25,6 +26,8 @@ FEEDBACK_FACTS = 3
 FEEDBACK_WEIGHT = 0.6
 # Ranked matches considered for the budget; beyond this a match is not even counted as omitted.
 MATCH_WINDOW = 256
+# Texts asked of the graph per pass (engine/retrieval/semantic_graph.py): the window's worth.
+GRAPH_POOL = MATCH_WINDOW
 # A fact sharing no word with the query is a match when its word coverage (the mean over the
 # query's words of the closest fact word's similarity, engine/retrieval/word_alignment.py) or
 # its cosine reaches these floors. Each admits about 1 % of unrelated facts on LoCoMo pairs,
@@ -86,9 +89,16 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
     # cover the query's.
     matched = mask & ((lexical > 0) | (coverage >= WORD_MATCH_FLOOR))
     query_vector = embedder.embed([query])[0]
-    first_cosines = np.clip(snapshot.best_cosine(query_vector), 0.0, 1.0)
-    hits = _hits(matched, mask, first_cosines)
-    cosine = first_cosines[hits]
+    # A large store asks its approximate-neighbour graph for the closest texts instead of
+    # scanning every row (engine/retrieval/semantic_graph.py); a small one, or a narrow
+    # filter, scans.
+    graph = snapshot.graph_for(mask)
+    if graph is None:
+        first_cosines = np.clip(snapshot.best_cosine(query_vector), 0.0, 1.0)
+        hits = _hits(matched, mask, first_cosines)
+        cosine = first_cosines[hits]
+    else:
+        hits, cosine = graph_shortlist(snapshot, graph, query_vector, mask, matched, evidence)
     fused = evidence[hits] + SEMANTIC_WEIGHT * cosine
     if len(hits):
         # Pseudo-relevance feedback (Rocchio): move the query towards its best first-pass
@@ -96,9 +106,12 @@ def rank(snapshot: Snapshot, query: str, mask: np.ndarray, embedder: Any) -> Ran
         first = hits[best_first(snapshot, hits, fused, FEEDBACK_FACTS)]
         moved = query_vector + FEEDBACK_WEIGHT * snapshot.whole_vectors(first).mean(axis=0)
         moved /= max(float(np.linalg.norm(moved)), 1e-12)
-        hits = feedback_candidates(query_vector, moved, first_cosines, matched, mask, evidence)
-        cosine = np.clip(snapshot.best_cosine_at(moved, hits), 0.0, 1.0)
-        hits, cosine = _kept(hits, cosine, matched)
+        if graph is None:
+            hits = feedback_candidates(query_vector, moved, first_cosines, matched, mask, evidence)
+            cosine = np.clip(snapshot.best_cosine_at(moved, hits), 0.0, 1.0)
+            hits, cosine = _kept(hits, cosine, matched)
+        else:
+            hits, cosine = graph_shortlist(snapshot, graph, moved, mask, matched, evidence)
         fused = evidence[hits] + SEMANTIC_WEIGHT * cosine
     order = best_first(snapshot, hits, fused, MATCH_WINDOW)
     top = hits[order]
@@ -129,6 +142,51 @@ def best_first(
     created, ids = snapshot.order_keys(positions[candidates])
     order = np.lexsort((ids, created, -rounded[candidates]))
     return candidates[order][:limit]
+
+
+def graph_shortlist(
+    snapshot: Snapshot,
+    graph: SemanticGraph,
+    query: np.ndarray,
+    mask: np.ndarray,
+    matched: np.ndarray,
+    evidence: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The visible matches that can be among the MATCH_WINDOW best for `query`, with their
+    exact cosines, found through the graph: the facts holding its GRAPH_POOL closest texts,
+    then every other fact whose score could still reach the window. A fact the graph did not
+    return has a cosine of at most the pool's last (`bound`), so its score is at most its
+    evidence plus that; a match's score is at least its evidence. Exact when the graph
+    returns the closest texts; what it can miss is measured (benchmarks/results/ann_scale.md)."""
+    share = max(float(np.count_nonzero(mask)), 1.0) / max(len(mask), 1)
+    held, bound = graph.nearest(
+        query, GRAPH_POOL, starts=snapshot.starts, reachable=snapshot.reachable(mask), share=share
+    )
+    found = snapshot.copies(held, mask)
+    cosine = np.clip(snapshot.best_cosine_at(query, found), 0.0, 1.0)
+    found, cosine = _kept(found, cosine, matched)
+    fused = evidence[found].astype(np.float64) + SEMANTIC_WEIGHT * cosine
+    unseen = matched.copy()
+    unseen[found] = False
+    lows = np.concatenate([fused, evidence[unseen].astype(np.float64)])
+    least = (
+        np.partition(lows, len(lows) - MATCH_WINDOW)[len(lows) - MATCH_WINDOW]
+        if len(lows) >= MATCH_WINDOW
+        else -np.inf
+    )
+    reach = SEMANTIC_WEIGHT * max(bound, 0.0)
+    possible = (mask if bound >= SEMANTIC_MATCH_FLOOR else matched) & (
+        evidence + reach >= least - _SCORE_SLACK
+    )
+    possible[found] = False
+    others = np.flatnonzero(possible)
+    if not len(others):
+        return found, cosine
+    more = np.clip(snapshot.best_cosine_at(query, others), 0.0, 1.0)
+    others, more = _kept(others, more, matched)
+    positions = np.concatenate([found, others])
+    order = np.argsort(positions, kind="stable")
+    return positions[order], np.concatenate([cosine, more])[order]
 
 
 def _hits(matched: np.ndarray, mask: np.ndarray, cosine: np.ndarray) -> np.ndarray:

@@ -20,8 +20,9 @@ applied before any ranking or top-k cut, never as a post-filter over a truncated
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import cast
 
 import numpy as np
@@ -37,6 +38,7 @@ from engine.retrieval.fact_columns import (
 from engine.retrieval.growing import GrowingArray, Postings
 from engine.retrieval.lexical import Bm25Index
 from engine.retrieval.quantized import QuantizedBlock, QuantizedRows, cosines, quantize
+from engine.retrieval.semantic_graph import SemanticGraph, graph_pays, worth_a_graph
 from engine.retrieval.word_alignment import WordAlignment, WordVectors
 
 
@@ -60,7 +62,8 @@ class Snapshot:
         self._semantic = semantic
         # Every position's block (its whole text, then its sentences), in int8; a position's
         # whole-text vector is its block's first row.
-        self._rows = QuantizedRows(max(dims, 1))
+        self._dims = max(dims, 1)
+        self._rows = QuantizedRows(self._dims)
         self._starts = GrowingArray(np.int64)  # where each position's block begins in _rows
         self._live = GrowingArray(np.bool_, False)
         self._expiry = GrowingArray(np.float64, np.inf)
@@ -73,6 +76,10 @@ class Snapshot:
         # The semantic leg's word alignment; None without a model, like `vectors`.
         self.alignment = WordAlignment([], word_vectors) if word_vectors is not None else None
         self._by_hash = KeyedPositions(self._hash_key)
+        # The first position holding each position's text (its content hash): the one whose
+        # rows the approximate-neighbour graph holds (engine/retrieval/semantic_graph.py).
+        self._first = GrowingArray(np.int64)
+        self.graph: SemanticGraph | None = None
         self._by_scope: dict[str, Postings] = {}
         self._by_collection: dict[str, Postings] = {}
         self.live_count = 0
@@ -88,6 +95,10 @@ class Snapshot:
     def rows(self) -> QuantizedBlock | None:
         """Every position's vector rows (int8), or None without a model."""
         return self._rows.view() if self._semantic else None
+
+    def rows_block(self) -> QuantizedBlock:
+        """Every position's vector rows (int8; empty rows without a model)."""
+        return self._rows.view()
 
     @property
     def starts(self) -> np.ndarray:
@@ -197,6 +208,8 @@ class Snapshot:
         ]
         if self.alignment is not None:
             self.alignment.add_many([(p, f.text) for p, f in zip(positions, facts, strict=True)])
+        if self.graph is not None:
+            self.graph.extend(self._rows.view(), self._starts.view(), self._first.view())
 
     def add(
         self, fact: IndexedFact, block: np.ndarray | QuantizedBlock | None, *, align: bool = True
@@ -215,6 +228,8 @@ class Snapshot:
         self._id_key.append(id_key)
         self._hash_key.append(content_key)
         self._by_id.added(position, id_key)
+        earlier = self._by_hash.positions(content_key)
+        self._first.append(min(earlier) if earlier else position)
         self._by_hash.added(position, content_key)
         for scope in fact.scopes:
             self._by_scope.setdefault(scope, Postings(np.int8)).append(position, 0)
@@ -248,6 +263,75 @@ class Snapshot:
         for scope in self.facts.scopes(position):
             self._by_scope[scope].live += step
         self._by_collection[self.facts.collection(position)].live += step
+
+    # -- the approximate-neighbour graph ----------------------------------------------------
+
+    @property
+    def first_holders(self) -> np.ndarray:
+        """Per position, the first position holding the same text."""
+        return self._first.view()
+
+    @property
+    def wants_graph(self) -> bool:
+        """Whether the store is large enough to want a graph and has none yet."""
+        return self.graph is None and self._semantic and worth_a_graph(self.live_count)
+
+    def keep_graph(self) -> None:
+        """Build the graph when the index wants one (a graph kept is grown by add_many as
+        facts arrive)."""
+        if self.wants_graph:
+            self.graph = SemanticGraph.build(
+                self._dims,
+                self._rows.view(),
+                self._starts.view(),
+                self._first.view(),
+            )
+
+    def open_graph(self, path: Path) -> None:
+        """Take the graph saved at `path` with this index (at its change log position), when
+        the store wants one; a file refused leaves none, for keep_graph to build."""
+        if self.wants_graph:
+            self.graph = SemanticGraph.open(
+                path,
+                dims=self._dims,
+                generation=self.change_seq,
+                rows=self._rows.view(),
+                starts=self._starts.view(),
+                first=self._first.view(),
+            )
+
+    def graph_for(self, mask: np.ndarray) -> SemanticGraph | None:
+        """The graph, when a query that sees `mask` is better asked of it than scanned."""
+        if self.graph is None or not graph_pays(int(np.count_nonzero(mask)), len(mask)):
+            return None
+        return self.graph
+
+    def reachable(self, mask: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """For the graph's filter: whether each (first-holding) position's text is visible,
+        at that position or at one of its copies."""
+        keys, first = self._hash_key.view(), self._first.view()
+
+        def visible(positions: np.ndarray) -> np.ndarray:
+            seen: np.ndarray = mask[positions]
+            for index in np.flatnonzero(~seen).tolist():
+                held = int(positions[index])
+                seen[index] = any(
+                    mask[q] and first[q] == held for q in self._by_hash.positions(int(keys[held]))
+                )
+            return seen
+
+        return visible
+
+    def copies(self, positions: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The visible positions holding the texts of these (first-holding) positions, in
+        increasing order."""
+        keys, first = self._hash_key.view(), self._first.view()
+        found: list[int] = []
+        for held in positions.tolist():
+            found.extend(
+                q for q in self._by_hash.positions(int(keys[held])) if mask[q] and first[q] == held
+            )
+        return np.unique(np.asarray(found, dtype=np.int64))
 
     def block_of(self, position: int) -> QuantizedBlock | None:
         if not self._semantic:

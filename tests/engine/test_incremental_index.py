@@ -164,6 +164,70 @@ def everything_asked(index: RetrievalIndex, now: datetime, texts_seen: list[str]
     return answers
 
 
+class Writes:
+    """Two writers on one home, and what they wrote: records as remember returned them, and
+    every text written (the last few are asked again)."""
+
+    def __init__(self, writers: list[Client], clock: Clock, home: Path) -> None:
+        self.writers, self.clock, self.home = writers, clock, home
+        self.written: list[dict[str, Any]] = []
+        self.seen: list[str] = []
+
+
+def apply_operation(op: tuple[Any, ...], step: int, writes: Writes) -> None:
+    """One drawn operation; a refusal the contract allows (superseding a superseded fact)
+    is an answer, an internal error is not."""
+    try:
+        _apply(op, step, writes)
+    except MemoryFailure as refused:
+        assert refused.code.startswith("MEMORY_") and refused.code != "MEMORY_INTERNAL"
+
+
+def _apply(op: tuple[Any, ...], step: int, writes: Writes) -> None:
+    clock, written, seen, home = writes.clock, writes.written, writes.seen, writes.home
+    kind = op[0]
+    if kind == "tick":
+        clock.now += timedelta(minutes=op[1])
+        return
+    client = writes.writers[op[1]]
+    if kind in ("add", "expiring"):
+        workbench = (
+            {"expiresAt": (clock.now + timedelta(minutes=30)).isoformat()}
+            if kind == "expiring"
+            else {}
+        )
+        result = client.remember(op[2], list(op[3]), workbench=workbench)
+        seen.append(op[2])
+        if result["outcome"] == "added":
+            written.append(result["record"])
+    elif kind == "supersede" and written:
+        old = written[op[2] % len(written)]
+        result = client.remember(
+            op[3],
+            None,
+            decision="supersede",
+            predecessor=old["uri"],
+            predecessor_hash=old["contentHash"],
+        )
+        seen.append(op[3])
+        if result["outcome"] in ("added", "superseded"):
+            written.append(result["record"])
+    elif kind in ("retire", "restore") and written:
+        target = written[op[2] % len(written)]["uri"]
+        action = CurationAction.RETIRE if kind == "retire" else CurationAction.RESTORE
+        client.memory.curation.curate(Curation(action, target, actor="person", reason="x"))
+    elif kind == "import" and op[2]:
+        path = home.parent / f"import-{step}.jsonl"
+        path.write_text(
+            "".join(json.dumps(line(*item)) + "\n" for item in op[2]),
+            encoding="utf-8",
+        )
+        client.memory.interop.import_file(ImportRequest(path=path, caller="import"))
+        seen.extend(item[0] for item in op[2])
+    elif kind == "read":
+        client.engine.retrieval().rank("alice", Visibility(SCOPES, None, clock.now))
+
+
 @settings(
     max_examples=50,
     deadline=None,
@@ -195,63 +259,15 @@ def test_the_incremental_index_ranks_as_a_rebuild_does(
         writers = [Client(open_one()), Client(open_one())]
         for client in writers:
             client.engine.retrieval()  # an index to keep current from now on
-        written: list[dict[str, Any]] = []  # records as remember returned them
-        seen: list[str] = []
-
-        def apply(op: tuple[Any, ...], step: int) -> None:
-            kind = op[0]
-            if kind == "tick":
-                clock.now += timedelta(minutes=op[1])
-                return
-            client = writers[op[1]]
-            if kind in ("add", "expiring"):
-                workbench = (
-                    {"expiresAt": (clock.now + timedelta(minutes=30)).isoformat()}
-                    if kind == "expiring"
-                    else {}
-                )
-                result = client.remember(op[2], list(op[3]), workbench=workbench)
-                seen.append(op[2])
-                if result["outcome"] == "added":
-                    written.append(result["record"])
-            elif kind == "supersede" and written:
-                old = written[op[2] % len(written)]
-                result = client.remember(
-                    op[3],
-                    None,
-                    decision="supersede",
-                    predecessor=old["uri"],
-                    predecessor_hash=old["contentHash"],
-                )
-                seen.append(op[3])
-                if result["outcome"] in ("added", "superseded"):
-                    written.append(result["record"])
-            elif kind in ("retire", "restore") and written:
-                target = written[op[2] % len(written)]["uri"]
-                action = CurationAction.RETIRE if kind == "retire" else CurationAction.RESTORE
-                client.memory.curation.curate(Curation(action, target, actor="person", reason="x"))
-            elif kind == "import" and op[2]:
-                path = home.parent / f"import-{step}.jsonl"
-                path.write_text(
-                    "".join(json.dumps(line(*item)) + "\n" for item in op[2]),
-                    encoding="utf-8",
-                )
-                client.memory.interop.import_file(ImportRequest(path=path, caller="import"))
-                seen.extend(item[0] for item in op[2])
-            elif kind == "read":
-                client.engine.retrieval().rank("alice", Visibility(SCOPES, None, clock.now))
-
+        writes = Writes(writers, clock, home)
         for step, op in enumerate(operations):
-            try:
-                apply(op, step)
-            except MemoryFailure as refused:  # e.g. superseding a fact already superseded
-                assert refused.code.startswith("MEMORY_") and refused.code != "MEMORY_INTERNAL"
+            apply_operation(op, step, writes)
 
         now = clock.now
         fresh = open_one()
-        expected = everything_asked(fresh.retrieval(), now, seen)
+        expected = everything_asked(fresh.retrieval(), now, writes.seen)
         for client in writers:
-            got = everything_asked(client.engine.retrieval(), now, seen)
+            got = everything_asked(client.engine.retrieval(), now, writes.seen)
             assert got == expected
             # Kept current by the change log: built once, at the start.
             assert client.engine._snapshots.rebuilds == 1

@@ -1,0 +1,165 @@
+"""The index's approximate-neighbour graph (engine/retrieval/ann_index.py) over its vector
+rows, for stores where scanning every row costs more than a recall may spend.
+
+The graph holds each distinct text once: a fact's rows (its whole text, then its sentences)
+go in when no earlier position holds the same content hash. Copies of a text (one persona
+fact in eight scopes) have the same rows, and copies crowd each other out of a graph's
+neighbour lists (docs/retrieval.md, "Approximate neighbours"). Graph ids are row numbers in
+the index, so a row found names its position, and that position's copies are found by hash.
+
+The graph only grows: positions are stable and a fact that leaves recall keeps its rows, so
+nothing is removed. Which rows may answer is the caller's visibility mask, applied to what the
+graph returns (a text answers when any visible position holds it). Every row returned is
+scored exactly (ann_index.py), so a fact's score is the exact scan's; what the graph can get
+wrong is which texts come back.
+
+Kept on disk beside the index file, with the change log position the index reflects: a cold
+process maps it instead of building it (a million rows took minutes of CPU to build). A file
+of another position, torn, or holding other rows than the index's distinct ones is refused,
+and the graph is built again from the index's rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from engine.retrieval.ann_index import (
+    AnnIndex,
+    IndexFileRefused,
+    prefer_exact,
+)
+from engine.retrieval.quantized import QuantizedBlock
+
+# Below this many live facts an exact scan is as fast (ann_index.prefer_exact's measure), so no
+# graph is kept at all: a small store pays nothing for it.
+GRAPH_MIN_FACTS = 100_000
+# How widely a propose's (and an import's) search looks: at 1M rows an expansion of 128 found
+# 99.86 % of the likely-tier candidates (benchmarks/results/ann_choice.md).
+CANDIDATE_EXPANSION = 128
+
+
+class SemanticGraph:
+    """An AnnIndex over the distinct rows of the index's first `positions` positions."""
+
+    def __init__(self, index: AnnIndex, positions: int) -> None:
+        self.index = index
+        self.positions = positions  # positions [0, positions) are in the graph
+
+    @classmethod
+    def build(
+        cls, dims: int, rows: QuantizedBlock, starts: np.ndarray, first: np.ndarray
+    ) -> SemanticGraph:
+        graph = cls(AnnIndex(dims), 0)
+        graph.extend(rows, starts, first)
+        return graph
+
+    @classmethod
+    def open(
+        cls,
+        path: Path,
+        *,
+        dims: int,
+        generation: int,
+        rows: QuantizedBlock,
+        starts: np.ndarray,
+        first: np.ndarray,
+    ) -> SemanticGraph | None:
+        """The graph saved at `path` for the index at change `generation`, or None when there
+        is none, or it is refused (damaged, of another position, or not of these rows)."""
+        try:
+            index = AnnIndex.open(path, dims=dims, generation=generation)
+        except (IndexFileRefused, OSError):
+            return None
+        if len(index) != len(distinct_rows(starts, first, len(rows), 0, len(starts))):
+            index.close()
+            return None
+        return cls(index, len(starts))
+
+    def save(self, path: Path, generation: int) -> None:
+        self.index.save(path, generation=generation)
+
+    def close(self) -> None:
+        self.index.close()
+
+    def extend(self, rows: QuantizedBlock, starts: np.ndarray, first: np.ndarray) -> None:
+        """Add the distinct rows of the positions indexed since the graph last grew."""
+        end = len(starts)
+        if end <= self.positions:
+            return
+        ids = distinct_rows(starts, first, len(rows), self.positions, end)
+        if len(ids):
+            self.index.add(ids, QuantizedBlock(rows.values[ids], rows.scales[ids]))
+        self.positions = end
+
+    def nearest(
+        self,
+        query: np.ndarray,
+        k: int,
+        *,
+        starts: np.ndarray,
+        reachable: Callable[[np.ndarray], np.ndarray],
+        share: float,
+        whole_only: bool = False,
+        expansion: int | None = None,
+    ) -> tuple[np.ndarray, float]:
+        """The positions holding the graph's k closest rows to `query` that `reachable`
+        (positions -> bool) lets through, closest first, each once; and the k-th row's
+        cosine, which no row left out exceeds (-1 when every reachable row came back).
+        `whole_only`: whole-text rows only (dedup compares whole texts)."""
+
+        def allowed(ids: np.ndarray) -> np.ndarray:
+            positions = row_positions(starts, ids)
+            keep = np.asarray(reachable(positions), dtype=bool)
+            if whole_only:
+                keep &= starts[positions] == ids
+            return keep
+
+        ids, scores = self.index.search(query, k, allowed=allowed, share=share, expansion=expansion)
+        positions = row_positions(starts, ids)
+        # A position found by its whole text and by a sentence is listed at its best row.
+        _, first_seen = np.unique(positions, return_index=True)
+        bound = float(scores[-1]) if len(ids) >= k else -1.0
+        return positions[np.sort(first_seen)], bound
+
+
+def row_positions(starts: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """The position each row number belongs to."""
+    return np.searchsorted(starts, ids, side="right").astype(np.int64) - 1
+
+
+def distinct_rows(
+    starts: np.ndarray, first: np.ndarray, filled: int, begin: int, end: int
+) -> np.ndarray:
+    """Row numbers of the positions in [begin, end) that are the first to hold their text."""
+    positions = np.arange(begin, end, dtype=np.int64)
+    own = positions[first[begin:end] == positions]
+    if not len(own):
+        return np.zeros(0, np.int64)
+    after = np.append(starts, filled)
+    begins, ends = starts[own], after[own + 1]
+    counts = ends - begins
+    offsets = np.cumsum(counts) - counts
+    return np.repeat(begins - offsets, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+
+
+def first_holders(keys: np.ndarray) -> np.ndarray:
+    """Per position, the first position with the same key (a content hash's first 64 bits):
+    what Snapshot.add records one fact at a time, for a whole index read from its file."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    begins = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(keys) else order
+    counts = np.diff(np.append(begins, len(keys)))
+    first = np.empty(len(keys), dtype=np.int64)
+    first[order] = np.repeat(order[begins], counts)
+    return first
+
+
+def worth_a_graph(live_facts: int) -> bool:
+    return live_facts >= GRAPH_MIN_FACTS
+
+
+def graph_pays(visible: int, total: int) -> bool:
+    """Whether a query that sees `visible` of `total` positions is better asked of the graph."""
+    return not prefer_exact(visible, total)

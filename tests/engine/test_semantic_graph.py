@@ -1,0 +1,248 @@
+"""The approximate-neighbour graph behind the in-process index (engine/retrieval/
+semantic_graph.py): forced on for stores far below its real threshold, where the graph's
+search is exhaustive or as good as, it must answer exactly what the exact scan answers, after
+any sequence of writes by two processes; a graph kept on disk is reopened, not rebuilt, and a
+torn or stale one costs one rebuild and never a wrong answer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_incremental_index import (
+    SCOPES,
+    WORDS,
+    Client,
+    Clock,
+    Writes,
+    apply_operation,
+    everything_asked,
+    line,
+    operation,
+)
+
+from engine.facade.factory import open_engine
+from engine.facade.interop import ImportRequest
+from engine.retrieval import persisted, semantic_graph
+from engine.retrieval import snapshot as snapshot_module
+from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
+from engine.storage.store import MemoryEngine
+
+pytestmark = pytest.mark.in_memory_index
+
+
+class GraphSwitch:
+    """Whether engines opened now build a graph; once built, every query that may use it does
+    (the thresholds of a million-fact store, lowered to a test's few facts)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.build = True
+        self.builds = 0
+        monkeypatch.setattr(snapshot_module, "worth_a_graph", lambda live: self.build)
+        monkeypatch.setattr(snapshot_module, "graph_pays", lambda visible, total: True)
+        original = semantic_graph.SemanticGraph.build.__func__  # type: ignore[attr-defined]
+
+        def counted(cls: type, *args: Any) -> Any:
+            self.builds += 1
+            return original(cls, *args)
+
+        monkeypatch.setattr(semantic_graph.SemanticGraph, "build", classmethod(counted))
+
+
+@pytest.fixture
+def switch(monkeypatch: pytest.MonkeyPatch) -> GraphSwitch:
+    return GraphSwitch(monkeypatch)
+
+
+@pytest.fixture
+def opened() -> Iterator[list[MemoryEngine]]:
+    engines: list[MemoryEngine] = []
+    yield engines
+    for engine in engines:
+        engine.db.dispose()
+
+
+def graph_of(engine: MemoryEngine) -> semantic_graph.SemanticGraph | None:
+    return engine._snapshots.get().graph
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(operations=st.lists(operation, min_size=1, max_size=18))
+def test_the_graph_answers_as_the_exact_scan_after_any_writes(
+    operations: list[tuple[Any, ...]],
+    tiny_embedder: StaticModelEmbedder,
+    switch: GraphSwitch,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    home = tmp_path_factory.mktemp("graph") / "home"
+    clock = Clock()
+    status = EmbedderStatus(tiny_embedder)
+    opened: list[MemoryEngine] = []
+
+    def open_one() -> MemoryEngine:
+        engine = open_engine(home=home, embedder_status=status, clock=clock)
+        opened.append(engine)
+        return engine
+
+    try:
+        switch.build = True
+        writers = [Client(open_one()), Client(open_one())]
+        writes = Writes(writers, clock, home)
+        for step, op in enumerate(operations):
+            apply_operation(op, step, writes)
+        now = clock.now
+        graphs = [graph_of(client.engine) for client in writers]
+        switch.build = False
+        exact = open_one()
+        assert graph_of(exact) is None
+        expected = everything_asked(exact.retrieval(), now, writes.seen)
+        for client, graph in zip(writers, graphs, strict=True):
+            assert graph is not None and graph_of(client.engine) is graph  # grown, not rebuilt
+            assert everything_asked(client.engine.retrieval(), now, writes.seen) == expected
+    finally:
+        for engine in opened:
+            engine.db.dispose()
+
+
+def phrases(count: int, seed: int) -> list[str]:
+    """`count` distinct texts of the tiny model's words."""
+    rng = np.random.default_rng(seed)
+    found: dict[str, None] = {}
+    while len(found) < count:
+        found[" ".join(rng.choice(WORDS, size=int(rng.integers(2, 6))).tolist())] = None
+    return list(found)
+
+
+def test_past_the_pool_the_graph_ranks_as_the_exact_scan(
+    tmp_path: Path,
+    tiny_embedder: StaticModelEmbedder,
+    switch: GraphSwitch,
+    opened: list[MemoryEngine],
+) -> None:
+    """More texts than a recall asks of the graph (GRAPH_POOL), copies in both scopes: the
+    facts the graph did not return are bounded by its last cosine, and those that can still
+    reach the window are scored; with a graph that finds the true closest rows (a search
+    wider than the store), the ranking is the exact one, scores and ties included."""
+    home = tmp_path / "home"
+    status = EmbedderStatus(tiny_embedder)
+    texts = phrases(700, seed=3)
+    path = tmp_path / "facts.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps(line(text, SCOPES if n % 3 == 0 else [SCOPES[n % 2]], n % 4)) + "\n"
+            for n, text in enumerate(texts)
+        ),
+        encoding="utf-8",
+    )
+    writer = Client(open_engine(home=home, embedder_status=status))
+    opened.append(writer.engine)
+    writer.memory.interop.import_file(ImportRequest(path=path, caller="import"))
+    graph = graph_of(writer.engine)
+    assert graph is not None and len(graph.index) > 256
+    now = writer.engine.now() + timedelta(seconds=1)
+    questions = ["alice tea", "the zebra stripes", "project", "bob moved to lyon", *texts[:6]]
+    with_graph = everything_asked(writer.engine.retrieval(), now, questions)
+    switch.build = False
+    exact = open_engine(home=home, embedder_status=status)
+    opened.append(exact)
+    assert graph_of(exact) is None
+    assert everything_asked(exact.retrieval(), now, questions) == with_graph
+
+
+@pytest.mark.embedded_mode
+def test_the_graph_is_kept_beside_the_index_and_a_bad_file_costs_one_rebuild(
+    tmp_path: Path,
+    tiny_embedder: StaticModelEmbedder,
+    switch: GraphSwitch,
+    monkeypatch: pytest.MonkeyPatch,
+    opened: list[MemoryEngine],
+) -> None:
+    from engine.retrieval import index_cache
+
+    monkeypatch.setattr(persisted, "PERSIST_MIN_FACTS", 3)
+    # Every process that catches up writes its index (and graph) again.
+    monkeypatch.setattr(index_cache, "SAVE_BEHIND_MIN", 0)
+    monkeypatch.setattr(index_cache, "SAVE_BEHIND_FRACTION", 0.0)
+    home = tmp_path / "home"
+    status = EmbedderStatus(tiny_embedder)
+    questions = ["alice tea", "zebra", "project deadline friday", "carol drinks green tea"]
+
+    def open_one() -> MemoryEngine:
+        engine = open_engine(home=home, embedder_status=status)
+        opened.append(engine)
+        return engine
+
+    def saved(engine: MemoryEngine) -> None:
+        assert engine._snapshots.saving is not None
+        engine._snapshots.saving.join()
+
+    def exact_answers() -> Any:
+        switch.build = False
+        engine = open_one()
+        assert graph_of(engine) is None
+        found = everything_asked(engine.retrieval(), writer.engine.now(), questions)
+        engine.db.dispose()
+        opened.remove(engine)
+        switch.build = True
+        return found
+
+    writer = Client(open_one())
+    for text in phrases(40, seed=5):
+        writer.add(text, SCOPES[0])
+    first = open_one()
+    graph = graph_of(first)
+    assert graph is not None and switch.builds == 1
+    saved(first)
+    kept = persisted.graph_file(persisted.index_file(home, tiny_embedder.model_id))
+    assert kept.is_file()
+    answers = exact_answers()
+    assert everything_asked(first.retrieval(), writer.engine.now(), questions) == answers
+
+    reopened = open_one()
+    mapped = graph_of(reopened)
+    assert switch.builds == 1 and mapped is not None and mapped.index.mapped
+    assert len(mapped.index) == len(graph.index)
+    for question in ("alice tea", "zebra quiet note"):
+        vector = tiny_embedder.embed([question])[0]
+        ids, scores = mapped.index.search(vector, 10)
+        want_ids, want_scores = graph.index.search(vector, 10)
+        assert ids.tolist() == want_ids.tolist() and scores.tolist() == want_scores.tolist()
+    assert everything_asked(reopened.retrieval(), writer.engine.now(), questions) == answers
+
+    # A write after the graph was saved: the next process opens the index and the graph at
+    # their saved position, and both catch up.
+    writer.add("carol drinks green tea in berlin", SCOPES[1])
+    caught_up = open_one()
+    assert graph_of(caught_up) is not None and switch.builds == 1
+    saved(caught_up)
+    answers = exact_answers()
+    assert everything_asked(caught_up.retrieval(), writer.engine.now(), questions) == answers
+
+    kept.write_bytes(kept.read_bytes()[: kept.stat().st_size // 2])  # torn
+    torn = open_one()
+    assert graph_of(torn) is not None and switch.builds == 2
+    assert everything_asked(torn.retrieval(), writer.engine.now(), questions) == answers
+    saved(torn)
+
+    # A sound graph file of another position than the index beside it: stale, so rebuilt.
+    stale = kept.read_bytes()
+    writer.add("bob prefers black coffee on monday", SCOPES[0])
+    newer = open_one()
+    assert graph_of(newer) is not None and switch.builds == 2
+    saved(newer)
+    kept.write_bytes(stale)
+    again = open_one()
+    assert graph_of(again) is not None and switch.builds == 3
+    answers = exact_answers()
+    assert everything_asked(again.retrieval(), writer.engine.now(), questions) == answers
