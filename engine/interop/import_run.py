@@ -176,6 +176,7 @@ def run_import(
                 _import_all(job, report, writer, progress)
                 job.source.unchanged()
                 writer.commit()
+            engine.index_after_bulk()
         except Exception as exc:  # a full disk is said as such; anything else as it was
             refusal = disk_full_refusal(
                 exc, engine.home, "Nothing was imported; free some space there (or move the "

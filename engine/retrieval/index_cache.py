@@ -33,6 +33,10 @@ REBUILD_MIN_CHANGES = 2_000
 # an agent adding a fact per turn pays at most ~0.05 s of catching up per call, not up to 2 s
 # as with the tenth of the store (at least 2,000 changes) that was the rule before.
 SAVE_BEHIND_MIN = 200
+# The changes an importing process applies to its own index after the import, at most (the
+# import's own facts, added at the end: cheaper to apply than a rebuild, which also rebuilds
+# the approximate-neighbour graph).
+UNBOUNDED = 2**62
 SAVE_BEHIND_FRACTION = 0.02
 
 
@@ -60,7 +64,15 @@ class SnapshotCache:
         self.saving: SaveJob | None = None  # the last save handed to the process's saver
         self._graph_unsaved = False  # a graph was built that the file beside the index lacks
 
-    def get(self) -> Snapshot:
+    @property
+    def held(self) -> bool:
+        """Whether this process has an index (built, read, or caught up) to keep current."""
+        return self._snapshot is not None
+
+    def get(self, *, after_bulk: bool = False) -> Snapshot:
+        """The index, current. `after_bulk`: this process has just written many facts (an
+        import): it applies them however many, where another reader that far behind would
+        rebuild, and so leaves the index (and its graph) for the next process to read."""
         with self._lock:
             generation = self._reads.generation()
             if self._snapshot is None and self._index_path is not None:
@@ -71,7 +83,7 @@ class SnapshotCache:
                     self._keep_graph(snapshot)
                     self._save_if_far(snapshot)
                 return snapshot
-            if snapshot is not None and self._catch_up(snapshot, generation):
+            if snapshot is not None and self._catch_up(snapshot, generation, after_bulk):
                 self._keep_graph(snapshot)
                 self._save_if_far(snapshot)
                 return snapshot
@@ -143,8 +155,10 @@ class SnapshotCache:
 
         self.saving = SAVER.submit(write)  # engine/retrieval/index_saver.py: one thread
 
-    def _catch_up(self, snapshot: Snapshot, generation: int) -> bool:
+    def _catch_up(self, snapshot: Snapshot, generation: int, after_bulk: bool = False) -> bool:
         limit = max(REBUILD_MIN_CHANGES, int(snapshot.live_count * REBUILD_FRACTION))
+        if after_bulk:
+            limit = UNBOUNDED
         changes = self._reads.changes_since(snapshot.change_seq, limit=limit)
         if changes is None:
             return False

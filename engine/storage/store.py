@@ -404,6 +404,12 @@ class MemoryEngine(WriteJournal):
     def snapshot(self) -> Snapshot:
         return self._snapshots.get()
 
+    def index_after_bulk(self) -> None:
+        """After an import: this process's index brought up to date with the import's facts
+        and written for the next process (the saver finishes before the process exits)."""
+        if self._snapshots.held:
+            self._snapshots.get(after_bulk=True)
+
     def retrieval(self) -> RetrievalIndex:
         """The index ranking asks (engine/retrieval/seam.py), of the backend the registry
         chose at the first query (engine/retrieval/registry.py)."""

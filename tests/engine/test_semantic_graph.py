@@ -246,3 +246,51 @@ def test_the_graph_is_kept_beside_the_index_and_a_bad_file_costs_one_rebuild(
     assert graph_of(again) is not None and switch.builds == 3
     answers = exact_answers()
     assert everything_asked(again.retrieval(), writer.engine.now(), questions) == answers
+
+
+@pytest.mark.embedded_mode
+def test_an_import_leaves_its_index_and_graph_for_the_next_process(
+    tmp_path: Path,
+    tiny_embedder: StaticModelEmbedder,
+    switch: GraphSwitch,
+    monkeypatch: pytest.MonkeyPatch,
+    opened: list[MemoryEngine],
+) -> None:
+    """An import far larger than a reader would catch up on (it would rebuild) is applied
+    to the importing process's own index, which is written with its graph: the next process
+    reads both instead of building them."""
+    from engine.retrieval import index_cache
+
+    monkeypatch.setattr(persisted, "PERSIST_MIN_FACTS", 3)
+    monkeypatch.setattr(index_cache, "REBUILD_MIN_CHANGES", 100)  # a reader rebuilds past it
+    home = tmp_path / "home"
+    status = EmbedderStatus(tiny_embedder)
+    importer = Client(open_engine(home=home, embedder_status=status))
+    opened.append(importer.engine)
+    for text in phrases(10, seed=7):
+        importer.add(text, SCOPES[0])
+    path = tmp_path / "more.jsonl"
+    texts = phrases(600, seed=8)[10:]
+    path.write_text(
+        "".join(json.dumps(line(text, [SCOPES[1]], 0)) + "\n" for text in texts),
+        encoding="utf-8",
+    )
+    importer.memory.interop.import_file(ImportRequest(path=path, caller="import"))
+    cache = importer.engine._snapshots
+    assert cache.rebuilds == 1 and switch.builds == 1  # the import's facts applied, not rebuilt
+    assert cache.saving is not None
+    cache.saving.join()
+
+    reader = open_engine(home=home, embedder_status=status)
+    opened.append(reader)
+    graph = graph_of(reader)
+    assert reader._snapshots.rebuilds == 0 and graph is not None and graph.index.mapped
+    assert switch.builds == 1
+    switch.build = False
+    exact = open_engine(home=home, embedder_status=status)
+    opened.append(exact)
+    now = reader.now()
+    questions = texts[-3:]
+    assert everything_asked(reader.retrieval(), now, questions) == everything_asked(
+        exact.retrieval(), now, questions
+    )
