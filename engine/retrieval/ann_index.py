@@ -224,6 +224,51 @@ class AnnIndex:
         order = np.lexsort((ids, -scores))[:k]
         return ids[order], scores[order]
 
+    def search_many(
+        self,
+        queries: np.ndarray,
+        k: int,
+        *,
+        allowed: Allowed | None = None,
+        share: float = 1.0,
+        expansion: int | None = None,
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """`search` for each row of `queries` (unit vectors, float32), the graph walked for
+        all of them in one call on every core (an import's dedup); a query whose first walk
+        lets too few ids through is asked again alone, as `search` would."""
+        if k <= 0 or not len(self) or not len(queries):
+            return [(np.zeros(0, np.int64), np.zeros(0, np.float32)) for _ in queries]
+        size = len(self._graph)
+        want = k + RESCORE_MARGIN
+        hidden_share = 1.0 - len(self._hidden) / size if size else 1.0
+        count = min(size, int(want / max(share * hidden_share, 1e-6)) + 1)
+        walked: np.ndarray | None = None
+        if size and count < size:
+            setattr(self._graph, "expansion_search", max(expansion or EXPANSION_SEARCH, count))  # noqa: B010
+            matches = self._graph.search(quantize(queries).values, count, threads=_threads(1_000))
+            walked = np.asarray(matches.keys, dtype=np.int64).reshape(len(queries), -1)
+            counts = np.asarray(getattr(matches, "counts", [len(walked[0])])).reshape(-1)
+        hidden = np.fromiter(self._hidden, np.int64) if self._hidden else None
+        pending_ids, pending_values = self._pending_rows()
+        kept_pending = _allowed(pending_ids, allowed)
+        found: list[tuple[np.ndarray, np.ndarray]] = []
+        for row, query in enumerate(queries):
+            ids = np.zeros(0, np.int64) if walked is None else walked[row, : counts[row]]
+            if hidden is not None:
+                ids = ids[~np.isin(ids, hidden)]
+            ids = ids[_allowed(ids, allowed)]
+            if walked is None or len(ids) < want:
+                found.append(
+                    self.search(query, k, allowed=allowed, share=share, expansion=expansion)
+                )
+                continue
+            ids = np.concatenate([ids[:want], pending_ids[kept_pending]])
+            values = np.vstack([self._stored(ids[:want]), pending_values[kept_pending]])
+            scores = cosines(QuantizedBlock(values, row_scales(values)), query)
+            order = np.lexsort((ids, -scores))[:k]
+            found.append((ids[order], scores[order]))
+        return found
+
     def _stored(self, ids: np.ndarray) -> np.ndarray:
         """The int8 rows the graph holds for these ids (each present)."""
         if not len(ids):

@@ -108,10 +108,23 @@ def semantic_candidates_many(
     unit vectors (`queries`, one row each): one matrix product per chunk of texts and of the
     store instead of one scan of the store per text (an import's dedup)."""
     assert snapshot.semantic
-    if snapshot.graph_for(mask) is not None:
-        # Through the graph, text by text: each asks for the few texts closest to it, where
-        # the product below scores the whole store for every text.
-        return [_candidates_of(snapshot, mask, query) for query in queries]
+    graph = snapshot.graph_for(mask)
+    if graph is not None:
+        # Through the graph: each text asks for the few texts closest to it (the graph walked
+        # for the whole batch at once), where the product below scores the whole store.
+        held = graph.nearest_many(
+            queries,
+            MAX_CANDIDATES,
+            starts=snapshot.starts,
+            reachable=snapshot.reachable(mask),
+            share=_share(mask),
+            whole_only=True,
+            expansion=CANDIDATE_EXPANSION,
+        )
+        return [
+            _candidates_of(snapshot, snapshot.copies(texts, mask), query)
+            for texts, query in zip(held, queries, strict=True)
+        ]
     visible = np.flatnonzero(mask)
     if not len(visible):
         return [[] for _ in range(len(queries))]
@@ -156,24 +169,27 @@ def _closest_visible(snapshot: Snapshot, mask: np.ndarray, query: np.ndarray) ->
     graph = snapshot.graph_for(mask)
     if graph is None:
         return np.flatnonzero(mask)
-    share = max(float(np.count_nonzero(mask)), 1.0) / max(len(mask), 1)
     held, _ = graph.nearest(
         query,
         MAX_CANDIDATES * 4,
         starts=snapshot.starts,
         reachable=snapshot.reachable(mask),
-        share=share,
+        share=_share(mask),
         whole_only=True,
         expansion=CANDIDATE_EXPANSION,
     )
     return snapshot.copies(held, mask)
 
 
+def _share(mask: np.ndarray) -> float:
+    return max(float(np.count_nonzero(mask)), 1.0) / max(len(mask), 1)
+
+
 def _candidates_of(
-    snapshot: Snapshot, mask: np.ndarray, query: np.ndarray
+    snapshot: Snapshot, visible: np.ndarray, query: np.ndarray
 ) -> list[ScoredCandidate]:
-    """One text's semantic candidates, scored as find_candidates scores them."""
-    visible = _closest_visible(snapshot, mask, query)
+    """One text's semantic candidates among `visible`, scored as find_candidates scores them
+    (the whole texts' int8 cosines), the best MAX_CANDIDATES at the weak tier or above."""
     similarity = np.clip(snapshot.whole_cosines(query, visible), 0.0, 1.0)
     order = best_first(snapshot, visible, similarity, MAX_CANDIDATES)
     return [

@@ -108,20 +108,55 @@ class SemanticGraph:
         (positions -> bool) lets through, closest first, each once; and the k-th row's
         cosine, which no row left out exceeds (-1 when every reachable row came back).
         `whole_only`: whole-text rows only (dedup compares whole texts)."""
+        ids, scores = self.index.search(
+            query, k, allowed=_rows_allowed(starts, reachable, whole_only), share=share,
+            expansion=expansion,
+        )  # fmt: skip
+        return _held(starts, ids, scores, k)
 
-        def allowed(ids: np.ndarray) -> np.ndarray:
-            positions = row_positions(starts, ids)
-            keep = np.asarray(reachable(positions), dtype=bool)
-            if whole_only:
-                keep &= starts[positions] == ids
-            return keep
+    def nearest_many(
+        self,
+        queries: np.ndarray,
+        k: int,
+        *,
+        starts: np.ndarray,
+        reachable: Callable[[np.ndarray], np.ndarray],
+        share: float,
+        whole_only: bool = False,
+        expansion: int | None = None,
+    ) -> list[np.ndarray]:
+        """`nearest`'s positions for each row of `queries`, the graph walked for all at once."""
+        found = self.index.search_many(
+            queries, k, allowed=_rows_allowed(starts, reachable, whole_only), share=share,
+            expansion=expansion,
+        )  # fmt: skip
+        return [_held(starts, ids, scores, k)[0] for ids, scores in found]
 
-        ids, scores = self.index.search(query, k, allowed=allowed, share=share, expansion=expansion)
+
+def _rows_allowed(
+    starts: np.ndarray, reachable: Callable[[np.ndarray], np.ndarray], whole_only: bool
+) -> Callable[[np.ndarray], np.ndarray]:
+    """The graph's filter over row numbers: rows of reachable positions (whole texts only)."""
+
+    def allowed(ids: np.ndarray) -> np.ndarray:
         positions = row_positions(starts, ids)
-        # A position found by its whole text and by a sentence is listed at its best row.
-        _, first_seen = np.unique(positions, return_index=True)
-        bound = float(scores[-1]) if len(ids) >= k else -1.0
-        return positions[np.sort(first_seen)], bound
+        keep = np.asarray(reachable(positions), dtype=bool)
+        if whole_only:
+            keep &= starts[positions] == ids
+        return keep
+
+    return allowed
+
+
+def _held(
+    starts: np.ndarray, ids: np.ndarray, scores: np.ndarray, k: int
+) -> tuple[np.ndarray, float]:
+    """The positions of the rows found, each once at its best row (a whole text and one of
+    its sentences can both be found), and the bound: the k-th row's cosine."""
+    positions = row_positions(starts, ids)
+    _, first_seen = np.unique(positions, return_index=True)
+    bound = float(scores[-1]) if len(ids) >= k else -1.0
+    return positions[np.sort(first_seen)], bound
 
 
 def row_positions(starts: np.ndarray, ids: np.ndarray) -> np.ndarray:

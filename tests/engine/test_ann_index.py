@@ -135,6 +135,46 @@ def test_a_filtered_search_never_returns_a_filtered_out_id(
         assert_same(found, expected)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    count=st.integers(1, 300),
+    removed=st.integers(0, 40),
+    visible=st.floats(0.05, 1.0),
+    k=st.integers(1, 30),
+    seed=st.integers(0, 10**6),
+    mapped=st.booleans(),
+)
+def test_a_batch_search_answers_as_each_search_alone(
+    tmp_path_factory: pytest.TempPathFactory,
+    count: int,
+    removed: int,
+    visible: float,
+    k: int,
+    seed: int,
+    mapped: bool,
+) -> None:
+    """search_many walks the graph for all queries at once (an import's dedup); each answer
+    is the one `search` gives for that query, filter, hidden and pending rows included."""
+    vectors = unit_rows([seed + n for n in range(count)])
+    index = AnnIndex(DIMS)
+    index.add(np.arange(count), vectors)
+    if mapped:
+        path = tmp_path_factory.mktemp("batch") / "graph.ann"
+        index.save(path, generation=1)
+        index = AnnIndex.open(path, dims=DIMS, generation=1)
+        index.add(np.arange(count, count + 5), unit_rows([seed - n - 1 for n in range(5)]))
+    index.remove(np.arange(0, count, max(1, count // max(removed, 1)))[:removed])
+    mask = np.random.default_rng(seed).random(count + 5) < visible
+    queries = unit_rows([seed + 10**7 + n for n in range(7)])
+    for allowed in (None, mask):
+        share = float(mask.mean()) if allowed is not None else 1.0
+        batch = index.search_many(queries, k, allowed=allowed, share=share, expansion=ALL)
+        for query, found in zip(queries, batch, strict=True):
+            alone = index.search(query, k, allowed=allowed, share=share, expansion=ALL)
+            assert_same(found, alone)
+    index.close()
+
+
 def test_a_reopened_index_answers_as_the_one_in_memory(tmp_path: Path) -> None:
     vectors = unit_rows(list(range(300)))
     index = AnnIndex(DIMS)

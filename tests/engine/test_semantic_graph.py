@@ -33,6 +33,7 @@ from engine.facade.interop import ImportRequest
 from engine.retrieval import persisted, semantic_graph
 from engine.retrieval import snapshot as snapshot_module
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
+from engine.retrieval.seam import Visibility, candidates_for
 from engine.storage.store import MemoryEngine
 
 pytestmark = pytest.mark.in_memory_index
@@ -153,11 +154,40 @@ def test_past_the_pool_the_graph_ranks_as_the_exact_scan(
     now = writer.engine.now() + timedelta(seconds=1)
     questions = ["alice tea", "the zebra stripes", "project", "bob moved to lyon", *texts[:6]]
     with_graph = everything_asked(writer.engine.retrieval(), now, questions)
+    batch = texts[:40] + [f"{text} quiet" for text in texts[40:80]] + phrases(760, 4)[700:]
+    with_graph_batch = batched_candidates(writer.engine, batch, now)
     switch.build = False
     exact = open_engine(home=home, embedder_status=status)
     opened.append(exact)
     assert graph_of(exact) is None
     assert everything_asked(exact.retrieval(), now, questions) == with_graph
+    # An import's dedup asks for a batch at once (the graph walked for all of them), and
+    # each text's candidates are those a propose of it finds by the exact scan. (The exact
+    # batch itself scores by float32 products, which round the fourth decimal otherwise.)
+    index = exact.retrieval()
+    one_by_one = [
+        [(c.fact.record_id, c.similarity, c.tier) for c in index.candidates(text, seen)]
+        for text, seen in zip(batch, visibilities(len(batch), now), strict=True)
+    ]
+    assert with_graph_batch == one_by_one
+
+
+def visibilities(count: int, now: Any) -> list[Visibility]:
+    """One scope or both, in turn."""
+    return [Visibility(SCOPES if n % 2 else [SCOPES[n % 4 // 2]], None, now) for n in range(count)]
+
+
+def batched_candidates(engine: MemoryEngine, texts: list[str], now: Any) -> list[Any]:
+    """An import's dedup candidates for `texts`, as plain data."""
+    embedder = engine.embedder_status.embedder
+    assert embedder is not None
+    found = candidates_for(
+        engine.retrieval(),
+        texts,
+        visibilities(len(texts), now),
+        np.asarray(embedder.embed(texts), dtype=np.float32),
+    )
+    return [[(c.fact.record_id, c.similarity, c.tier) for c in one] for one in found]
 
 
 @pytest.mark.embedded_mode
