@@ -13,7 +13,7 @@ import numpy as np
 
 from engine.retrieval.embeddings import Embedder
 from engine.retrieval.lexical import similarity as lexical_similarity
-from engine.retrieval.quantized import quantize
+from engine.retrieval.quantized import cosines_many
 from engine.retrieval.ranking import best_first
 from engine.retrieval.results import ScoredCandidate as ScoredCandidate  # the seam's
 from engine.retrieval.semantic_graph import CANDIDATE_EXPANSION
@@ -93,12 +93,11 @@ def find_candidates(
     return results[:MAX_CANDIDATES]
 
 
-# Texts scored against the store per matrix product in semantic_candidates_many, and the
-# store's facts dequantized at a time (memory: STORE_CHUNK x dims float32, 128 MiB at 256
-# dimensions, and a QUERY_CHUNK x STORE_CHUNK block; the whole store at once was 1 GiB at a
-# million facts, in every import into such a store).
+# Texts scored against the store per product in semantic_candidates_many, and the store's
+# whole-text rows gathered at a time (memory: STORE_CHUNK x dims int8, 16 MiB at 256
+# dimensions, and a QUERY_CHUNK x STORE_CHUNK block of float64 products, 64 MiB).
 QUERY_CHUNK = 128
-STORE_CHUNK = 131_072
+STORE_CHUNK = 65_536
 
 
 def semantic_candidates_many(
@@ -116,7 +115,7 @@ def semantic_candidates_many(
             queries,
             MAX_CANDIDATES,
             starts=snapshot.starts,
-            reachable=snapshot.reachable(mask),
+            reachable=snapshot.reachable(mask, many=True),
             share=_share(mask),
             whole_only=True,
             expansion=CANDIDATE_EXPANSION,
@@ -128,16 +127,17 @@ def semantic_candidates_many(
     visible = np.flatnonzero(mask)
     if not len(visible):
         return [[] for _ in range(len(queries))]
-    # float32 products (BLAS: many texts at once) of the rows and the texts as int8 holds
-    # them, so that a text scores as a propose of it would (to float32's rounding of the same
-    # integer products). Each text keeps the facts at the weak tier or above, chunk by chunk.
-    asked = quantize(queries).floats()
+    # The int8 products of every text with a chunk of the visible whole-text rows at once,
+    # each the bits a propose of that text computes (quantized.cosines_many). Each text keeps
+    # the facts at the weak tier or above, chunk by chunk.
     kept_at: list[list[np.ndarray]] = [[] for _ in range(len(queries))]
     kept_score: list[list[np.ndarray]] = [[] for _ in range(len(queries))]
     for begin in range(0, len(visible), STORE_CHUNK):
-        block = snapshot.whole_vectors(visible[begin : begin + STORE_CHUNK])
+        block = snapshot.whole_rows(visible[begin : begin + STORE_CHUNK])
         for start in range(0, len(queries), QUERY_CHUNK):
-            similarity = np.clip(asked[start : start + QUERY_CHUNK] @ block.T, 0.0, 1.0)
+            similarity = np.clip(
+                cosines_many(block, queries[start : start + QUERY_CHUNK]), 0.0, 1.0
+            )
             for offset, row in enumerate(similarity):
                 hits = np.flatnonzero(row >= SEMANTIC_TIERS.weak)
                 if len(hits):

@@ -110,6 +110,10 @@ class Snapshot:
         products see them (dequantized)."""
         return self._rows.take(self._starts.view()[positions]).floats()
 
+    def whole_rows(self, positions: np.ndarray) -> QuantizedBlock:
+        """The whole-text rows (int8) of these positions (a copy)."""
+        return self._rows.take(self._starts.view()[positions])
+
     def whole_cosines(self, query: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """The cosine of each position's whole text with the unit vector `query`."""
         starts = self._starts.view()
@@ -306,10 +310,18 @@ class Snapshot:
             return None
         return self.graph
 
-    def reachable(self, mask: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    def reachable(
+        self, mask: np.ndarray, *, many: bool = False
+    ) -> Callable[[np.ndarray], np.ndarray]:
         """For the graph's filter: whether each (first-holding) position's text is visible,
-        at that position or at one of its copies."""
+        at that position or at one of its copies. `many`: for a batch of searches, worked out
+        for every text at once (a pass over the store, ~4 ms at 1M facts); else looked up
+        for the texts the graph returns whose own position is not visible."""
         keys, first = self._hash_key.view(), self._first.view()
+        if many:
+            shown = np.zeros(len(mask), dtype=bool)
+            shown[first[mask]] = True
+            return lambda positions: shown[positions]
 
         def visible(positions: np.ndarray) -> np.ndarray:
             seen: np.ndarray = mask[positions]
