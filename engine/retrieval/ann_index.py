@@ -7,12 +7,9 @@ which ids to score: every answer is scored again by quantized.cosines from those
 id's score is the exact scan's, bit for bit. What the graph can get wrong is which ids come
 back (a close row it did not reach); benchmarks/results/ann_choice.md measures how often.
 
-On disk: usearch's own serialisation, then a trailer (JSON: format, generation, rows, dims,
-blob length, checksum), its length and a magic. Written to a temp file, synced and renamed
-(a crash leaves the old file or the new one); opened by mapping the file (usearch's view), so
-a cold process reads only the pages a search touches. A file that is short, torn, of another
-format or dims, or of another generation is refused (IndexFileRefused): the caller rebuilds,
-and a refused file never answers.
+On disk (engine/retrieval/ann_file.py): usearch's serialisation and a checked trailer,
+written atomically and opened by mapping; a damaged or stale file is refused and the caller
+rebuilds.
 
 A mapped graph cannot change (an add to a usearch view crashes the process), so changes made
 after opening are kept beside it: added rows are scanned exactly, removed ids skipped. Past
@@ -22,12 +19,9 @@ Not thread-safe: the caller holds its index lock (Snapshot.lock) around every ca
 
 from __future__ import annotations
 
-import json
 import mmap
-import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -36,6 +30,12 @@ import numpy as np
 # breaking every product of the exact scan. Loaded first, simsimd keeps its own.
 from engine.retrieval.quantized import QuantizedBlock, cosines, quantize  # isort: skip
 from usearch.index import Index  # isort: skip
+
+from engine.retrieval.ann_file import (
+    DamagedIndexFile,
+    map_graph,
+    write_graph,
+)
 
 # The graph as measured (benchmarks/results/ann_choice.md, `module`): 32 links a node, a build
 # expansion of 128. A search expansion of 1024 found 99.91 % of the exact top 64 at 100k
@@ -57,23 +57,7 @@ PENDING_LIMIT = 20_000
 EXACT_BELOW_VISIBLE = 100_000
 EXACT_BELOW_SHARE = 0.05
 
-FORMAT = 1
-MAGIC = b"GNOANN01"
-_TAIL = 16  # the trailer's length (8 bytes), then MAGIC
-
 Allowed = np.ndarray | Callable[[np.ndarray], np.ndarray]
-
-
-class IndexFileRefused(ValueError):
-    """The file cannot answer: rebuild the index (and save it again)."""
-
-
-class DamagedIndexFile(IndexFileRefused):
-    """Short, torn, overwritten, or not this module's format."""
-
-
-class StaleIndexFile(IndexFileRefused):
-    """A sound file of another generation (or model) than the caller expects."""
 
 
 def prefer_exact(visible_count: int, total: int) -> bool:
@@ -87,15 +71,6 @@ def row_scales(values: np.ndarray) -> np.ndarray:
     length = np.sqrt(np.einsum("ij,ij->i", values, values, dtype=np.int64).astype(np.float64))
     scales: np.ndarray = np.divide(1.0, length, out=np.zeros(len(values)), where=length > 0)
     return scales.astype(np.float32)
-
-
-def checksum(data: memoryview | bytes | np.ndarray) -> int:
-    """The bytes as 64-bit words (the last zero-padded), summed wrapping: a torn or zeroed
-    block changes it, at memory speed (as engine/retrieval/array_file.py does)."""
-    raw = np.frombuffer(data, dtype=np.uint8)
-    whole = len(raw) // 8 * 8
-    total = int(raw[:whole].view(np.uint64).sum(dtype=np.uint64))
-    return (total + int.from_bytes(raw[whole:].tobytes(), "little")) % 2**64
 
 
 class AnnIndex:
@@ -322,67 +297,26 @@ class AnnIndex:
     # -- the file ---------------------------------------------------------------------------
 
     def save(self, path: Path, *, generation: int | None = None) -> None:
-        """Write the index to `path` atomically (temp file, fsync, rename), with the
+        """Write the index to `path` atomically (engine/retrieval/ann_file.py), with the
         generation its rows reflect (the caller's: e.g. the change log position)."""
         if generation is not None:
             self.generation = generation
         self._load_into_memory()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            self._graph.save(str(temp))
-            with temp.open("r+b") as out:
-                blob_length = out.seek(0, os.SEEK_END)
-                with mmap.mmap(out.fileno(), blob_length, access=mmap.ACCESS_READ) as blob:
-                    summed = checksum(memoryview(blob))
-                trailer = json.dumps(
-                    {
-                        "format": FORMAT,
-                        "generation": self.generation,
-                        "rows": len(self._graph),
-                        "dims": self.dims,
-                        "blob": blob_length,
-                        "checksum": summed,
-                    }
-                ).encode()
-                out.write(trailer + len(trailer).to_bytes(8, "little") + MAGIC)
-                out.flush()
-                os.fsync(out.fileno())
-            temp.replace(path)
-        finally:
-            temp.unlink(missing_ok=True)
-        folder = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)  # the rename itself survives a power loss
-        finally:
-            os.close(folder)
+        write_graph(
+            path,
+            self._graph.save,
+            {"generation": self.generation, "rows": len(self._graph), "dims": self.dims},
+        )
 
     @classmethod
     def open(cls, path: Path, *, dims: int, generation: int | None = None) -> AnnIndex:
         """The index saved at `path`, its graph mapped from the file. Refused
         (IndexFileRefused) when the file is damaged, of other dims, or of a generation other
         than `generation` (None: any; the index's `generation` says which)."""
-        with path.open("rb") as source:
-            try:
-                mapped = mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ)
-            except ValueError as error:  # an empty file
-                raise DamagedIndexFile(f"{path}: {error}") from error
-        try:
-            header = _trailer(mapped, path)
-            if header["dims"] != dims:
-                raise StaleIndexFile(f"{path}: rows of {header['dims']} dims, not {dims}")
-            if generation is not None and header["generation"] != generation:
-                raise StaleIndexFile(
-                    f"{path}: generation {header['generation']}, expected {generation}"
-                )
-        except BaseException:
-            mapped.close()
-            raise
+        mapped, blob, header = map_graph(path, dims=dims, generation=generation)
         index = cls(dims, generation=header["generation"])
-        index._mapped, index._blob = mapped, memoryview(mapped)[: header["blob"]]
+        index._mapped, index._blob = mapped, blob
         try:
-            if checksum(index._blob) != header["checksum"]:
-                raise DamagedIndexFile(f"{path}: checksum mismatch (torn or overwritten)")
             index._graph.view(index._blob)
             if len(index._graph) != header["rows"] or index._graph.ndim != dims:
                 raise DamagedIndexFile(f"{path}: the graph does not hold what the trailer says")
@@ -404,24 +338,6 @@ class AnnIndex:
         if self._mapped is not None:
             self._mapped.close()
             self._mapped = None
-
-
-def _trailer(mapped: mmap.mmap, path: Path) -> dict[str, Any]:
-    size = len(mapped)
-    if size < _TAIL or mapped[size - len(MAGIC) :] != MAGIC:
-        raise DamagedIndexFile(f"{path}: no trailer (short, torn, or not an index file)")
-    length = int.from_bytes(mapped[size - _TAIL : size - len(MAGIC)], "little")
-    if length > size - _TAIL:
-        raise DamagedIndexFile(f"{path}: trailer length {length} past the file's start")
-    try:
-        header: dict[str, Any] = json.loads(mapped[size - _TAIL - length : size - _TAIL])
-    except ValueError as error:
-        raise DamagedIndexFile(f"{path}: unreadable trailer") from error
-    if header.get("format") != FORMAT:
-        raise StaleIndexFile(f"{path}: format {header.get('format')}, not {FORMAT}")
-    if header.get("blob") != size - _TAIL - length:
-        raise DamagedIndexFile(f"{path}: {size} bytes, not what the trailer says")
-    return header
 
 
 def _keys(ids: np.ndarray) -> np.ndarray:

@@ -25,11 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.retrieval.ann_index import (
-    AnnIndex,
-    IndexFileRefused,
-    prefer_exact,
-)
+from engine.retrieval.ann_file import IndexFileRefused
+from engine.retrieval.ann_index import AnnIndex, prefer_exact
 from engine.retrieval.quantized import QuantizedBlock
 
 # Below this many live facts an exact scan is as fast (ann_index.prefer_exact's measure), so no

@@ -16,14 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import engine.retrieval.ann_index as ann_index
-from engine.retrieval.ann_index import (
-    AnnIndex,
-    DamagedIndexFile,
-    IndexFileRefused,
-    StaleIndexFile,
-    prefer_exact,
-    row_scales,
-)
+from engine.retrieval.ann_file import DamagedIndexFile, IndexFileRefused, StaleIndexFile
+from engine.retrieval.ann_index import AnnIndex, prefer_exact, row_scales
 from engine.retrieval.quantized import QuantizedBlock, cosines, quantize
 
 DIMS = 16
@@ -162,7 +156,7 @@ def test_a_batch_search_answers_as_each_search_alone(
         path = tmp_path_factory.mktemp("batch") / "graph.ann"
         index.save(path, generation=1)
         index = AnnIndex.open(path, dims=DIMS, generation=1)
-        index.add(np.arange(count, count + 5), unit_rows([seed - n - 1 for n in range(5)]))
+        index.add(np.arange(count, count + 5), unit_rows([seed + 2 * 10**7 + n for n in range(5)]))
     index.remove(np.arange(0, count, max(1, count // max(removed, 1)))[:removed])
     mask = np.random.default_rng(seed).random(count + 5) < visible
     queries = unit_rows([seed + 10**7 + n for n in range(7)])
