@@ -155,6 +155,28 @@ def run_fts5(conversation: dict, kind: str) -> dict:
     return {"totals": totals, "latencies": latencies}
 
 
+def with_graph(conversation: dict, kind: str, status: EmbedderStatus) -> dict:
+    """run_engine with every store keeping and asking its approximate-neighbour graph, far
+    below the size at which the engine would (GRAPH_MIN_FACTS, prefer_exact)."""
+    from engine.retrieval import ann_index, semantic_graph
+
+    saved = (
+        semantic_graph.GRAPH_MIN_FACTS,
+        ann_index.EXACT_BELOW_VISIBLE,
+        ann_index.EXACT_BELOW_SHARE,
+    )
+    semantic_graph.GRAPH_MIN_FACTS = 0
+    ann_index.EXACT_BELOW_VISIBLE, ann_index.EXACT_BELOW_SHARE = 0, 0.0
+    try:
+        return run_engine(conversation, kind, status, None)
+    finally:
+        (
+            semantic_graph.GRAPH_MIN_FACTS,
+            ann_index.EXACT_BELOW_VISIBLE,
+            ann_index.EXACT_BELOW_SHARE,
+        ) = saved
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", default=[str(DATA / "locomo" / "locomo-dev.json")])
@@ -163,6 +185,12 @@ def main() -> None:
     parser.add_argument("--kinds", default="turns,observations")
     parser.add_argument("--backend", choices=("memory", "postgres", "both"), default="memory")
     parser.add_argument("--db", help="a PostgreSQL server URL (default: a throwaway pgserver)")
+    parser.add_argument(
+        "--graph",
+        action="store_true",
+        help="hybrid with the exact scan against hybrid with the approximate-neighbour graph "
+        "forced on every store (engine/retrieval/semantic_graph.py), in-process only",
+    )
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         server = (
@@ -200,6 +228,11 @@ def run(args: argparse.Namespace, server: str | None) -> None:
                         lambda c, k=kind, d=db: run_engine(c, k, semantic, d),
                     )
                 )
+        if args.graph and semantic.embedder is not None:
+            systems = [
+                ("gno-tui hybrid, exact scan", lambda c, k=kind: run_engine(c, k, semantic, None)),
+                ("gno-tui hybrid, graph forced", lambda c, k=kind: with_graph(c, k, semantic)),
+            ]
         if semantic.embedder is None:
             print(f"no semantic run: {semantic.unavailable_reason}", file=sys.stderr)
         for name, run in systems:
@@ -218,7 +251,7 @@ def run(args: argparse.Namespace, server: str | None) -> None:
             print(rows[-1], file=sys.stderr)
     header = ["units", "system", "questions"] + [f"R@{k}" for k in KS] + ["p50 ms"]
     write_report(
-        "locomo_recall",
+        "locomo_recall_graph" if args.graph else "locomo_recall",
         header,
         rows,
         notes=[
