@@ -16,6 +16,7 @@ from engine.retrieval.embeddings import Embedder, embed_facts, vector_from_bytes
 from engine.retrieval.heap import keep_scratch_in_heap
 from engine.retrieval.index_saver import SAVER, SaveJob
 from engine.retrieval.quantized import QuantizedBlock
+from engine.retrieval.semantic_graph import SemanticGraph
 from engine.retrieval.snapshot import IndexedFact, Snapshot
 from engine.retrieval.word_alignment import WordVectors
 
@@ -63,6 +64,7 @@ class SnapshotCache:
         self._saved_at = 0  # change_seq of the last index this process wrote or read
         self.saving: SaveJob | None = None  # the last save handed to the process's saver
         self._graph_unsaved = False  # a graph was built that the file beside the index lacks
+        self.building: threading.Thread | None = None  # the graph being built, if one is
 
     @property
     def held(self) -> bool:
@@ -81,26 +83,50 @@ class SnapshotCache:
             if snapshot is not None and snapshot.generation == generation:
                 if snapshot.wants_graph:
                     self._keep_graph(snapshot)
-                    self._save_if_far(snapshot)
                 return snapshot
             if snapshot is not None and self._catch_up(snapshot, generation, after_bulk):
-                self._keep_graph(snapshot)
+                self._keep_graph(snapshot, wait=after_bulk)
                 self._save_if_far(snapshot)
                 return snapshot
             self._snapshot = self._build(generation)
-            self._keep_graph(self._snapshot)
+            self._keep_graph(self._snapshot, wait=after_bulk)
             self._save_if_far(self._snapshot, rebuilt=True)
             return self._snapshot
 
-    def _keep_graph(self, snapshot: Snapshot) -> None:
-        """Give a large index its approximate-neighbour graph: the one saved beside the index
-        file when it is the loaded index's, else built from the rows (and saved with it)."""
+    def _keep_graph(self, snapshot: Snapshot, *, wait: bool = False) -> None:
+        """Give a large index its approximate-neighbour graph when it has none (the one saved
+        beside the index file was refused or is missing): built from the index's rows on a
+        thread of its own while queries scan exactly, as before (at a million rows a build
+        takes minutes of CPU), then written with the index. `wait`: built here (an import,
+        which leaves the graph for the next process)."""
         if not snapshot.wants_graph:
             return
+        if wait:
+            with snapshot.lock:
+                snapshot.keep_graph()
+            self._graph_unsaved = snapshot.graph is not None
+            return
+        if self.building is not None and self.building.is_alive():
+            return
+        self.building = threading.Thread(
+            target=self._build_graph, args=(snapshot,), name="gno-tui-graph", daemon=True
+        )
+        self.building.start()
+
+    def _build_graph(self, snapshot: Snapshot) -> None:
         with snapshot.lock:
-            snapshot.keep_graph()
-        if snapshot.graph is not None:
-            self._graph_unsaved = True
+            if not snapshot.wants_graph:
+                return
+            rows = snapshot.graph_rows()
+        # Outside the index's lock: the rows of positions already there never change, and
+        # the positions added meanwhile are added to the graph when it is adopted.
+        graph = SemanticGraph.build(*rows)
+        with snapshot.lock:
+            snapshot.adopt_graph(graph)
+        with self._lock:
+            if snapshot is self._snapshot:
+                self._graph_unsaved = True
+                self._save_if_far(snapshot)
 
     def _load(self) -> Snapshot | None:
         assert self._index_path is not None

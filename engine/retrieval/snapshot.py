@@ -280,6 +280,17 @@ class Snapshot:
         """Whether the store is large enough to want a graph and has none yet."""
         return self.graph is None and self._semantic and worth_a_graph(self.live_count)
 
+    def graph_rows(self) -> tuple[int, QuantizedBlock, np.ndarray, np.ndarray]:
+        """What a graph is built from: the dims, every row, the positions' starts and first
+        holders, as they are now (views: the rows of these positions never change)."""
+        return self._dims, self._rows.view(), self._starts.view(), self._first.view()
+
+    def adopt_graph(self, graph: SemanticGraph) -> None:
+        """Take a graph built from `graph_rows` (on another thread), grown by the positions
+        indexed since."""
+        graph.extend(self._rows.view(), self._starts.view(), self._first.view())
+        self.graph = graph
+
     def keep_graph(self) -> None:
         """Build the graph when the index wants one (a graph kept is grown by add_many as
         facts arrive)."""

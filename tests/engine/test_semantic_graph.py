@@ -71,6 +71,11 @@ def opened() -> Iterator[list[MemoryEngine]]:
 
 
 def graph_of(engine: MemoryEngine) -> semantic_graph.SemanticGraph | None:
+    """The engine's graph, once a build started by its index (on a thread) has ended."""
+    engine._snapshots.get()
+    building = engine._snapshots.building
+    if building is not None:
+        building.join()
     return engine._snapshots.get().graph
 
 
@@ -325,3 +330,44 @@ def test_an_import_leaves_its_index_and_graph_for_the_next_process(
     assert everything_asked(reader.retrieval(), now, questions) == everything_asked(
         exact.retrieval(), now, questions
     )
+
+
+def test_queries_are_answered_exactly_while_the_graph_is_built(
+    tmp_path: Path,
+    tiny_embedder: StaticModelEmbedder,
+    switch: GraphSwitch,
+    monkeypatch: pytest.MonkeyPatch,
+    opened: list[MemoryEngine],
+) -> None:
+    """The graph is built on a thread of its own: until it is adopted, recall and propose
+    scan, and a write made meanwhile is in the graph once it is."""
+    import threading
+
+    release = threading.Event()
+    build = semantic_graph.SemanticGraph.build
+
+    def held(*args: Any) -> Any:
+        release.wait()
+        return build(*args)
+
+    monkeypatch.setattr(semantic_graph.SemanticGraph, "build", held)
+    home = tmp_path / "home"
+    status = EmbedderStatus(tiny_embedder)
+    writer = Client(open_engine(home=home, embedder_status=status))
+    opened.append(writer.engine)
+    for text in phrases(30, seed=9):
+        writer.add(text, SCOPES[0])
+    reader = open_engine(home=home, embedder_status=status)
+    opened.append(reader)
+    questions = ["alice tea", "zebra", "carol drinks green tea"]
+    answers = everything_asked(reader.retrieval(), reader.now(), questions)
+    building = reader._snapshots.building
+    assert building is not None and building.is_alive()
+    assert reader._snapshots.get().graph is None
+    writer.add("carol drinks green tea in berlin", SCOPES[1])
+    answers_after = everything_asked(reader.retrieval(), writer.engine.now(), questions)
+    assert answers_after != answers  # the write is seen while the graph is still building
+    release.set()
+    graph = graph_of(reader)
+    assert graph is not None and graph.positions == reader._snapshots.get().live_count
+    assert everything_asked(reader.retrieval(), writer.engine.now(), questions) == answers_after
