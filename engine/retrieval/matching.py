@@ -111,12 +111,13 @@ def semantic_candidates_many(
     if graph is not None:
         # Through the graph: each text asks for the few texts closest to it (the graph walked
         # for the whole batch at once), where the product below scores the whole store.
+        reachable, share = snapshot.reachable_texts(mask)
         held = graph.nearest_many(
             queries,
             MAX_CANDIDATES,
             starts=snapshot.starts,
-            reachable=snapshot.reachable(mask, many=True),
-            share=_share(mask),
+            reachable=reachable,
+            share=share,
             whole_only=True,
             expansion=CANDIDATE_EXPANSION,
         )
@@ -174,15 +175,11 @@ def _closest_visible(snapshot: Snapshot, mask: np.ndarray, query: np.ndarray) ->
         MAX_CANDIDATES * 4,
         starts=snapshot.starts,
         reachable=snapshot.reachable(mask),
-        share=_share(mask),
+        share=snapshot.text_share(mask),
         whole_only=True,
         expansion=CANDIDATE_EXPANSION,
     )
     return snapshot.copies(held, mask)
-
-
-def _share(mask: np.ndarray) -> float:
-    return max(float(np.count_nonzero(mask)), 1.0) / max(len(mask), 1)
 
 
 def _candidates_of(

@@ -252,6 +252,7 @@ def _restore(
     snapshot._by_id = KeyedPositions(snapshot._id_key)
     snapshot._by_hash = KeyedPositions(snapshot._hash_key)
     snapshot._first = GrowingArray.of(first_holders(snapshot._hash_key.view()))
+    snapshot.distinct_texts = int(np.count_nonzero(snapshot._first.view() == np.arange(count)))
     snapshot._by_id.sort()
     snapshot._by_hash.sort()
     snapshot._by_scope = _postings_of(data, "scope_", texts("scope_names"), np.int8)

@@ -158,9 +158,12 @@ def graph_shortlist(
     return has a cosine of at most the pool's last (`bound`), so its score is at most its
     evidence plus that; a match's score is at least its evidence. Exact when the graph
     returns the closest texts; what it can miss is measured (benchmarks/results/ann_scale.md)."""
-    share = max(float(np.count_nonzero(mask)), 1.0) / max(len(mask), 1)
     held, bound = graph.nearest(
-        query, GRAPH_POOL, starts=snapshot.starts, reachable=snapshot.reachable(mask), share=share
+        query,
+        GRAPH_POOL,
+        starts=snapshot.starts,
+        reachable=snapshot.reachable(mask),
+        share=snapshot.text_share(mask),
     )
     found = snapshot.copies(held, mask)
     cosine = np.clip(snapshot.best_cosine_at(query, found), 0.0, 1.0)

@@ -80,6 +80,7 @@ class Snapshot:
         # rows the approximate-neighbour graph holds (engine/retrieval/semantic_graph.py).
         self._first = GrowingArray(np.int64)
         self.graph: SemanticGraph | None = None
+        self.distinct_texts = 0  # positions that are the first to hold their text
         self._by_scope: dict[str, Postings] = {}
         self._by_collection: dict[str, Postings] = {}
         self.live_count = 0
@@ -234,6 +235,7 @@ class Snapshot:
         self._by_id.added(position, id_key)
         earlier = self._by_hash.positions(content_key)
         self._first.append(min(earlier) if earlier else position)
+        self.distinct_texts += not earlier
         self._by_hash.added(position, content_key)
         for scope in fact.scopes:
             self._by_scope.setdefault(scope, Postings(np.int8)).append(position, 0)
@@ -321,18 +323,11 @@ class Snapshot:
             return None
         return self.graph
 
-    def reachable(
-        self, mask: np.ndarray, *, many: bool = False
-    ) -> Callable[[np.ndarray], np.ndarray]:
+    def reachable(self, mask: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
         """For the graph's filter: whether each (first-holding) position's text is visible,
-        at that position or at one of its copies. `many`: for a batch of searches, worked out
-        for every text at once (a pass over the store, ~4 ms at 1M facts); else looked up
-        for the texts the graph returns whose own position is not visible."""
+        at that position or at one of its copies (looked up for the texts the graph returns
+        whose own position is not visible)."""
         keys, first = self._hash_key.view(), self._first.view()
-        if many:
-            shown = np.zeros(len(mask), dtype=bool)
-            shown[first[mask]] = True
-            return lambda positions: shown[positions]
 
         def visible(positions: np.ndarray) -> np.ndarray:
             seen: np.ndarray = mask[positions]
@@ -344,6 +339,23 @@ class Snapshot:
             return seen
 
         return visible
+
+    def reachable_texts(self, mask: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarray], float]:
+        """`reachable` worked out for every text at once (a pass over the store, ~4 ms at 1M
+        facts: for a batch of searches), and the share of the graph's texts it lets through
+        (a text copied into every scope is reachable from each, where a scope's own share of
+        the positions would have the graph asked for several times too many)."""
+        shown = np.zeros(len(mask), dtype=bool)
+        shown[self._first.view()[mask]] = True
+        share = int(np.count_nonzero(shown)) / max(self.distinct_texts, 1)
+        return (lambda positions: shown[positions]), share
+
+    def text_share(self, mask: np.ndarray) -> float:
+        """About how many of the graph's texts a query that sees `mask` can reach, without a
+        pass over the store: its visible positions against the distinct texts (each visible
+        position a text of its own at most), so the graph is asked for enough at once; a
+        search asks again, wider, when too few come back."""
+        return min(1.0, max(int(np.count_nonzero(mask)), 1) / max(self.distinct_texts, 1))
 
     def copies(self, positions: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The visible positions holding the texts of these (first-holding) positions, in

@@ -249,6 +249,9 @@ def test_the_graph_is_kept_beside_the_index_and_a_bad_file_costs_one_rebuild(
     mapped = graph_of(reopened)
     assert switch.builds == 1 and mapped is not None and mapped.index.mapped
     assert len(mapped.index) == len(graph.index)
+    built, read = first._snapshots.get(), reopened._snapshots.get()
+    assert read.first_holders.tolist() == built.first_holders.tolist()
+    assert read.distinct_texts == built.distinct_texts == 40
     for question in ("alice tea", "zebra quiet note"):
         vector = tiny_embedder.embed([question])[0]
         ids, scores = mapped.index.search(vector, 10)
