@@ -157,7 +157,9 @@ class SnapshotCache:
         far = max(SAVE_BEHIND_MIN, int(snapshot.live_count * SAVE_BEHIND_FRACTION))
         if not rebuilt and behind < far and not self._graph_unsaved:
             return
-        if self.saving is not None and self.saving.is_alive():
+        # One save at a time is enough for the index (the next one writes what this one
+        # missed), but a graph just built is written after it rather than dropped.
+        if self.saving is not None and self.saving.is_alive() and not self._graph_unsaved:
             return
         store_id = self._reads.store_identity()
         if store_id is None:  # see _load: saved by a later query instead
