@@ -97,15 +97,18 @@ class OrmReads:
     def current_facts(self, record_ids: Sequence[str]) -> dict[str, IndexedFact]:
         found: dict[str, IndexedFact] = {}
         ids = list(record_ids)
+        # Liveness is tested here, not in SQL: with it in the WHERE clause SQLite answered an
+        # IN list of five ids or more from ix_facts_superseded_by (whose NULL holds nearly
+        # every row) instead of the primary key, reading the whole store each time (see
+        # sqlite_reader.py's _CURRENT_BY_ID).
         with Session(self._db) as session:
             for start in range(0, len(ids), IN_CHUNK):
-                query = (
-                    select(*SNAPSHOT_COLUMNS)
-                    .where(col(_FACTS.record_id).in_(ids[start : start + IN_CHUNK]))
-                    .where(visibility.live_clause(_FACTS))
-                )
+                query = select(
+                    *SNAPSHOT_COLUMNS, col(_FACTS.superseded_by), col(_FACTS.retired_at)
+                ).where(col(_FACTS.record_id).in_(ids[start : start + IN_CHUNK]))
                 for row in session.execute(query):
-                    found[row.record_id] = IndexedFact.from_row(row)
+                    if row.superseded_by is None and row.retired_at is None:
+                        found[row.record_id] = IndexedFact.from_row(row)
         return found
 
     def all_current_facts(self) -> list[IndexedFact]:
