@@ -174,9 +174,9 @@ class SnapshotCache:
             try:
                 with snapshot.lock:
                     arrays = persisted.prepare(snapshot, store_id, model_id)
-                    # The graph at the same change log position as the index it belongs to.
-                    if snapshot.graph is not None:
-                        snapshot.graph.save(persisted.graph_file(path), snapshot.change_seq)
+                    # The graph, when the file lacks what it holds (semantic_graph.py).
+                    if snapshot.graph is not None and snapshot.graph.unsaved:
+                        snapshot.graph.save(persisted.graph_file(path), snapshot.position_keys())
                 persisted.write(arrays, path)
             except OSError:  # a read-only home keeps no copy; the next process rebuilds
                 return

@@ -13,10 +13,14 @@ graph returns (a text answers when any visible position holds it). Every row ret
 scored exactly (ann_index.py), so a fact's score is the exact scan's; what the graph can get
 wrong is which texts come back.
 
-Kept on disk beside the index file, with the change log position the index reflects: a cold
-process maps it instead of building it (a million rows took minutes of CPU to build). A file
-of another position, torn, or holding other rows than the index's distinct ones is refused,
-and the graph is built again from the index's rows."""
+Kept on disk beside the index file, stamped with how many positions it holds and a
+fingerprint of which facts those are: a cold process maps it instead of building it (a
+million rows took minutes of CPU to build) and adds the positions indexed since, which are
+kept beside the mapped graph and scanned exactly. So the file stays valid as the index grows,
+and is written again only once the graph is held in memory (built, or loaded past
+ann_index.PENDING_LIMIT changes). A file torn, of a rebuilt index (other positions), or
+holding other rows than those positions' distinct ones is refused, and the graph is built
+again from the index's rows."""
 
 from __future__ import annotations
 
@@ -40,9 +44,10 @@ CANDIDATE_EXPANSION = 128
 class SemanticGraph:
     """An AnnIndex over the distinct rows of the index's first `positions` positions."""
 
-    def __init__(self, index: AnnIndex, positions: int) -> None:
+    def __init__(self, index: AnnIndex, positions: int, *, saved: int = 0) -> None:
         self.index = index
         self.positions = positions  # positions [0, positions) are in the graph
+        self.saved = saved  # the positions the file on disk holds (0: none of this graph's)
 
     @classmethod
     def build(
@@ -58,24 +63,44 @@ class SemanticGraph:
         path: Path,
         *,
         dims: int,
-        generation: int,
         rows: QuantizedBlock,
         starts: np.ndarray,
         first: np.ndarray,
+        keys: np.ndarray,
     ) -> SemanticGraph | None:
-        """The graph saved at `path` for the index at change `generation`, or None when there
-        is none, or it is refused (damaged, of another position, or not of these rows)."""
+        """The graph saved at `path`, grown by the positions indexed after those it holds;
+        None when there is none or it is refused: damaged, or not of this index's first
+        positions (their record and content keys, `keys`, are fingerprinted in the file: an
+        index rebuilt since has other positions) or not of their distinct rows."""
         try:
-            index = AnnIndex.open(path, dims=dims, generation=generation)
+            index = AnnIndex.open(path, dims=dims)
         except (IndexFileRefused, OSError):
             return None
-        if len(index) != len(distinct_rows(starts, first, len(rows), 0, len(starts))):
+        held, fingerprint = divmod(index.generation, 2**64)
+        if (
+            held > len(starts)
+            or fingerprint != positions_fingerprint(keys, held)
+            or len(index) != len(distinct_rows(starts, first, len(rows), 0, held))
+        ):
             index.close()
             return None
-        return cls(index, len(starts))
+        graph = cls(index, held, saved=held)
+        graph.extend(rows, starts, first)
+        return graph
 
-    def save(self, path: Path, generation: int) -> None:
-        self.index.save(path, generation=generation)
+    @property
+    def unsaved(self) -> bool:
+        """Whether the file lacks what this graph holds in memory. A graph mapped from its
+        file keeps the positions indexed since beside it, and the file stays valid for every
+        later index of the same positions (open extends it), so only a graph built or loaded
+        into memory is written again."""
+        return not self.index.mapped and self.positions > self.saved
+
+    def save(self, path: Path, keys: np.ndarray) -> None:
+        """Write the graph, stamped with how many positions it holds and their fingerprint."""
+        stamp = (self.positions << 64) | positions_fingerprint(keys, self.positions)
+        self.index.save(path, generation=stamp)
+        self.saved = self.positions
 
     def close(self) -> None:
         self.index.close()
@@ -154,6 +179,14 @@ def _held(
     _, first_seen = np.unique(positions, return_index=True)
     bound = float(scores[-1]) if len(ids) >= k else -1.0
     return positions[np.sort(first_seen)], bound
+
+
+def positions_fingerprint(keys: np.ndarray, count: int) -> int:
+    """A 64-bit sum of the first `count` positions' keys (each a (record id, content hash)
+    key pair), weighted by position: which facts are where."""
+    weights = np.arange(1, count + 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        return int((keys[:count] * weights).sum(dtype=np.uint64))
 
 
 def row_positions(starts: np.ndarray, ids: np.ndarray) -> np.ndarray:

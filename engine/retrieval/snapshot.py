@@ -305,17 +305,25 @@ class Snapshot:
             )
 
     def open_graph(self, path: Path) -> None:
-        """Take the graph saved at `path` with this index (at its change log position), when
-        the store wants one; a file refused leaves none, for keep_graph to build."""
+        """Take the graph saved at `path` when the store wants one and the file is of this
+        index's positions; a file refused leaves none, for keep_graph to build."""
         if self.wants_graph:
             self.graph = SemanticGraph.open(
                 path,
                 dims=self._dims,
-                generation=self.change_seq,
                 rows=self._rows.view(),
                 starts=self._starts.view(),
                 first=self._first.view(),
+                keys=self.position_keys(),
             )
+
+    def position_keys(self) -> np.ndarray:
+        """Per position, its record id's key and its content hash's, mixed into one 64-bit
+        key: what a graph file's fingerprint is made of."""
+        with np.errstate(over="ignore"):
+            mixed: np.ndarray = self._id_key.view() * np.uint64(0x9E3779B97F4A7C15)
+            keys: np.ndarray = mixed ^ self._hash_key.view()
+        return keys
 
     def graph_for(self, mask: np.ndarray) -> SemanticGraph | None:
         """The graph, when a query that sees `mask` is better asked of it than scanned."""

@@ -274,16 +274,33 @@ def test_the_graph_is_kept_beside_the_index_and_a_bad_file_costs_one_rebuild(
     assert everything_asked(torn.retrieval(), writer.engine.now(), questions) == answers
     saved(torn)
 
-    # A sound graph file of another position than the index beside it: stale, so rebuilt.
-    stale = kept.read_bytes()
+    # The file holds fewer positions than the index grown since: it is opened and grown (the
+    # later positions kept beside it), not rebuilt, and not written again while mapped.
+    held = kept.read_bytes()
     writer.add("bob prefers black coffee on monday", SCOPES[0])
     newer = open_one()
-    assert graph_of(newer) is not None and switch.builds == 2
+    grown = graph_of(newer)
+    assert grown is not None and grown.index.mapped and switch.builds == 2
+    assert grown.positions == newer._snapshots.get().live_count == 42
     saved(newer)
-    kept.write_bytes(stale)
-    again = open_one()
-    assert graph_of(again) is not None and switch.builds == 3
+    assert kept.read_bytes() == held
     answers = exact_answers()
+    assert everything_asked(newer.retrieval(), writer.engine.now(), questions) == answers
+
+    # A sound graph file of other positions (another store's, as a rebuilt index's would
+    # be): refused, and built again.
+    other = tmp_path / "other"
+    elsewhere = Client(open_engine(home=other, embedder_status=status))
+    opened.append(elsewhere.engine)
+    for text in phrases(30, seed=6):  # fewer: only the fingerprint tells the files apart
+        elsewhere.add(text, SCOPES[0])
+    foreign = open_engine(home=other, embedder_status=status)
+    opened.append(foreign)
+    assert graph_of(foreign) is not None and switch.builds == 3
+    saved(foreign)
+    kept.write_bytes((other / ".index" / kept.name).read_bytes())
+    again = open_one()
+    assert graph_of(again) is not None and switch.builds == 4
     assert everything_asked(again.retrieval(), writer.engine.now(), questions) == answers
 
 
