@@ -53,7 +53,7 @@ from engine.retrieval.matching import matching_block
 from engine.storage.bulk import BulkFact, BulkWriter, collector_paused
 from engine.storage.disk_full import disk_full_refusal
 from engine.storage.embedded.factfiles import FieldError, check_time
-from engine.storage.proposals import queue_proposals
+from engine.storage.proposals import pending_writes, queue_proposals
 from engine.storage.queries import interop as interop_queries
 
 if TYPE_CHECKING:
@@ -335,6 +335,9 @@ class _Proposals:
         self._matching = matching
         self._path = path
         self._facts = PublicFacts()
+        # The writes waiting in the review queue, read at the first batch that queues any
+        # and kept (the import holds the write lock throughout): see queue_proposals.
+        self._waiting: set[tuple[Any, ...]] | None = None
 
     def queue(self, held: list[tuple[Incoming, str, Verdict]], caller: str, db: Any) -> None:
         """`db`: the bulk write's transaction (BulkWriter.then), handed on to the query
@@ -359,7 +362,9 @@ class _Proposals:
             )
             queued.append((request, item.text, item.scopes, target, "add", result))
         ensure_results_valid(self._matching, chosen)
-        queue_proposals(db, now=self._now, items=queued, origin="import")
+        if self._waiting is None:
+            self._waiting = pending_writes(db)
+        queue_proposals(db, now=self._now, items=queued, origin="import", waiting=self._waiting)
 
 
 def _retarget(uris: list[str], collection: str) -> list[str]:
