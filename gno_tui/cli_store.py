@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 
 Opened = TypeVar("Opened")
 
+# How long a serving process (`gno-tui mcp`, `gno-tui serve`) waits at start for a database
+# server that is down, starting up or out of connection slots, before it exits with the error.
+SERVER_START_PATIENCE = 60.0
 # How deeply arrays and objects may nest in a receipt file (as in every JSON the engine takes).
 MAX_JSON_DEPTH = 32
 # Options that name files or URLs: bytes that are not UTF-8 are legal in a POSIX path.
@@ -45,6 +49,42 @@ def open_store(args: argparse.Namespace, *, reading: bool = False) -> MemoryServ
         lambda: open_service(home=args.home, db_url=args.db, model=args.model, reading=reading),
         args,
     )
+
+
+def open_store_patiently(args: argparse.Namespace, program: str) -> MemoryService:
+    """open_store for `gno-tui mcp`: a database server restarting as it starts is waited for
+    (SERVER_START_PATIENCE), as `gno-tui serve` waits for it."""
+    from engine.facade import open_service_patiently
+
+    url = args.db or os.environ.get("GNO_TUI_DB") or ""
+    return _opened(
+        lambda: open_service_patiently(
+            said_once(program, url),
+            patience=SERVER_START_PATIENCE,
+            home=args.home,
+            db_url=args.db,
+            model=args.model,
+        ),
+        args,
+    )
+
+
+def said_once(program: str, url: str) -> Callable[[MemoryFailure, float], None]:
+    """The line a serving process writes to stderr, once, when it starts waiting for the
+    database server (the pauses that follow say nothing: the operator knows)."""
+    said = False
+
+    def waiting(failure: MemoryFailure, seconds_left: float) -> None:
+        nonlocal said
+        if not said:
+            said = True
+            sys.stderr.write(
+                f"gno-tui {program}: waiting up to {seconds_left:.0f} s for the database "
+                f"server {hide_password(url)}: {_without_password(failure.message, url)}\n"
+            )
+            sys.stderr.flush()
+
+    return waiting
 
 
 def open_recall(args: argparse.Namespace) -> RecallService:

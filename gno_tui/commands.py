@@ -18,6 +18,7 @@ from gno_tui.cli_store import (
     check_text_arguments,
     open_recall,
     open_store,
+    open_store_patiently,
     read_receipt,
     stdin_text,
 )
@@ -336,7 +337,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         return print_config(args)
     from gno_tui.mcp_server import serve
 
-    serve(open_store(args), enable_write=args.enable_write, allowed_scopes=args.allow_scopes)
+    service = open_store_patiently(args, "mcp")
+    serve(service, enable_write=args.enable_write, allowed_scopes=args.allow_scopes)
     return 0
 
 

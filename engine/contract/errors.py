@@ -119,6 +119,15 @@ class MemoryFailure(Exception):
         return exit_code_for(self.code)
 
 
+class ServerUnavailable(MemoryFailure):
+    """MEMORY_QUERY_FAILED for a database server that is down, starting up, out of connection
+    slots, or that lost the connection: the same call may succeed later, unlike a refused login
+    or a failed statement."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("MEMORY_QUERY_FAILED", message)
+
+
 def exit_code_for(code: str) -> int:
     if code in CONFLICT_CODES:
         return 4

@@ -95,6 +95,7 @@ if TYPE_CHECKING:
     from engine.facade.factory import resolve_home
     from engine.facade.facts import FactQuery
     from engine.facade.interop import ImportRequest
+    from engine.facade.patient_open import open_service_patiently
     from engine.facade.service import (
         ExplainedRecall,
         MemoryService,
@@ -243,6 +244,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "merged_text": ("engine.curation.merge", "merged_text"),
     "open_recall_service": ("engine.facade.service", "open_recall_service"),
     "open_service": ("engine.facade.service", "open_service"),
+    "open_service_patiently": ("engine.facade.patient_open", "open_service_patiently"),
     "parse_keyed_request": ("engine.keyed.requests", "parse_request_json"),
     "resolve_home": ("engine.facade.factory", "resolve_home"),
     "restore_store": ("engine.facade.backup", "restore_store"),
@@ -372,6 +374,7 @@ __all__ = [
     "normalize_scopes",
     "open_recall_service",
     "open_service",
+    "open_service_patiently",
     "parse_iso",
     "parse_keyed_request",
     "resolve_home",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import uuid
 from collections.abc import AsyncIterator
 
@@ -16,7 +17,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from engine.facade import MemoryFailure, MemoryService, open_service
+from engine.facade import MemoryFailure, MemoryService, open_service_patiently
+from gno_tui.cli_store import SERVER_START_PATIENCE, said_once
 from gno_tui.http.dispatch import endpoint
 from gno_tui.http.guard import Guard
 from gno_tui.http.mcp_http import HttpMcp, session_manager
@@ -100,5 +102,11 @@ class _McpEndpoint:
 def app_from_env() -> ASGIApp:
     """uvicorn's factory in each worker process: settings from the environment."""
     settings = ServeSettings.from_env()
-    service = open_service(home=settings.home, db_url=settings.db, model=settings.model)
+    service = open_service_patiently(
+        said_once("serve", settings.db or os.environ.get("GNO_TUI_DB") or ""),
+        patience=SERVER_START_PATIENCE,
+        home=settings.home,
+        db_url=settings.db,
+        model=settings.model,
+    )
     return create_app(service, settings)

@@ -16,7 +16,8 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.supervisors import Multiprocess
 
-from engine.facade import open_service
+from engine.facade import open_service_patiently
+from gno_tui.cli_store import SERVER_START_PATIENCE, said_once
 from gno_tui.http.app import create_app
 from gno_tui.http.settings import ServeSettings
 
@@ -131,7 +132,13 @@ def _announce(sock: socket.socket, settings: ServeSettings, mode: str, tokens: i
 def run_server(settings: ServeSettings) -> int:
     settings.check()
     logging.basicConfig(level=logging.WARNING, format="gno-tui serve: %(levelname)s %(message)s")
-    service = open_service(home=settings.home, db_url=settings.db, model=settings.model)
+    service = open_service_patiently(
+        said_once("serve", settings.db or os.environ.get("GNO_TUI_DB") or ""),
+        patience=SERVER_START_PATIENCE,
+        home=settings.home,
+        db_url=settings.db,
+        model=settings.model,
+    )
     mode = service.mode
     tokens = len(service.access.tokens())
     if settings.workers == 1:

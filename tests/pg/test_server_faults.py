@@ -14,13 +14,21 @@ bound."""
 from __future__ import annotations
 
 import asyncio
+import re
+import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
+import mcp_types as types
 import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
 from pg_fault_server import (
     CALL_TIMEOUT,
+    CONSOLE_SCRIPT,
     FaultServer,
+    child_env,
     connect,
     database_name,
     end_session,
@@ -28,6 +36,7 @@ from pg_fault_server import (
     run_cli,
     stored_texts,
     take_every_connection,
+    wait_for,
     write_lock_holder,
     writer_waiting_on_a_lock,
 )
@@ -44,6 +53,10 @@ from pg_fault_writers import (
 )
 from psycopg import sql
 from sqlalchemy import make_url
+
+from engine.contract.errors import MemoryFailure, ServerUnavailable
+from engine.facade import open_service_patiently
+from engine.retrieval.embeddings import EmbedderStatus
 
 RETRYABLE = "MEMORY_QUERY_FAILED"
 
@@ -268,3 +281,109 @@ def test_a_url_naming_no_database_says_to_fix_the_url_not_to_retry(
     assert 'database "no_such_store" does not exist' in answer.message
     assert "Check the user, password and database name" in answer.message
     assert "Retry" not in answer.message  # waiting would not help
+
+
+# -- a serving process started while PostgreSQL is down ----------------------------------------
+
+WAITING = "waiting up to"
+LISTENING = "listening on"
+
+
+async def test_an_mcp_server_started_while_postgresql_is_down_waits_for_it_then_serves(
+    fault_server: FaultServer, url: str, tmp_path: Path
+) -> None:
+    """An agent host that starts `gno-tui mcp` as PostgreSQL restarts gets a server, not a
+    process that exited with the restart's "starting up"."""
+    log_path = tmp_path / "mcp.log"
+    params = StdioServerParameters(
+        command=str(CONSOLE_SCRIPT),
+        args=["--home", str(tmp_path / "mcp"), "--db", url, "mcp", "--enable-write"],
+        env=child_env(),
+    )
+    info = types.Implementation(name="start-test", version="1.0")
+    await asyncio.to_thread(fault_server.stop)
+    with log_path.open("w", encoding="utf-8") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            await asyncio.to_thread(wait_for, lambda: WAITING in log_path.read_text(), WAITING)
+            await asyncio.to_thread(fault_server.start)
+            async with ClientSession(
+                read, write, client_info=info, read_timeout_seconds=CALL_TIMEOUT
+            ) as session:
+                await session.initialize()
+                written = await mcp_remember(session, "Alice drinks green tea")
+    said = log_path.read_text(encoding="utf-8")
+    assert written.record_id is not None, written
+    assert stored_texts(url)[written.record_id] == "Alice drinks green tea"
+    assert said.count(WAITING) == 1 and "cannot be reached" in said, said
+    assert "Traceback" not in said
+
+
+async def test_gno_tui_serve_started_while_postgresql_is_down_waits_for_it_then_listens(
+    fault_server: FaultServer, url: str, tmp_path: Path
+) -> None:
+    home = tmp_path / "http"
+    token = make_token(home, url)  # the database made and migrated first
+    await asyncio.to_thread(fault_server.stop)
+    command = [str(CONSOLE_SCRIPT), "--home", str(home), "--db", url, "serve", "--port", "0"]
+    process = subprocess.Popen(
+        command, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(process.stderr or ()), daemon=True)
+    reader.start()
+    try:
+        said_waiting = lambda: any(WAITING in ln for ln in lines)  # noqa: E731
+        await asyncio.to_thread(
+            wait_for, lambda: said_waiting() or process.poll() is not None, WAITING
+        )
+        assert process.poll() is None and said_waiting(), lines
+        await asyncio.to_thread(fault_server.start)
+        await asyncio.to_thread(wait_for, lambda: any(LISTENING in ln for ln in lines), LISTENING)
+        base = re.search(r"http://[^ ]+:\d+", next(ln for ln in lines if LISTENING in ln))
+        assert base is not None, lines
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx.AsyncClient(
+            base_url=base.group(0), headers=headers, timeout=CALL_TIMEOUT
+        ) as client:
+            written = await http_remember(client, "Bob drinks coffee")
+    finally:
+        process.terminate()
+        process.wait(timeout=CALL_TIMEOUT)
+        reader.join(timeout=CALL_TIMEOUT)
+    assert written.status == 201 and written.record_id is not None, written
+    assert stored_texts(url)[written.record_id] == "Bob drinks coffee"
+    assert "".join(lines).count(WAITING) == 1 and "Traceback" not in "".join(lines)
+
+
+def test_a_serving_process_gives_up_after_its_patience_and_a_bad_url_at_once(
+    fault_server: FaultServer, url: str, tmp_path: Path
+) -> None:
+    """The wait has an end (the error then is the one a CLI call gets), and a URL that can
+    never work is not waited for."""
+    no_model = EmbedderStatus(None, "no model in this test")
+    waits: list[float] = []
+    fault_server.stop()
+    try:
+        with pytest.raises(ServerUnavailable, match="cannot be reached"):
+            open_service_patiently(
+                lambda _failure, left: waits.append(left),
+                patience=1.0,
+                home=tmp_path / "down",
+                db_url=url,
+                embedder_status=no_model,
+            )
+    finally:
+        fault_server.start()
+    assert len(waits) >= 2 and waits == sorted(waits, reverse=True), waits
+    missing = make_url(fault_server.url).set(database="no_such_store")
+    bad_url_waits: list[float] = []
+    with pytest.raises(MemoryFailure, match="does not exist") as refused:
+        open_service_patiently(
+            lambda _failure, left: bad_url_waits.append(left),
+            patience=60.0,
+            home=tmp_path / "missing",
+            db_url=missing.render_as_string(hide_password=False),
+            embedder_status=no_model,
+        )
+    assert not isinstance(refused.value, ServerUnavailable)
+    assert bad_url_waits == []

@@ -33,7 +33,7 @@ import psycopg
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import ExceptionContext
 
-from engine.contract.errors import MemoryFailure
+from engine.contract.errors import MemoryFailure, ServerUnavailable
 
 # libpq settings for every connection to the server, unless the URL sets them: a connection
 # attempt gives up after this long, and TCP keepalives notice a silently dropped peer in
@@ -103,8 +103,7 @@ def failure_of(
     state = error.sqlstate or ""
     detail = _detail(error)
     if state == TOO_MANY_CONNECTIONS or "too many clients" in detail:
-        return MemoryFailure(
-            "MEMORY_QUERY_FAILED",
+        return ServerUnavailable(
             f"The database server refused a new connection: every connection slot is taken "
             f"(max_connections, or the role's connection limit) ({detail}). Retry once other "
             "sessions end; if it keeps happening, end idle sessions (pg_stat_activity) or "
@@ -120,8 +119,7 @@ def failure_of(
             "and database name in the URL (--db or $GNO_TUI_DB).",
         )
     if connecting or state == _NOT_ACCEPTING:
-        return MemoryFailure(
-            "MEMORY_QUERY_FAILED",
+        return ServerUnavailable(
             f"The database server cannot be reached ({detail}): it may be down or "
             f"restarting. {_RETRY_LATER}",
         )
@@ -149,14 +147,12 @@ def failure_of(
         )
     if lost or state in _SESSION_ENDED or state.startswith("08"):
         if ending:
-            return MemoryFailure(
-                "MEMORY_QUERY_FAILED",
+            return ServerUnavailable(
                 f"The database connection was lost as this call ended its transaction "
                 f"({detail}), so whether its write (if any) was stored is unknown. "
                 f"{_RETRY_LATER}",
             )
-        return MemoryFailure(
-            "MEMORY_QUERY_FAILED",
+        return ServerUnavailable(
             f"The database connection was lost during this call ({detail}): the server "
             "restarted or ended the session and rolled back the transaction in progress. "
             f"{_RETRY_LATER}",
