@@ -120,6 +120,7 @@ def semantic_candidates_many(
             share=share,
             whole_only=True,
             expansion=CANDIDATE_EXPANSION,
+            floor=SEMANTIC_TIERS.weak,  # a candidate is at the weak tier or above
         )
         return [
             _candidates_of(snapshot, snapshot.copies(texts, mask), query)
@@ -178,6 +179,7 @@ def _closest_visible(snapshot: Snapshot, mask: np.ndarray, query: np.ndarray) ->
         share=snapshot.text_share(mask),
         whole_only=True,
         expansion=CANDIDATE_EXPANSION,
+        floor=SEMANTIC_TIERS.weak,  # a candidate is at the weak tier or above
     )
     return snapshot.copies(held, mask)
 

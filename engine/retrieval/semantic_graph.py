@@ -44,10 +44,20 @@ CANDIDATE_EXPANSION = 128
 class SemanticGraph:
     """An AnnIndex over the distinct rows of the index's first `positions` positions."""
 
-    def __init__(self, index: AnnIndex, positions: int, *, saved: int = 0) -> None:
+    def __init__(
+        self,
+        index: AnnIndex,
+        positions: int,
+        *,
+        saved: int = 0,
+        first: np.ndarray | None = None,
+    ) -> None:
         self.index = index
         self.positions = positions  # positions [0, positions) are in the graph
         self.saved = saved  # the positions the file on disk holds (0: none of this graph's)
+        # Whole-text rows held (one per distinct text; the rest are sentences): a search of
+        # whole texts only lets this share of the graph's rows through.
+        self.texts = _texts_in(first, 0, positions) if first is not None else 0
 
     @classmethod
     def build(
@@ -84,7 +94,7 @@ class SemanticGraph:
         ):
             index.close()
             return None
-        graph = cls(index, held, saved=held)
+        graph = cls(index, held, saved=held, first=first)
         graph.extend(rows, starts, first)
         return graph
 
@@ -113,6 +123,7 @@ class SemanticGraph:
         ids = distinct_rows(starts, first, len(rows), self.positions, end)
         if len(ids):
             self.index.add(ids, QuantizedBlock(rows.values[ids], rows.scales[ids]))
+        self.texts += _texts_in(first, self.positions, end)
         self.positions = end
 
     def nearest(
@@ -125,14 +136,16 @@ class SemanticGraph:
         share: float,
         whole_only: bool = False,
         expansion: int | None = None,
+        floor: float | None = None,
     ) -> tuple[np.ndarray, float]:
         """The positions holding the graph's k closest rows to `query` that `reachable`
         (positions -> bool) lets through, closest first, each once; and the k-th row's
         cosine, which no row left out exceeds (-1 when every reachable row came back).
-        `whole_only`: whole-text rows only (dedup compares whole texts)."""
+        `whole_only`: whole-text rows only (dedup compares whole texts); `floor`: rows under
+        this cosine are of no use to the caller (fewer than k may then come back)."""
         ids, scores = self.index.search(
-            query, k, allowed=_rows_allowed(starts, reachable, whole_only), share=share,
-            expansion=expansion,
+            query, k, allowed=_rows_allowed(starts, reachable, whole_only),
+            share=self._share(share, whole_only), expansion=expansion, floor=floor,
         )  # fmt: skip
         return _held(starts, ids, scores, k)
 
@@ -146,13 +159,21 @@ class SemanticGraph:
         share: float,
         whole_only: bool = False,
         expansion: int | None = None,
+        floor: float | None = None,
     ) -> list[np.ndarray]:
         """`nearest`'s positions for each row of `queries`, the graph walked for all at once."""
         found = self.index.search_many(
-            queries, k, allowed=_rows_allowed(starts, reachable, whole_only), share=share,
-            expansion=expansion,
+            queries, k, allowed=_rows_allowed(starts, reachable, whole_only),
+            share=self._share(share, whole_only), expansion=expansion, floor=floor,
         )  # fmt: skip
         return [_held(starts, ids, scores, k)[0] for ids, scores in found]
+
+    def _share(self, text_share: float, whole_only: bool) -> float:
+        """The share of the graph's rows a filter lets through, from the share of its texts:
+        every row of a text, or (whole_only) the one whole-text row of each."""
+        if not whole_only:
+            return text_share
+        return text_share * self.texts / max(len(self.index), 1)
 
 
 def _rows_allowed(
@@ -179,6 +200,11 @@ def _held(
     _, first_seen = np.unique(positions, return_index=True)
     bound = float(scores[-1]) if len(ids) >= k else -1.0
     return positions[np.sort(first_seen)], bound
+
+
+def _texts_in(first: np.ndarray, begin: int, end: int) -> int:
+    """How many positions in [begin, end) are the first to hold their text."""
+    return int(np.count_nonzero(first[begin:end] == np.arange(begin, end)))
 
 
 def positions_fingerprint(keys: np.ndarray, count: int) -> int:

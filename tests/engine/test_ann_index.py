@@ -169,6 +169,69 @@ def test_a_batch_search_answers_as_each_search_alone(
     index.close()
 
 
+class CountedWalks:
+    """The index's graph, its searches counted (a walk is what a search costs)."""
+
+    def __init__(self, graph: Any) -> None:
+        self._graph, self.walks = graph, 0
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        self.walks += 1
+        return self._graph.search(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._graph, name)
+
+    def __len__(self) -> int:
+        return len(self._graph)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("_graph", "walks"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._graph, name, value)
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_a_floor_ends_the_search_once_the_walk_reaches_below_it(batch: bool) -> None:
+    """A caller that keeps no row under a cosine (dedup's weak tier) is answered from one
+    walk when its filter lets few rows through, as long as that walk reached rows under the
+    floor: the rows at or above the floor are the exact scan's, and the rest are not asked
+    for (without the floor the graph is walked again and again, doubling)."""
+    count, k, floor = 3_000, 10, 0.5
+    vectors = unit_rows(list(range(count)))
+    index = AnnIndex(DIMS)
+    index.add(np.arange(count), vectors)
+    rows = dict(enumerate(vectors))
+    # The caller's share is an estimate (Snapshot.text_share: at most the visible positions'),
+    # here ten times too high, so the first walk comes back with too few allowed rows.
+    allowed = np.arange(count) % 200 == 0
+    queries = unit_rows([10**6 + n for n in range(6)])
+    for floored in (None, floor):
+        counted = CountedWalks(index._graph)
+        index._graph = counted  # type: ignore[assignment]
+        if batch:
+            answers = index.search_many(queries, k, allowed=allowed, share=0.05, floor=floored)
+        else:
+            answers = [
+                index.search(q, k, allowed=allowed, share=0.05, floor=floored) for q in queries
+            ]
+        index._graph = counted._graph
+        for query, (ids, scores) in zip(queries, answers, strict=True):
+            best = exact(rows, query, k, allowed)
+            if floored is None:
+                assert_same((ids, scores), best)
+                continue
+            above = best[1] >= floor
+            assert ids[: int(above.sum())].tolist() == best[0][above].tolist()
+            assert scores[: int(above.sum())].tobytes() == best[1][above].tobytes()
+        if floored is None:
+            unfloored_walks = counted.walks
+        else:
+            assert counted.walks == (1 if batch else len(queries)) < unfloored_walks
+    index.close()
+
+
 def test_a_reopened_index_answers_as_the_one_in_memory(tmp_path: Path) -> None:
     vectors = unit_rows(list(range(300)))
     index = AnnIndex(DIMS)
