@@ -335,6 +335,29 @@ class KeyedPositions:
         high = int(np.searchsorted(self._sorted, wanted, side="right"))
         return [*self._order[low:high].tolist(), *self._recent.get(key, [])]
 
+    def positions_many(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`positions` for many keys at once: every position with one of `keys` (uint64),
+        and for each the index in `keys` of its key."""
+        wanted = keys.astype(np.uint64)
+        low = np.searchsorted(self._sorted, wanted, side="left")
+        high = np.searchsorted(self._sorted, wanted, side="right")
+        counts = high - low
+        owners = np.repeat(np.arange(len(wanted), dtype=np.int64), counts)
+        offsets = np.cumsum(counts) - counts
+        taken = np.repeat(low - offsets, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+        found = self._order[taken]
+        if self._recent:
+            later = [
+                (position, owner)
+                for owner, key in enumerate(wanted.tolist())
+                for position in self._recent.get(key, ())
+            ]
+            if later:
+                more = np.asarray(later, dtype=np.int64).reshape(-1, 2)
+                found = np.concatenate([found, more[:, 0]])
+                owners = np.concatenate([owners, more[:, 1]])
+        return found, owners
+
     def matching(self, key: int, field: Callable[[int], str], value: str) -> list[int]:
         """The positions with this key whose field holds `value`, in increasing order."""
         return [position for position in self.positions(key) if field(position) == value]

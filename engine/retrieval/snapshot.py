@@ -369,12 +369,9 @@ class Snapshot:
         """The visible positions holding the texts of these (first-holding) positions, in
         increasing order."""
         keys, first = self._hash_key.view(), self._first.view()
-        found: list[int] = []
-        for held in positions.tolist():
-            found.extend(
-                q for q in self._by_hash.positions(int(keys[held])) if mask[q] and first[q] == held
-            )
-        return np.unique(np.asarray(found, dtype=np.int64))
+        found, owners = self._by_hash.positions_many(keys[positions])
+        kept = mask[found] & (first[found] == positions[owners])
+        return np.unique(found[kept])
 
     def block_of(self, position: int) -> QuantizedBlock | None:
         if not self._semantic:

@@ -95,6 +95,16 @@ def test_keyed_positions_find_each_position_across_sorts():
         if position % 37 == 0:
             for probe, found in expected.items():
                 assert index.positions(probe) == found
+            # All keys at once (the graph's copies of its texts): the same positions, each
+            # with the index of its key among those asked, sorted ones and recent ones alike.
+            asked = np.array([*expected, 99, *expected][::-1], dtype=np.uint64)
+            positions, owners = index.positions_many(asked)
+            got = sorted(zip(owners.tolist(), positions.tolist(), strict=True))
+            assert got == sorted(
+                (owner, position)
+                for owner, key in enumerate(asked.tolist())
+                for position in expected.get(key, [])
+            )
     assert index.positions(99) == []
     names = {p: f"name-{p % 3}" for p in range(300)}
     assert index.matching(5, names.__getitem__, "name-1") == [p for p in expected[5] if p % 3 == 1]
