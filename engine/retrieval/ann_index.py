@@ -20,9 +20,7 @@ Not thread-safe: the caller holds its index lock (Snapshot.lock) around every ca
 from __future__ import annotations
 
 import mmap
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -30,6 +28,14 @@ import numpy as np
 # RTLD_GLOBAL, and numkong's parse_tensor then shadows simsimd's in a simsimd loaded later,
 # breaking every product of the exact scan. Loaded first, simsimd keeps its own.
 from engine.retrieval.quantized import QuantizedBlock, cosines, quantize  # isort: skip
+from engine.retrieval.ann_walk import (  # isort: skip
+    RESCORE_MARGIN,
+    Allowed,
+    allowed_ids,
+    allowed_walked,
+    first_count,
+    reached_below,
+)
 from usearch.index import Index  # isort: skip
 
 from engine.retrieval.ann_file import (
@@ -44,16 +50,6 @@ from engine.retrieval.ann_file import (
 CONNECTIVITY = 32
 EXPANSION_ADD = 128
 EXPANSION_SEARCH = 1024
-# Rows asked of the graph beyond k, scored exactly with the rest, so that rows tied (or
-# within float32 rounding) at the k-th place are ordered by their exact scores.
-RESCORE_MARGIN = 16
-# A search with a floor (only rows at or above a cosine matter: dedup's weak tier) stops
-# widening once the walk's farthest row is this far below the floor: the graph's distances
-# are of the int8 query, the exact scores of the float one, which differ by less.
-FLOOR_MARGIN = 0.02
-# A first walk asks for this many times the rows a filter's share says it needs: at 1M facts
-# a scope's dedup batch walked again for 62 % of its texts asking for exactly that.
-WALK_HEADROOM = 2.0
 SEED_ROWS = 2_000  # see add
 # Changes kept beside a mapped graph before it is loaded and changed itself (an exact scan of
 # this many rows is ~1 ms).
@@ -64,8 +60,6 @@ PENDING_LIMIT = 20_000
 # asked for 20 times k to find k visible rows (1 % visible, k=64: 54 ms against 0.72).
 EXACT_BELOW_VISIBLE = 100_000
 EXACT_BELOW_SHARE = 0.05
-
-Allowed = np.ndarray | Callable[[np.ndarray], np.ndarray]
 
 
 def prefer_exact(visible_count: int, total: int) -> bool:
@@ -203,7 +197,7 @@ class AnnIndex:
         want = k + RESCORE_MARGIN
         found = self._search_graph(asked, want, allowed, share or 1.0, expansion, floor)
         pending_ids, pending_values = self._pending_rows()
-        kept = _allowed(pending_ids, allowed)
+        kept = allowed_ids(pending_ids, allowed)
         ids = np.concatenate([found, pending_ids[kept]])
         values = np.vstack([self._stored(found), pending_values[kept]])
         scores = cosines(QuantizedBlock(values, row_scales(values)), query)
@@ -229,8 +223,9 @@ class AnnIndex:
         size = len(self._graph)
         want = k + RESCORE_MARGIN
         hidden_share = 1.0 - len(self._hidden) / size if size else 1.0
-        count = _first_count(size, want, share * hidden_share, expansion)
+        count = first_count(size, want, share * hidden_share, expansion or EXPANSION_SEARCH)
         walked: np.ndarray | None = None
+        counts = np.zeros(len(queries), np.int64)
         farthest = np.zeros((len(queries), 0))
         if size and count < size:
             setattr(self._graph, "expansion_search", max(expansion or EXPANSION_SEARCH, count))  # noqa: B010
@@ -238,17 +233,22 @@ class AnnIndex:
             walked = np.asarray(matches.keys, dtype=np.int64).reshape(len(queries), -1)
             counts = np.asarray(getattr(matches, "counts", [len(walked[0])])).reshape(-1)
             farthest = np.asarray(matches.distances, dtype=np.float64).reshape(len(queries), -1)
-        hidden = np.fromiter(self._hidden, np.int64) if self._hidden else None
         pending_ids, pending_values = self._pending_rows()
-        kept_pending = _allowed(pending_ids, allowed)
+        kept_pending = allowed_ids(pending_ids, allowed)
+        pending_block = QuantizedBlock(
+            pending_values[kept_pending], row_scales(pending_values[kept_pending])
+        )
+        # Every walk's allowed ids at once, each row's first `want` (closest first), their
+        # stored rows gathered in one call: one filter and one gather for the batch.
+        rows, ids = allowed_walked(walked, counts, self._hidden, allowed, want)
+        held = np.bincount(rows, minlength=len(queries))
+        bounds = np.concatenate([np.zeros(1, np.int64), np.cumsum(held)])
+        stored = self._stored(ids)
+        scales = row_scales(stored)
         found: list[tuple[np.ndarray, np.ndarray]] = []
         for row, query in enumerate(queries):
-            ids = np.zeros(0, np.int64) if walked is None else walked[row, : counts[row]]
-            if hidden is not None:
-                ids = ids[~np.isin(ids, hidden)]
-            ids = ids[_allowed(ids, allowed)]
             if walked is None or (
-                len(ids) < want and not _below(farthest[row, : counts[row]], floor)
+                held[row] < want and not reached_below(farthest[row, : counts[row]], floor)
             ):
                 found.append(
                     self.search(
@@ -256,11 +256,15 @@ class AnnIndex:
                     )
                 )
                 continue
-            ids = np.concatenate([ids[:want], pending_ids[kept_pending]])
-            values = np.vstack([self._stored(ids[:want]), pending_values[kept_pending]])
-            scores = cosines(QuantizedBlock(values, row_scales(values)), query)
-            order = np.lexsort((ids, -scores))[:k]
-            found.append((ids[order], scores[order]))
+            mine = slice(int(bounds[row]), int(bounds[row + 1]))
+            candidates = np.concatenate([ids[mine], pending_ids[kept_pending]])
+            block = QuantizedBlock(
+                np.vstack([stored[mine], pending_block.values]),
+                np.concatenate([scales[mine], pending_block.scales]),
+            )
+            scores = cosines(block, query)
+            order = np.lexsort((candidates, -scores))[:k]
+            found.append((candidates[order], scores[order]))
         return found
 
     def _stored(self, ids: np.ndarray) -> np.ndarray:
@@ -299,7 +303,7 @@ class AnnIndex:
         if not size:
             return np.zeros(0, np.int64)
         share *= 1.0 - len(self._hidden) / size  # hidden ids come back from the graph too
-        count = _first_count(size, want, share, expansion)
+        count = first_count(size, want, share, expansion or EXPANSION_SEARCH)
         while True:
             exhaustive = count >= size
             # usearch's types call the property read-only; it has a setter.
@@ -309,8 +313,8 @@ class AnnIndex:
             found: np.ndarray = np.asarray(matches.keys, dtype=np.int64)
             if self._hidden:
                 found = found[~np.isin(found, np.fromiter(self._hidden, np.int64))]
-            found = found[_allowed(found, allowed)]
-            if len(found) >= want or exhaustive or _below(matches.distances, floor):
+            found = found[allowed_ids(found, allowed)]
+            if len(found) >= want or exhaustive or reached_below(matches.distances, floor):
                 return found[:want]
             count = min(size, 2 * count)
 
@@ -365,34 +369,6 @@ def _keys(ids: np.ndarray) -> np.ndarray:
     if len(keys) and (keys.dtype.kind not in "iu" or int(keys.min()) < 0):
         raise ValueError("ids are non-negative integers")
     return keys.astype(np.uint64)
-
-
-def _first_count(size: int, want: int, share: float, expansion: int | None) -> int:
-    """How many rows the first walk returns: WALK_HEADROOM times what `want` allowed ones
-    take at the filter's `share` (ask for exactly that and half the walks come back short,
-    each walked again), and never fewer than the walk visits anyway (its expansion): returning those
-    costs nothing more, and lets a filter's unlucky walk through without a second one."""
-    needed = int(WALK_HEADROOM * want / max(share, 1e-6)) + 1
-    return min(size, max(needed, expansion or EXPANSION_SEARCH))
-
-
-def _below(distances: Any, floor: float | None) -> bool:
-    """Whether a walk that found rows at these cosine distances (closest first) reached past
-    `floor`: every row above it that the graph finds is among them."""
-    found = np.asarray(distances, dtype=np.float64).reshape(-1)
-    return floor is not None and len(found) > 0 and 1.0 - found[-1] < floor - FLOOR_MARGIN
-
-
-def _allowed(ids: np.ndarray, allowed: Allowed | None) -> np.ndarray:
-    """Which of `ids` the filter lets through."""
-    if allowed is None:
-        return np.ones(len(ids), dtype=bool)
-    if isinstance(allowed, np.ndarray):
-        inside = ids < len(allowed)
-        keep = np.zeros(len(ids), dtype=bool)
-        keep[inside] = allowed[ids[inside]]
-        return keep
-    return np.asarray(allowed(ids), dtype=bool)
 
 
 def _threads(rows: int) -> int:
