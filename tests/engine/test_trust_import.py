@@ -449,6 +449,24 @@ def test_a_leftover_staging_folder_without_rows_is_rolled_back(client, probe):
 
 
 @pytest.mark.embedded_mode
+@pytest.mark.parametrize("where", ["home", "fact folder"])
+def test_a_torn_write_s_temp_file_alone_is_found_and_removed(client, where: str):
+    """No staging folder, only the temp file a crash inside an atomic write left: the cheap
+    look at open finds it wherever such a write puts one, and recovery removes it."""
+    root = client.engine.collection_root("memory")
+    folder = {
+        "home": client.engine.home,
+        "fact folder": root / "facts" / "2026-01-02",
+    }[where]
+    folder.mkdir(parents=True, exist_ok=True)
+    assert not bulk_recovery.interrupted_writes_left(client.engine)
+    (folder / ".tmp-abcdef.md").write_text("a torn write", encoding="utf-8")
+    assert bulk_recovery.interrupted_writes_left(client.engine)
+    assert bulk.recover_interrupted_writes(client.engine)["tempFiles"] == 1
+    assert not bulk_recovery.interrupted_writes_left(client.engine)
+
+
+@pytest.mark.embedded_mode
 def test_a_leftover_staging_folder_whose_rows_committed_is_rolled_forward(client, probe, memory):
     staged = _stage_by_hand(client, RID, "a fact")
     fact = parse_fact_file(staged.read_text(encoding="utf-8"), where=str(staged))
