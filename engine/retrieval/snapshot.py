@@ -339,11 +339,12 @@ class Snapshot:
 
         def visible(positions: np.ndarray) -> np.ndarray:
             seen: np.ndarray = mask[positions]
-            for index in np.flatnonzero(~seen).tolist():
-                held = int(positions[index])
-                seen[index] = any(
-                    mask[q] and first[q] == held for q in self._by_hash.positions(int(keys[held]))
-                )
+            hidden = np.flatnonzero(~seen)
+            if len(hidden):
+                held = positions[hidden]
+                found, owners = self._by_hash.positions_many(keys[held])
+                copied = mask[found] & (first[found] == held[owners])
+                seen[hidden[owners[copied]]] = True  # a text visible through a copy
             return seen
 
         return visible

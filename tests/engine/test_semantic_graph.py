@@ -144,13 +144,17 @@ def test_past_the_pool_the_graph_ranks_as_the_exact_scan(
     status = EmbedderStatus(tiny_embedder)
     texts = phrases(700, seed=3)
     path = tmp_path / "facts.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps(line(text, SCOPES if n % 3 == 0 else [SCOPES[n % 2]], n % 4)) + "\n"
-            for n, text in enumerate(texts)
-        ),
-        encoding="utf-8",
-    )
+    lines = [
+        line(text, SCOPES if n % 3 == 0 else [SCOPES[n % 2]], n % 4) for n, text in enumerate(texts)
+    ]
+    # The same text again as a fact of the other scope alone, after its first: a query of
+    # that scope reaches the text only through this copy (the graph holds the first).
+    lines += [
+        line(text, [SCOPES[1 - n % 2]], n % 4)
+        for n, text in enumerate(texts)
+        if n % 3 and n % 5 == 1
+    ]
+    path.write_text("".join(json.dumps(item) + "\n" for item in lines), encoding="utf-8")
     writer = Client(open_engine(home=home, embedder_status=status))
     opened.append(writer.engine)
     writer.memory.interop.import_file(ImportRequest(path=path, caller="import"))
