@@ -155,6 +155,16 @@ class AnnIndex:
         if len(present):
             self._graph.remove(present)
 
+    @property
+    def changes_beside(self) -> int:
+        """Rows added or removed beside a mapped graph (each query scans the added exactly)."""
+        return len(self._pending) + len(self._hidden)
+
+    def load_into_memory(self) -> None:
+        """Hold the graph in memory, the changes kept beside it applied (then `save` writes
+        them into the file)."""
+        self._load_into_memory()
+
     def _load_into_memory(self) -> None:
         """A mapped graph copied into memory, with the changes kept beside it applied."""
         if self._blob is None:

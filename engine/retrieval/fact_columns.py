@@ -323,6 +323,7 @@ class KeyedPositions:
         self._recent, self._recent_count = {}, 0
 
     def added(self, position: int, key: int) -> None:
+        """The next position (the one after the last), its key already in the owner's keys."""
         self._recent.setdefault(key, []).append(position)
         self._recent_count += 1
         if self._recent_count >= max(self.SORT_MIN, len(self._order) // 4):
@@ -337,27 +338,32 @@ class KeyedPositions:
 
     def positions_many(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`positions` for many keys at once: every position with one of `keys` (uint64),
-        and for each the index in `keys` of its key."""
+        and for each the index in `keys` of its key. No Python step per key: the keys are
+        sorted and searched in the sorted positions, and the positions added since (the
+        last ones, in order) are searched among the keys."""
         wanted = keys.astype(np.uint64)
-        low = np.searchsorted(self._sorted, wanted, side="left")
-        high = np.searchsorted(self._sorted, wanted, side="right")
-        counts = high - low
-        owners = np.repeat(np.arange(len(wanted), dtype=np.int64), counts)
-        offsets = np.cumsum(counts) - counts
-        taken = np.repeat(low - offsets, counts) + np.arange(int(counts.sum()), dtype=np.int64)
-        found = self._order[taken]
-        if self._recent:
-            later = [
-                (position, owner)
-                for owner, key in enumerate(wanted.tolist())
-                for position in self._recent.get(key, ())
-            ]
-            if later:
-                more = np.asarray(later, dtype=np.int64).reshape(-1, 2)
-                found = np.concatenate([found, more[:, 0]])
-                owners = np.concatenate([owners, more[:, 1]])
-        return found, owners
+        order = np.argsort(wanted, kind="stable")
+        needles = wanted[order]
+        in_sorted, of_needle = _equal_ranges(self._sorted, needles)
+        found, owners = self._order[in_sorted], order[of_needle]
+        if not self._recent:
+            return found, owners
+        base = len(self._order)
+        later = self._keys.view()[base : base + self._recent_count]
+        of_needle, in_later = _equal_ranges(needles, later)
+        return np.concatenate([found, base + in_later]), np.concatenate([owners, order[of_needle]])
 
     def matching(self, key: int, field: Callable[[int], str], value: str) -> list[int]:
         """The positions with this key whose field holds `value`, in increasing order."""
         return [position for position in self.positions(key) if field(position) == value]
+
+
+def _equal_ranges(sorted_keys: np.ndarray, probes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair (i, j) with sorted_keys[i] == probes[j]: the i, then the j."""
+    low = np.searchsorted(sorted_keys, probes, side="left")
+    high = np.searchsorted(sorted_keys, probes, side="right")
+    counts = high - low
+    probe_of = np.repeat(np.arange(len(probes), dtype=np.int64), counts)
+    offsets = np.cumsum(counts) - counts
+    at = np.repeat(low - offsets, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+    return at, probe_of

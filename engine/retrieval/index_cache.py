@@ -39,6 +39,10 @@ SAVE_BEHIND_MIN = 200
 # the approximate-neighbour graph).
 UNBOUNDED = 2**62
 SAVE_BEHIND_FRACTION = 0.02
+# Rows an import may leave beside a mapped graph (each later query scans them exactly and
+# filters them by its scopes); past this many it writes the graph whole (_settle_graph). A
+# few thousand rows beside it cost a query well under a millisecond.
+SETTLE_AFTER_IMPORT = 2_000
 
 
 class SnapshotCache:
@@ -86,6 +90,8 @@ class SnapshotCache:
                 return snapshot
             if snapshot is not None and self._catch_up(snapshot, generation, after_bulk):
                 self._keep_graph(snapshot, wait=after_bulk)
+                if after_bulk:
+                    self._settle_graph(snapshot)
                 self._save_if_far(snapshot)
                 return snapshot
             self._snapshot = self._build(generation)
@@ -112,6 +118,18 @@ class SnapshotCache:
             target=self._build_graph, args=(snapshot,), name="gno-tui-graph", daemon=True
         )
         self.building.start()
+
+    def _settle_graph(self, snapshot: Snapshot) -> None:
+        """After an import: a mapped graph that holds the import's rows beside it is loaded
+        and written whole, so that later processes map them in the graph instead of
+        scanning (and filtering) them exactly on every query (at 956k facts, 19k rows left
+        beside the graph took a propose from 17 to 33 ms)."""
+        graph = snapshot.graph
+        if graph is None or graph.index.changes_beside < SETTLE_AFTER_IMPORT:
+            return
+        with snapshot.lock:
+            graph.index.load_into_memory()
+        self._graph_unsaved = graph.unsaved
 
     def _build_graph(self, snapshot: Snapshot) -> None:
         with snapshot.lock:

@@ -345,7 +345,29 @@ def test_an_import_leaves_its_index_and_graph_for_the_next_process(
     opened.append(reader)
     graph = graph_of(reader)
     assert reader._snapshots.rebuilds == 0 and graph is not None and graph.index.mapped
-    assert switch.builds == 1
+    assert switch.builds == 1 and graph.index.changes_beside == 0
+
+    # A second import, into a process whose graph is mapped from that file: its rows are
+    # written into the graph's file, not left beside it for every later query to scan.
+    monkeypatch.setattr(index_cache, "SETTLE_AFTER_IMPORT", 50)
+    second = Client(open_engine(home=home, embedder_status=status))
+    opened.append(second.engine)
+    assert graph_of(second.engine) is not None
+    later = phrases(800, seed=8)[600:]
+    path.write_text(
+        "".join(json.dumps(line(text, [SCOPES[0]], 1)) + "\n" for text in later),
+        encoding="utf-8",
+    )
+    second.memory.interop.import_file(ImportRequest(path=path, caller="import"))
+    saving = second.engine._snapshots.saving
+    assert saving is not None
+    saving.join()
+    reader = open_engine(home=home, embedder_status=status)
+    opened.append(reader)
+    graph = graph_of(reader)
+    assert reader._snapshots.rebuilds == 0 and graph is not None and graph.index.mapped
+    assert graph.index.changes_beside == 0 and switch.builds == 1
+    texts += later
     switch.build = False
     exact = open_engine(home=home, embedder_status=status)
     opened.append(exact)
