@@ -173,7 +173,7 @@ def _closest_visible(snapshot: Snapshot, mask: np.ndarray, query: np.ndarray) ->
         return np.flatnonzero(mask)
     held, _ = graph.nearest(
         query,
-        MAX_CANDIDATES * 4,
+        MAX_CANDIDATES,  # texts: each of their visible copies is a candidate too
         starts=snapshot.starts,
         reachable=snapshot.reachable(mask),
         share=snapshot.text_share(mask),
