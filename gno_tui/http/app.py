@@ -99,14 +99,19 @@ class _McpEndpoint:
         await self.manager.handle_request(scope, receive, send)
 
 
-def app_from_env() -> ASGIApp:
-    """uvicorn's factory in each worker process: settings from the environment."""
-    settings = ServeSettings.from_env()
-    service = open_service_patiently(
+def open_served_store(settings: ServeSettings) -> MemoryService:
+    """The store `gno-tui serve` (and each of its workers) serves: a database server that is
+    down or restarting as it starts is waited for (SERVER_START_PATIENCE)."""
+    return open_service_patiently(
         said_once("serve", settings.db or os.environ.get("GNO_TUI_DB") or ""),
         patience=SERVER_START_PATIENCE,
         home=settings.home,
         db_url=settings.db,
         model=settings.model,
     )
-    return create_app(service, settings)
+
+
+def app_from_env() -> ASGIApp:
+    """uvicorn's factory in each worker process: settings from the environment."""
+    settings = ServeSettings.from_env()
+    return create_app(open_served_store(settings), settings)

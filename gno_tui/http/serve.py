@@ -16,9 +16,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.supervisors import Multiprocess
 
-from engine.facade import open_service_patiently
-from gno_tui.cli_store import SERVER_START_PATIENCE, said_once
-from gno_tui.http.app import create_app
+from gno_tui.http.app import create_app, open_served_store
 from gno_tui.http.settings import ServeSettings
 
 # Connection handling that keeps a slow or idle client from holding the server: idle
@@ -132,13 +130,7 @@ def _announce(sock: socket.socket, settings: ServeSettings, mode: str, tokens: i
 def run_server(settings: ServeSettings) -> int:
     settings.check()
     logging.basicConfig(level=logging.WARNING, format="gno-tui serve: %(levelname)s %(message)s")
-    service = open_service_patiently(
-        said_once("serve", settings.db or os.environ.get("GNO_TUI_DB") or ""),
-        patience=SERVER_START_PATIENCE,
-        home=settings.home,
-        db_url=settings.db,
-        model=settings.model,
-    )
+    service = open_served_store(settings)
     mode = service.mode
     tokens = len(service.access.tokens())
     if settings.workers == 1:
