@@ -238,7 +238,8 @@ class AnnIndex:
         counts = np.zeros(len(queries), np.int64)
         farthest = np.zeros((len(queries), 0))
         if size and count < size:
-            setattr(self._graph, "expansion_search", max(expansion or EXPANSION_SEARCH, count))  # noqa: B010
+            # first_count is at least the expansion below the graph's size.
+            setattr(self._graph, "expansion_search", count)  # noqa: B010
             matches = self._graph.search(quantize(queries).values, count, threads=_threads(1_000))
             walked = np.asarray(matches.keys, dtype=np.int64).reshape(len(queries), -1)
             counts = np.asarray(getattr(matches, "counts", [len(walked[0])])).reshape(-1)
@@ -316,9 +317,9 @@ class AnnIndex:
         count = first_count(size, want, share, expansion or EXPANSION_SEARCH)
         while True:
             exhaustive = count >= size
-            # usearch's types call the property read-only; it has a setter.
-            wide = max(expansion or EXPANSION_SEARCH, count)
-            setattr(self._graph, "expansion_search", wide)  # noqa: B010
+            # usearch's types call the property read-only; it has a setter. The count is at
+            # least the expansion (first_count, then doubled) unless the search is exhaustive.
+            setattr(self._graph, "expansion_search", count)  # noqa: B010
             matches = self._graph.search(asked, count, threads=1, exact=exhaustive)
             found: np.ndarray = np.asarray(matches.keys, dtype=np.int64)
             if self._hidden:

@@ -23,6 +23,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 
 import numpy as np
 
+from engine.retrieval.array_runs import expand_runs
 from engine.retrieval.growing import GrowingArray
 from engine.retrieval.results import IndexedFact as IndexedFact  # the seam's; kept here too
 
@@ -364,6 +365,4 @@ def _equal_ranges(sorted_keys: np.ndarray, probes: np.ndarray) -> tuple[np.ndarr
     high = np.searchsorted(sorted_keys, probes, side="right")
     counts = high - low
     probe_of = np.repeat(np.arange(len(probes), dtype=np.int64), counts)
-    offsets = np.cumsum(counts) - counts
-    at = np.repeat(low - offsets, counts) + np.arange(int(counts.sum()), dtype=np.int64)
-    return at, probe_of
+    return expand_runs(low, counts), probe_of

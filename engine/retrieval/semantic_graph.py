@@ -31,6 +31,7 @@ import numpy as np
 
 from engine.retrieval.ann_file import IndexFileRefused
 from engine.retrieval.ann_index import AnnIndex, prefer_exact
+from engine.retrieval.array_runs import expand_runs
 from engine.retrieval.quantized import QuantizedBlock
 
 # Below this many live facts an exact scan is as fast (ann_index.prefer_exact's measure), so no
@@ -229,10 +230,7 @@ def distinct_rows(
     if not len(own):
         return np.zeros(0, np.int64)
     after = np.append(starts, filled)
-    begins, ends = starts[own], after[own + 1]
-    counts = ends - begins
-    offsets = np.cumsum(counts) - counts
-    return np.repeat(begins - offsets, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+    return expand_runs(starts[own], after[own + 1] - starts[own])
 
 
 def first_holders(keys: np.ndarray) -> np.ndarray:

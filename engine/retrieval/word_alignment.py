@@ -20,6 +20,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from engine.retrieval.array_runs import expand_runs
 from engine.retrieval.embeddings import Embedder
 from engine.retrieval.growing import GrowingRows, Postings
 from engine.retrieval.lexical import content_words
@@ -114,9 +115,7 @@ class FlatPostings:
         inside = columns[columns < self.words]
         starts = self.offsets[inside]
         lengths = self.offsets[inside + 1] - starts
-        # Each word's run: its start, then one step per posting.
-        runs_begin = np.cumsum(lengths) - lengths
-        taken = np.repeat(starts - runs_begin, lengths) + np.arange(int(lengths.sum()))
+        taken = expand_runs(starts, lengths)
         positions, values = self.positions[taken], np.repeat(row[inside], lengths)
         if not self.later_words:
             return positions, values
