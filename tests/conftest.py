@@ -549,6 +549,11 @@ SLOW_MODULES = (
 IN_MEMORY_INDEX_MODULES = ("tests/engine/test_incremental_index.py",)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The server-mode run's template database goes with the session (tests/pg_homes.py)."""
+    pg_homes.drop_template()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.as_posix().endswith(SLOW_MODULES):

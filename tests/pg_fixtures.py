@@ -5,7 +5,8 @@ by tests/conftest.py, so one test session starts one server.
 pgserver (a test extra, pyproject.toml) bundles PostgreSQL 16 and pgvector 0.6.2 in its wheel,
 so nothing is downloaded at test time and no system package is needed. One server is started
 per test session in a temporary folder (a second or so) and deleted at its end; each test gets
-a database of its own on it, dropped afterwards, so tests never see each other's facts."""
+a database of its own on it, dropped afterwards, so tests never see each other's facts. It
+does not fsync, as scripts/with_pgserver.py explains."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.common import fresh_database
+from scripts.with_pgserver import without_fsync
 
 
 @pytest.fixture(scope="session")
@@ -30,6 +32,7 @@ def pg_server() -> Iterator[str]:
     # a test fails (the handle is closed in the finaliser, and by atexit as a last resort).
     server = pgserver.get_server(folder, cleanup_mode="delete")
     try:
+        without_fsync(server.get_uri())
         yield server.get_uri()
     finally:
         server.cleanup()

@@ -10,23 +10,81 @@ launchers put the home's database in the child's $GNO_TUI_DB, which is how a use
 process at a server). Two homes of one test get two databases, as two machines with their own
 stores would; a test that means to share one passes `--db` or $GNO_TUI_DB itself.
 
+Each database is a copy of one template made once per test session: an empty database that
+gno-tui opened once, so it holds the schema at this revision and the default collection, and
+nothing drawn at random (the store's identity and cursor key are drawn at their first use, so
+every copy draws its own). Copying it costs a fraction of creating the schema in every home.
+
 A module of its own, not conftest.py, so that tests/mcp's harness can import it."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
+    from sqlalchemy import URL, Engine
 
 PG_SERVER = os.environ.get("GNO_TUI_TEST_PG")
 
 # The folders whose tests run on the server too: the contract suites.
 CONTRACT_SUITES = ("engine", "cli", "mcp", "http")
+
+
+class _Template:
+    """The session's template database on one server: made at first use, dropped at the end
+    of the session (tests/conftest.py)."""
+
+    name: str | None = None
+
+    @classmethod
+    def on(cls, admin: Engine, server: URL) -> str:
+        if cls.name is None:
+            from engine.facade.factory import open_engine
+            from engine.retrieval.embeddings import EmbedderStatus
+
+            name = "gno_template_" + uuid.uuid4().hex[:12]
+            _create(admin, name)
+            url = server.set(database=name).render_as_string(hide_password=False)
+            with tempfile.TemporaryDirectory() as home:
+                status = EmbedderStatus(None, "no model")
+                store = open_engine(home=Path(home), db_url=url, embedder_status=status)
+                store.db.dispose()  # a template takes no copy while a session is connected
+            cls.name = name
+        return cls.name
+
+    @classmethod
+    def drop(cls, admin: Engine) -> None:
+        if cls.name is not None:
+            _drop(admin, cls.name)
+            cls.name = None
+
+
+def _create(admin: Engine, name: str, *, template: str | None = None) -> None:
+    from sqlalchemy import text
+
+    copy = f' TEMPLATE "{template}"' if template else ""
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"{copy}'))
+
+
+def _drop(admin: Engine, name: str) -> None:
+    from sqlalchemy import text
+
+    with admin.connect() as connection:
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+def drop_template() -> None:
+    """Drop the session's template database, if one was made."""
+    if PG_SERVER and _Template.name is not None:
+        databases = HomeDatabases(PG_SERVER)
+        _Template.drop(databases.admin)
+        databases.admin.dispose()
 
 
 class HomeDatabases:
@@ -43,21 +101,16 @@ class HomeDatabases:
     def url_for(self, home: Path) -> str:
         key = home.resolve()
         if key not in self.urls:
-            from sqlalchemy import text
-
             name = "gno_test_" + uuid.uuid4().hex[:12]
-            with self.admin.connect() as connection:
-                connection.execute(text(f'CREATE DATABASE "{name}"'))
+            _create(self.admin, name, template=_Template.on(self.admin, self.server))
             self.urls[key] = self.server.set(database=name).render_as_string(hide_password=False)
         return self.urls[key]
 
     def drop_all(self) -> None:
-        from sqlalchemy import make_url, text
+        from sqlalchemy import make_url
 
-        with self.admin.connect() as connection:
-            for url in self.urls.values():
-                name = make_url(url).database
-                connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        for url in self.urls.values():
+            _drop(self.admin, str(make_url(url).database))
         self.urls.clear()
         self.admin.dispose()
 
