@@ -168,3 +168,58 @@ def newer_revision_is_refused_and_nothing_changes(open_store: Open) -> None:
     assert contents(store.db) == before
     assert schema.stored_revision(store.db) == "9999_from_the_future"
     store.db.dispose()
+
+
+SUPERSEDED_INDEX = "ix_facts_superseded_by"
+
+
+def superseded_index_definition(db: Engine) -> str:
+    query = {
+        "sqlite": f"SELECT sql FROM sqlite_master WHERE name = '{SUPERSEDED_INDEX}'",
+        "postgresql": f"SELECT indexdef FROM pg_indexes WHERE indexname = '{SUPERSEDED_INDEX}'",
+    }[db.dialect.name]
+    with db.connect() as connection:
+        return str(connection.scalar(text(query)))
+
+
+def liveness_plan(db: Engine) -> str:
+    """SQLite's plan for the liveness test beside a list of six record ids."""
+    with db.connect() as connection:
+        ids = [row[0] for row in connection.execute(text("SELECT record_id FROM facts"))]
+        listed = ", ".join(f"'{record_id}'" for record_id in ids[:6])
+        rows = connection.execute(
+            text(
+                "EXPLAIN QUERY PLAN SELECT record_id FROM facts WHERE superseded_by IS NULL "
+                f"AND retired_at IS NULL AND record_id IN ({listed})"
+            )
+        ).all()
+    return " / ".join(str(row[-1]) for row in rows)
+
+
+def superseded_index_becomes_partial(open_store: Open) -> None:
+    """A store at revision 0003 (ix_facts_superseded_by over every row) upgrades to the index
+    of superseded facts only, and keeps its rows; on SQLite the liveness test beside a list
+    of ids is then answered by the primary key, not by that index."""
+    store = open_store()
+    for n in range(8):
+        add(store, f"fact number {n} about the garden")
+    with store.db.begin() as connection:
+        connection.execute(text(f"DROP INDEX {SUPERSEDED_INDEX}"))
+        connection.execute(text(f"CREATE INDEX {SUPERSEDED_INDEX} ON facts (superseded_by)"))
+        connection.execute(text("UPDATE alembic_version SET version_num = '0003_tokens_requests'"))
+    on_sqlite = store.db.dialect.name == "sqlite"
+    if on_sqlite:
+        assert SUPERSEDED_INDEX in liveness_plan(store.db)  # the mistake the revision ends
+    before = contents(store.db)["facts"]
+    store.db.dispose()
+
+    upgraded = open_store()
+    assert schema.stored_revision(upgraded.db) == schema.HEAD
+    definition = superseded_index_definition(upgraded.db)
+    assert "superseded_by IS NOT NULL" in definition, definition
+    assert contents(upgraded.db)["facts"] == before
+    if on_sqlite:
+        plan = liveness_plan(upgraded.db)
+        assert SUPERSEDED_INDEX not in plan and "sqlite_autoindex_facts_1" in plan, plan
+    assert recall(upgraded, "garden")
+    upgraded.db.dispose()

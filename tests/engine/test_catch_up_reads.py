@@ -1,8 +1,9 @@
 """A catch-up reads the facts it is told of by their record ids, through the primary key.
 
 With the liveness test in the same WHERE clause, SQLite answered an IN list of five ids or
-more from ix_facts_superseded_by, whose NULL holds nearly every row: every catch-up read the
-whole store (0.33 s at 600k facts; 87 s for the catch-up after a 100k import into it). The
+more from ix_facts_superseded_by while that index held a NULL for every live fact (before
+migration 0004): every catch-up read the whole store (0.33 s at 600k facts; 87 s for the
+catch-up after a 100k import into it). The
 planner makes that choice from the query alone (no statistics are kept), so the plan of the
 statements each reader runs, on a small store, is the plan on a large one."""
 

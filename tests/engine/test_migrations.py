@@ -36,7 +36,12 @@ def test_head_is_the_newest_shipped_revision() -> None:
 
     script = ScriptDirectory.from_config(schema._config())
     assert script.get_heads() == [schema.HEAD]
-    assert schema.known_revisions() == {"0001_baseline", "0002_generation_notify", schema.HEAD}
+    assert schema.known_revisions() == {
+        "0001_baseline",
+        "0002_generation_notify",
+        "0003_tokens_requests",
+        schema.HEAD,
+    }
 
 
 def test_a_new_store_is_at_head(open_store: scenarios.Open) -> None:
@@ -51,6 +56,12 @@ def test_an_index_from_before_migrations_upgrades_and_keeps_its_rows(
 
 def test_a_newer_revision_is_refused_and_nothing_changes(open_store: scenarios.Open) -> None:
     scenarios.newer_revision_is_refused_and_nothing_changes(open_store)
+
+
+def test_the_superseded_index_of_an_older_store_becomes_partial(
+    open_store: scenarios.Open,
+) -> None:
+    scenarios.superseded_index_becomes_partial(open_store)
 
 
 PROBE = """

@@ -47,6 +47,12 @@ def test_a_newer_revision_is_refused_and_nothing_changes(open_store: scenarios.O
     scenarios.newer_revision_is_refused_and_nothing_changes(open_store)
 
 
+def test_the_superseded_index_of_an_older_database_becomes_partial(
+    open_store: scenarios.Open,
+) -> None:
+    scenarios.superseded_index_becomes_partial(open_store)
+
+
 def test_homes_on_two_machines_migrate_one_new_database_once(pg_url: str) -> None:
     """Each home holds only its own write lock: the advisory lock orders the migrations, and
     the later ones find the revision at head instead of creating the tables again. (Only the

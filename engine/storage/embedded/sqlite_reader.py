@@ -57,7 +57,7 @@ from engine.storage.reads import (
 
 # Names the full engine defines in modules that load SQLAlchemy (engine/storage/schema/version.py,
 # journal.py, bulk.py); tests/engine/test_read_path_open.py holds them equal.
-SCHEMA_HEAD = "0003_tokens_requests"
+SCHEMA_HEAD = "0004_partial_superseded_index"
 JOURNAL_FOLDER = ".inflight"
 STAGING_PREFIX = ".import-"
 INDEX_FILE = "index.sqlite"
@@ -75,11 +75,6 @@ _PRAGMAS = (
 _FACT_COLUMNS = ", ".join(field.name for field in fields(IndexedFact))
 # The live facts (engine/contract/visibility.py): the index checks their expiry when asked.
 _CURRENT = visibility.live_sql()
-# The same test for facts named by record id, written so that SQLite cannot answer it from
-# ix_facts_superseded_by (a unary + makes a term unindexable): for an IN list of five ids or
-# more the planner chose that index, whose NULL holds nearly every row, over the primary key,
-# and read the whole store: 0.33 s at 600k facts for every catch-up, 87 s for an import's.
-_CURRENT_BY_ID = "+superseded_by IS NULL AND +retired_at IS NULL"
 
 
 def _fact(row: tuple[Any, ...]) -> IndexedFact:
@@ -192,7 +187,7 @@ class SqliteReads:
         return rows
 
     def current_facts(self, record_ids: Sequence[str]) -> dict[str, IndexedFact]:
-        sql = f"SELECT {_FACT_COLUMNS} FROM facts WHERE record_id IN ({{ids}}) AND {_CURRENT_BY_ID}"
+        sql = f"SELECT {_FACT_COLUMNS} FROM facts WHERE record_id IN ({{ids}}) AND {_CURRENT}"
         return {fact.record_id: fact for fact in map(_fact, self._chunked(sql, record_ids))}
 
     def all_current_facts(self) -> list[IndexedFact]:

@@ -97,10 +97,9 @@ class OrmReads:
     def current_facts(self, record_ids: Sequence[str]) -> dict[str, IndexedFact]:
         found: dict[str, IndexedFact] = {}
         ids = list(record_ids)
-        # Liveness is tested here, not in SQL: with it in the WHERE clause SQLite answered an
-        # IN list of five ids or more from ix_facts_superseded_by (whose NULL holds nearly
-        # every row) instead of the primary key, reading the whole store each time (see
-        # sqlite_reader.py's _CURRENT_BY_ID).
+        # Liveness is tested here, not in SQL: before ix_facts_superseded_by held only
+        # superseded facts (migration 0004), SQLite answered an IN list of five ids or more
+        # from it instead of the primary key, reading the whole store each time.
         with Session(self._db) as session:
             for start in range(0, len(ids), IN_CHUNK):
                 query = select(

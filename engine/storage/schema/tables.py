@@ -17,6 +17,7 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    text,
 )
 from sqlmodel import Field, SQLModel
 
@@ -60,6 +61,10 @@ class CollectionRow(SQLModel, table=True):
     created_at: datetime | None = _utc_column(nullable=False)
 
 
+# The rows ix_facts_superseded_by holds.
+SUPERSEDED = "superseded_by IS NOT NULL"
+
+
 class FactRow(SQLModel, table=True):
     __tablename__ = "facts"
     __table_args__ = (
@@ -69,6 +74,14 @@ class FactRow(SQLModel, table=True):
         Index("ix_facts_kv_key", "kv_namespace", "kv_key", "kv_revision", unique=True),
         Index("ix_facts_kv_time", "kv_namespace", "kv_occurred_at_ms"),
         Index("ix_facts_kv_topic", "kv_namespace", "kv_topic", "kv_occurred_at_ms"),
+        # Only superseded facts (migration 0004): a store's NULLs, nearly every row, would
+        # let a planner answer the liveness test from this index and read the whole store.
+        Index(
+            "ix_facts_superseded_by",
+            "superseded_by",
+            sqlite_where=text(SUPERSEDED),
+            postgresql_where=text(SUPERSEDED),
+        ),
     )
 
     record_id: str = Field(primary_key=True)
@@ -84,7 +97,7 @@ class FactRow(SQLModel, table=True):
     created_at: datetime | None = _utc_column(nullable=False, index=True)
     source: str | None = Field(default=None, sa_column=Column(Text))
     supersedes: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    superseded_by: str | None = Field(default=None, index=True)
+    superseded_by: str | None = Field(default=None)
     superseded_at: datetime | None = _utc_column()
     retired_at: datetime | None = _utc_column()
     retired_by: str | None = None

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 # The newest revision in migrations/versions (tests/engine/test_migrations.py checks that it is
 # Alembic's head): kept here so that the check at open needs no Alembic.
-HEAD = "0003_tokens_requests"
+HEAD = "0004_partial_superseded_index"
 VERSION_TABLE = "alembic_version"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 # One advisory lock key for every process migrating this database.
