@@ -21,14 +21,22 @@ from __future__ import annotations
 
 import mmap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 # quantized (and so simsimd) must be imported before usearch: usearch loads numkong with
 # RTLD_GLOBAL, and numkong's parse_tensor then shadows simsimd's in a simsimd loaded later,
-# breaking every product of the exact scan. Loaded first, simsimd keeps its own.
+# breaking every product of the exact scan. Loaded first, simsimd keeps its own. usearch itself
+# is imported by the first graph made (_new_graph): it costs a fifth of a CLI call's imports
+# (it loads urllib and tqdm), and a store below GRAPH_MIN_FACTS never makes one.
 from engine.retrieval.quantized import QuantizedBlock, cosines, quantize  # isort: skip
-from engine.retrieval.ann_walk import (  # isort: skip
+from engine.retrieval.ann_file import (
+    DamagedIndexFile,
+    map_graph,
+    write_graph,
+)
+from engine.retrieval.ann_walk import (
     RESCORE_MARGIN,
     Allowed,
     allowed_ids,
@@ -36,13 +44,9 @@ from engine.retrieval.ann_walk import (  # isort: skip
     first_count,
     reached_below,
 )
-from usearch.index import Index  # isort: skip
 
-from engine.retrieval.ann_file import (
-    DamagedIndexFile,
-    map_graph,
-    write_graph,
-)
+if TYPE_CHECKING:
+    from usearch.index import Index
 
 # The graph as measured (benchmarks/results/ann_choice.md, `module`): 32 links a node, a build
 # expansion of 128. A search expansion of 1024 found 99.91 % of the exact top 64 at 100k
@@ -95,6 +99,8 @@ class AnnIndex:
         self._hidden: set[int] = set()
 
     def _new_graph(self) -> Index:
+        from usearch.index import Index
+
         return Index(
             ndim=self.dims,
             metric="cos",

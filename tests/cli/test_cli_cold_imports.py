@@ -38,6 +38,9 @@ NOT_FOR_RECALL_OR_REMEMBER = (
     "engine.facade.keyed",
     "engine.facade.interop",
 )
+# The graph library (and the download helpers it loads): a store below the graph's size
+# (engine/retrieval/semantic_graph.py, GRAPH_MIN_FACTS) makes no graph, as this one-fact home.
+NO_GRAPH_BELOW_ITS_SIZE = ("usearch", "tqdm")
 
 
 def loaded_after(home: Path, *args: str) -> set[str]:
@@ -80,6 +83,7 @@ def test_a_json_call_loads_no_ui_mcp_or_other_verbs(home: Path, command: list[st
     modules = loaded_after(home, *command)
     assert offending(modules, NEVER_FOR_JSON) == []
     assert offending(modules, NOT_FOR_RECALL_OR_REMEMBER) == []
+    assert offending(modules, NO_GRAPH_BELOW_ITS_SIZE) == []
     # The probe saw a real call: the engine's verb ran in this interpreter.
     verb = "engine.memory.recall" if command[0] == "recall" else "engine.memory.remember"
     assert verb in modules
