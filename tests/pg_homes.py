@@ -40,6 +40,7 @@ class _Template:
     of the session (tests/conftest.py)."""
 
     name: str | None = None
+    rows: dict[str, list[str]] = {}  # what every copy holds before its home writes
 
     @classmethod
     def on(cls, admin: Engine, server: URL) -> str:
@@ -54,6 +55,7 @@ class _Template:
                 status = EmbedderStatus(None, "no model")
                 store = open_engine(home=Path(home), db_url=url, embedder_status=status)
                 store.db.dispose()  # a template takes no copy while a session is connected
+            cls.rows = rows_of(url)
             cls.name = name
         return cls.name
 
@@ -127,6 +129,31 @@ def server_mode() -> bool:
 def database_of(home: Path) -> str | None:
     """The server database `home` uses in this test, if it has been given one."""
     return active.urls.get(home.resolve()) if active else None
+
+
+def rows_of(url: str) -> dict[str, list[str]]:
+    """Every table of the database at `url` with its rows, as text, sorted."""
+    from sqlalchemy import create_engine, inspect, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return {
+                table: sorted(
+                    repr(tuple(row)) for row in connection.execute(text(f'SELECT * FROM "{table}"'))
+                )
+                for table in inspect(connection).get_table_names()
+            }
+    finally:
+        engine.dispose()
+
+
+def as_made(home: Path) -> bool:
+    """Whether `home`'s database holds what every new home's database holds (the template's
+    tables and rows): nothing was written to it."""
+    url = database_of(home)
+    assert url is not None, "the home has no database on the server"
+    return rows_of(url) == _Template.rows
 
 
 def database_env(home: Path | None) -> dict[str, str]:
