@@ -229,9 +229,12 @@ def count_needing_attention(session: Session, where: FactFilter) -> int:
 def facts_needing_attention(
     session: Session, where: FactFilter, *, offset: int, limit: int
 ) -> list[tables.FactRow]:
-    """One page of the facts `where` keeps that need attention, newest first."""
+    """One page of the facts `where` keeps that need attention, newest first (then by record
+    id, as every other tab: facts written in one instant must not come back in the order a
+    query plan happens to read them)."""
     query = _filtered(select(_FACT), where, session).where(attention_clause(where.now))
-    ordered = query.order_by(_FACT.created_at.desc()).offset(offset).limit(limit)
+    order = (_FACT.created_at.desc(), _FACT.record_id)
+    ordered = query.order_by(*order).offset(offset).limit(limit)
     return list(session.scalars(ordered).all())
 
 
