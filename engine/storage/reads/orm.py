@@ -97,17 +97,14 @@ class OrmReads:
     def current_facts(self, record_ids: Sequence[str]) -> dict[str, IndexedFact]:
         found: dict[str, IndexedFact] = {}
         ids = list(record_ids)
-        # Liveness is tested here, not in SQL: before ix_facts_superseded_by held only
-        # superseded facts (migration 0004), SQLite answered an IN list of five ids or more
-        # from it instead of the primary key, reading the whole store each time.
         with Session(self._db) as session:
             for start in range(0, len(ids), IN_CHUNK):
-                query = select(
-                    *SNAPSHOT_COLUMNS, col(_FACTS.superseded_by), col(_FACTS.retired_at)
-                ).where(col(_FACTS.record_id).in_(ids[start : start + IN_CHUNK]))
+                query = select(*SNAPSHOT_COLUMNS).where(
+                    col(_FACTS.record_id).in_(ids[start : start + IN_CHUNK]),
+                    visibility.live_clause(_FACTS),
+                )
                 for row in session.execute(query):
-                    if row.superseded_by is None and row.retired_at is None:
-                        found[row.record_id] = IndexedFact.from_row(row)
+                    found[row.record_id] = IndexedFact.from_row(row)
         return found
 
     def all_current_facts(self) -> list[IndexedFact]:
