@@ -213,18 +213,11 @@ def test_the_caller_is_the_tokens_whatever_else_the_request_says(shared: SharedS
 def database_rows(home: Path) -> Iterator[tuple[str, str]]:
     """(table, row as text) for every row of every table of the home's database."""
     if pg_homes.server_mode():
-        from sqlalchemy import create_engine, inspect, text
-
         url = pg_homes.database_of(home)
         assert url is not None
-        engine = create_engine(url)
-        try:
-            with engine.connect() as connection:
-                for table in inspect(connection).get_table_names():
-                    for row in connection.execute(text(f'SELECT * FROM "{table}"')):
-                        yield table, repr(tuple(row))
-        finally:
-            engine.dispose()
+        for table, rows in pg_homes.rows_of(url).items():
+            for row in rows:
+                yield table, row
         return
     index = sqlite3.connect(home / "index.sqlite")
     try:
