@@ -6,7 +6,10 @@ times. So a batch's texts are embedded once (the same vectors are stored with th
 afterwards), the store is asked for the batch's candidates at once (the retrieval seam's
 `candidates_for`), and the batch is scored against the file's earlier items that share a scope
 and a target collection (engine/interop/earlier_pairs.py). Then the items are decided in file
-order, as remember would decide them one after the other:
+order, as remember would decide them one after the other (the store asked first for the
+likely-tier candidates only, which is what the decision needs and lets a large store's graph
+walk end within a few rows; the proposals' full candidate lists, weak tier included, are asked
+for afterwards, for the few items held, by `complete`):
 
 - the same text (content hash) as a current fact in a shared scope, or as an earlier item
   of the file being added: skipped;
@@ -93,6 +96,9 @@ class ImportPlanner:
         self._items: dict[int, tuple[str, list[str], str]] = {}
         self._candidates: dict[int, list[ScoredCandidate]] = {}
         self._verdicts: dict[int, Verdict] = {}
+        # The batch's questions to the store, kept for `complete`: text, visibility, vector.
+        self._asked: dict[int, tuple[str, Visibility, np.ndarray | None]] = {}
+        self._held: dict[int, Verdict] = {}
 
     def batch(
         self,
@@ -123,9 +129,18 @@ class ImportPlanner:
                 shared[key] = Visibility(scopes[row], [targets[row]], self._now)
             visibilities.append(shared[key])
         store = candidates_for(
-            self._engine.retrieval(), [texts[row] for row in members], visibilities, vectors
+            self._engine.retrieval(),
+            [texts[row] for row in members],
+            visibilities,
+            vectors,
+            least="likely",
         )
         self._items = {items[row]: (texts[row], scopes[row], targets[row]) for row in members}
+        self._asked = {
+            items[row]: (texts[row], visibility, vectors[n] if vectors is not None else None)
+            for n, (row, visibility) in enumerate(zip(members, visibilities, strict=True))
+        }
+        self._held = {}
         self._candidates = {items[row]: found for row, found in zip(members, store, strict=True)}
         self._verdicts = {}
         self._matcher.chunk(
@@ -162,11 +177,34 @@ class ImportPlanner:
                     candidates,
                     earlier.repeats,
                 )
+                self._held[item] = verdict
             else:
                 verdict = Verdict("add", "new")
                 self._added_hashes.add(target, digest, scopes)
         self._verdicts[item] = verdict
         return verdict, digest
+
+    def complete(self) -> None:
+        """The batch's held items' store candidates, every tier (the decision asked for the
+        likely tier only): what a person reviewing each proposal is shown, as remember's
+        propose lists them. One batch for the items held, a few in a hundred."""
+        held = list(self._held)
+        if not held:
+            return
+        asked = [self._asked[item] for item in held]
+        vectors = (
+            np.vstack([vector for _, _, vector in asked])  # type: ignore[misc]
+            if self._embedder is not None
+            else None
+        )
+        full = candidates_for(
+            self._engine.retrieval(),
+            [text for text, _, _ in asked],
+            [visibility for _, visibility, _ in asked],
+            vectors,
+        )
+        for item, candidates in zip(held, full, strict=True):
+            self._held.pop(item).store = candidates
 
     def settle(self, item: int, *, record_id: str | None) -> None:
         """After `decide`: whether an added item was written (its record id; None when the

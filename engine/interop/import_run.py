@@ -295,6 +295,7 @@ def _import_all(
             if action == "propose" and verdict is not None:
                 held.append((item, targets[row], verdict))
         if held and writer is not None:
+            planner.complete()
             writer.then(partial(proposals.queue, held, job.caller))
         done += len(batch)
         # The cyclic collector is paused for the import (bulk.collector_paused), but the

@@ -64,12 +64,19 @@ PENDING_LIMIT = 20_000
 # asked for 20 times k to find k visible rows (1 % visible, k=64: 54 ms against 0.72).
 EXACT_BELOW_VISIBLE = 100_000
 EXACT_BELOW_SHARE = 0.05
+# A batch of searches (an import's dedup) walks the graph on every core at once and, asking
+# for likely-tier rows, only a few rows deep: at 42k visible rows the batch took 0.9 of the
+# scan's time through the graph (benchmarks/results/import_dedup.md), and the scan's cost
+# grows with the rows where the walk's hardly does.
+BATCH_EXACT_BELOW_VISIBLE = 40_000
 
 
-def prefer_exact(visible_count: int, total: int) -> bool:
+def prefer_exact(visible_count: int, total: int, *, batch: bool = False) -> bool:
     """Whether an exact scan of the visible rows beats the graph: few visible rows (a small
-    store is one) or a narrow filter (benchmarks/results/ann_choice.md)."""
-    return visible_count < EXACT_BELOW_VISIBLE or visible_count < EXACT_BELOW_SHARE * total
+    store is one) or a narrow filter (benchmarks/results/ann_choice.md). `batch`: for a
+    batch of searches, which the graph answers for less a search."""
+    fewest = BATCH_EXACT_BELOW_VISIBLE if batch else EXACT_BELOW_VISIBLE
+    return visible_count < fewest or visible_count < EXACT_BELOW_SHARE * total
 
 
 def row_scales(values: np.ndarray) -> np.ndarray:
@@ -231,58 +238,78 @@ class AnnIndex:
         floor: float | None = None,
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """`search` for each row of `queries` (unit vectors, float32), the graph walked for
-        all of them in one call on every core (an import's dedup); a query whose first walk
-        lets too few ids through (and, with a `floor`, found rows above it to its end) is
-        asked again alone, as `search` would."""
+        all of them at once on every core (an import's dedup). A query whose walk lets too
+        few ids through (and, with a `floor`, found rows above it to its end) is walked
+        again, wider, with the others of its kind, never alone: walks grow as `search`'s do.
+        With a floor, the first walk is of `expansion` rows only: a high floor (an import's
+        likely tier) is usually reached within them, whatever the filter's share."""
         if k <= 0 or not len(self) or not len(queries):
             return [(np.zeros(0, np.int64), np.zeros(0, np.float32)) for _ in queries]
         size = len(self._graph)
         want = k + RESCORE_MARGIN
         hidden_share = 1.0 - len(self._hidden) / size if size else 1.0
-        count = first_count(size, want, share * hidden_share, expansion or EXPANSION_SEARCH)
-        walked: np.ndarray | None = None
-        counts = np.zeros(len(queries), np.int64)
-        farthest = np.zeros((len(queries), 0))
-        if size and count < size:
-            # first_count is at least the expansion below the graph's size.
-            setattr(self._graph, "expansion_search", count)  # noqa: B010
-            matches = self._graph.search(quantize(queries).values, count, threads=_threads(1_000))
-            walked = np.asarray(matches.keys, dtype=np.int64).reshape(len(queries), -1)
-            counts = np.asarray(getattr(matches, "counts", [len(walked[0])])).reshape(-1)
-            farthest = np.asarray(matches.distances, dtype=np.float64).reshape(len(queries), -1)
+        widest = first_count(size, want, share * hidden_share, expansion or EXPANSION_SEARCH)
+        count = min(widest, expansion or EXPANSION_SEARCH) if floor is not None else widest
         pending_ids, pending_values = self._pending_rows()
         kept_pending = allowed_ids(pending_ids, allowed)
         pending_block = QuantizedBlock(
             pending_values[kept_pending], row_scales(pending_values[kept_pending])
         )
-        # Every walk's allowed ids at once, each row's first `want` (closest first), their
+        found: list[tuple[np.ndarray, np.ndarray]] = [
+            (np.zeros(0, np.int64), np.zeros(0, np.float32)) for _ in queries
+        ]
+        asking = np.arange(len(queries))
+        while len(asking):
+            rows, ids, short = self._walk(queries[asking], count, want, allowed, floor, size)
+            held = np.bincount(rows, minlength=len(asking))
+            bounds = np.concatenate([np.zeros(1, np.int64), np.cumsum(held)])
+            stored = self._stored(ids)
+            scales = row_scales(stored)
+            for row in np.flatnonzero(~short).tolist():
+                mine = slice(int(bounds[row]), int(bounds[row + 1]))
+                candidates = np.concatenate([ids[mine], pending_ids[kept_pending]])
+                block = QuantizedBlock(
+                    np.vstack([stored[mine], pending_block.values]),
+                    np.concatenate([scales[mine], pending_block.scales]),
+                )
+                scores = cosines(block, queries[asking[row]])
+                order = np.lexsort((candidates, -scores))[:k]
+                found[int(asking[row])] = (candidates[order], scores[order])
+            asking = asking[short]
+            count = widest if count < widest else min(size, 2 * count)
+        return found
+
+    def _walk(
+        self,
+        queries: np.ndarray,
+        count: int,
+        want: int,
+        allowed: Allowed | None,
+        floor: float | None,
+        size: int,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One walk of the graph for all `queries`, `count` rows each: the (query, id) pairs
+        allowed (at most `want` a query, grouped by query), and which queries came back short
+        (too few allowed, the floor not reached, and rows left unwalked)."""
+        exhaustive = count >= size
+        # usearch's types call the property read-only; it has a setter. The count is at least
+        # the expansion unless the walk is exhaustive.
+        setattr(self._graph, "expansion_search", count)  # noqa: B010
+        matches = self._graph.search(
+            quantize(queries).values, count, threads=_threads(1_000), exact=exhaustive
+        )
+        walked = np.asarray(matches.keys, dtype=np.int64).reshape(len(queries), -1)
+        counts = np.asarray(getattr(matches, "counts", [walked.shape[1]])).reshape(-1)
+        farthest = np.asarray(matches.distances, dtype=np.float64).reshape(len(queries), -1)
+        # Every walk's allowed ids at once, each query's first `want` (closest first), their
         # stored rows gathered in one call: one filter and one gather for the batch.
         rows, ids = allowed_walked(walked, counts, self._hidden, allowed, want)
         held = np.bincount(rows, minlength=len(queries))
-        bounds = np.concatenate([np.zeros(1, np.int64), np.cumsum(held)])
-        stored = self._stored(ids)
-        scales = row_scales(stored)
-        found: list[tuple[np.ndarray, np.ndarray]] = []
-        for row, query in enumerate(queries):
-            if walked is None or (
-                held[row] < want and not reached_below(farthest[row, : counts[row]], floor)
-            ):
-                found.append(
-                    self.search(
-                        query, k, allowed=allowed, share=share, expansion=expansion, floor=floor
-                    )
-                )
-                continue
-            mine = slice(int(bounds[row]), int(bounds[row + 1]))
-            candidates = np.concatenate([ids[mine], pending_ids[kept_pending]])
-            block = QuantizedBlock(
-                np.vstack([stored[mine], pending_block.values]),
-                np.concatenate([scales[mine], pending_block.scales]),
-            )
-            scores = cosines(block, query)
-            order = np.lexsort((candidates, -scores))[:k]
-            found.append((candidates[order], scores[order]))
-        return found
+        short = np.zeros(len(queries), dtype=bool)
+        if not exhaustive:
+            for row in np.flatnonzero(held < want).tolist():
+                short[row] = not reached_below(farthest[row, : counts[row]], floor)
+        return rows, ids, short
 
     def _stored(self, ids: np.ndarray) -> np.ndarray:
         """The int8 rows the graph holds for these ids (each present)."""

@@ -75,11 +75,16 @@ class InMemoryIndex:
             )
 
     def candidates_many(
-        self, texts: Sequence[str], visibilities: Sequence[Visibility], vectors: np.ndarray | None
+        self,
+        texts: Sequence[str],
+        visibilities: Sequence[Visibility],
+        vectors: np.ndarray | None,
+        *,
+        least: str = "weak",
     ) -> list[list[ScoredCandidate]]:
         """`candidates` for many texts at once (BATCH_CANDIDATES): with the model, texts that
-        see the same facts are scored in one matrix product (`vectors`: their unit vectors,
-        one row each); without it, one by one."""
+        see the same facts are scored in one matrix product or graph walk (`vectors`: their
+        unit vectors, one row each), at `least` that tier; without it, one by one."""
         if vectors is None or SEMANTIC not in self.capabilities:
             return [self.candidates(t, v) for t, v in zip(texts, visibilities, strict=True)]
         found: list[list[ScoredCandidate]] = [[] for _ in texts]
@@ -96,7 +101,7 @@ class InMemoryIndex:
             for members in groups.values():
                 mask = self._mask(visibilities[members[0]])
                 scored = semantic_candidates_many(
-                    self.snapshot, mask=mask, queries=vectors[members]
+                    self.snapshot, mask=mask, queries=vectors[members], least=least
                 )
                 for index, candidates in zip(members, scored, strict=True):
                     found[index] = candidates

@@ -98,16 +98,23 @@ def find_candidates(
 # dimensions, and a QUERY_CHUNK x STORE_CHUNK block of float64 products, 64 MiB).
 QUERY_CHUNK = 128
 STORE_CHUNK = 65_536
+# A batch asking for likely-tier candidates only walks this many rows first: at 334k facts
+# (a scope's 42k visible), of 8,192 held-out texts every walk of 32 reached below the tier,
+# and found 183 of the exact scan's 184 likely candidates, as walks of 512 did
+# (benchmarks/results/import_dedup.md).
+BATCH_EXPANSION = 32
 
 
 def semantic_candidates_many(
-    snapshot: Snapshot, *, mask: np.ndarray, queries: np.ndarray
+    snapshot: Snapshot, *, mask: np.ndarray, queries: np.ndarray, least: str = "weak"
 ) -> list[list[ScoredCandidate]]:
     """`find_candidates` for many texts that may see the same facts (`mask`), given their
     unit vectors (`queries`, one row each): one matrix product per chunk of texts and of the
-    store instead of one scan of the store per text (an import's dedup)."""
+    store instead of one scan of the store per text (an import's dedup). `least`: the lowest
+    tier wanted; "likely" (what an import decides by) lets a graph walk end much sooner."""
     assert snapshot.semantic
-    graph = snapshot.graph_for(mask)
+    floor = SEMANTIC_TIERS.likely if least == "likely" else SEMANTIC_TIERS.weak
+    graph = snapshot.graph_for(mask, batch=True)
     if graph is not None:
         # Through the graph: each text asks for the few texts closest to it (the graph walked
         # for the whole batch at once), where the product below scores the whole store.
@@ -119,11 +126,11 @@ def semantic_candidates_many(
             reachable=reachable,
             share=share,
             whole_only=True,
-            expansion=CANDIDATE_EXPANSION,
-            floor=SEMANTIC_TIERS.weak,  # a candidate is at the weak tier or above
+            expansion=BATCH_EXPANSION if least == "likely" else CANDIDATE_EXPANSION,
+            floor=floor,
         )
         return [
-            _candidates_of(snapshot, snapshot.copies(texts, mask), query)
+            _candidates_of(snapshot, snapshot.copies(texts, mask), query, floor)
             for texts, query in zip(held, queries, strict=True)
         ]
     visible = np.flatnonzero(mask)
@@ -141,7 +148,7 @@ def semantic_candidates_many(
                 cosines_many(block, queries[start : start + QUERY_CHUNK]), 0.0, 1.0
             )
             for offset, row in enumerate(similarity):
-                hits = np.flatnonzero(row >= SEMANTIC_TIERS.weak)
+                hits = np.flatnonzero(row >= floor)
                 if len(hits):
                     kept_at[start + offset].append(hits + begin)
                     kept_score[start + offset].append(row[hits])
@@ -185,10 +192,10 @@ def _closest_visible(snapshot: Snapshot, mask: np.ndarray, query: np.ndarray) ->
 
 
 def _candidates_of(
-    snapshot: Snapshot, visible: np.ndarray, query: np.ndarray
+    snapshot: Snapshot, visible: np.ndarray, query: np.ndarray, floor: float
 ) -> list[ScoredCandidate]:
     """One text's semantic candidates among `visible`, scored as find_candidates scores them
-    (the whole texts' int8 cosines), the best MAX_CANDIDATES at the weak tier or above."""
+    (the whole texts' int8 cosines), the best MAX_CANDIDATES at `floor` or above."""
     similarity = np.clip(snapshot.whole_cosines(query, visible), 0.0, 1.0)
     order = best_first(snapshot, visible, similarity, MAX_CANDIDATES)
     return [
@@ -198,5 +205,5 @@ def _candidates_of(
             tier_of(float(similarity[i]), SEMANTIC_TIERS) or "weak",
         )
         for i in order
-        if similarity[i] >= SEMANTIC_TIERS.weak
+        if similarity[i] >= floor
     ]

@@ -118,11 +118,17 @@ class PostgresIndex:
             return self._candidates(connection, text_, visibility, share, None)
 
     def candidates_many(
-        self, texts: Sequence[str], visibilities: Sequence[Visibility], vectors: np.ndarray | None
+        self,
+        texts: Sequence[str],
+        visibilities: Sequence[Visibility],
+        vectors: np.ndarray | None,
+        *,
+        least: str = "weak",
     ) -> list[list[ScoredCandidate]]:
         """`candidates` for many texts (an import's dedup, BATCH_CANDIDATES): one catch-up and
         one connection for them all, and the texts' own vectors (`vectors`, one row each) when
-        the caller has them. A connection per text cost a pool check-out, a ping and a
+        the caller has them. Every tier comes back whatever `least` asks: pgvector's search
+        costs the same either way. A connection per text cost a pool check-out, a ping and a
         rollback each: four fifths of a server import's time went to its dedup."""
         self.catch_up()
         results = []

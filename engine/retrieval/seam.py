@@ -121,9 +121,15 @@ class BatchCandidates(RetrievalIndex, Protocol):
     """What an index declaring BATCH_CANDIDATES also answers."""
 
     def candidates_many(
-        self, texts: Sequence[str], visibilities: Sequence[Visibility], vectors: Any
+        self,
+        texts: Sequence[str],
+        visibilities: Sequence[Visibility],
+        vectors: Any,
+        *,
+        least: str = "weak",
     ) -> list[list[ScoredCandidate]]:
-        """`candidates` for each text (`vectors`: the texts' own, one row each, or None)."""
+        """`candidates` for each text (`vectors`: the texts' own, one row each, or None).
+        `least` "likely": weak-tier candidates may be left out (the search can end sooner)."""
         ...
 
 
@@ -132,9 +138,13 @@ def candidates_for(
     texts: Sequence[str],
     visibilities: Sequence[Visibility],
     vectors: Any = None,
+    *,
+    least: str = "weak",
 ) -> list[list[ScoredCandidate]]:
     """Dedup candidates for many texts: in one batch where the backend can (BATCH_CANDIDATES),
-    else one `candidates` call per text."""
+    else one `candidates` call per text. `least` "likely": a backend may leave out the
+    weak-tier candidates, which an add-or-hold decision does not need."""
     if BATCH_CANDIDATES in index.capabilities:  # declared, so it has the method
-        return cast(BatchCandidates, index).candidates_many(texts, visibilities, vectors)
+        batch = cast(BatchCandidates, index)
+        return batch.candidates_many(texts, visibilities, vectors, least=least)
     return [index.candidates(t, v) for t, v in zip(texts, visibilities, strict=True)]

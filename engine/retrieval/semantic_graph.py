@@ -249,6 +249,7 @@ def worth_a_graph(live_facts: int) -> bool:
     return live_facts >= GRAPH_MIN_FACTS
 
 
-def graph_pays(visible: int, total: int) -> bool:
-    """Whether a query that sees `visible` of `total` positions is better asked of the graph."""
-    return not prefer_exact(visible, total)
+def graph_pays(visible: int, total: int, *, batch: bool = False) -> bool:
+    """Whether a query that sees `visible` of `total` positions is better asked of the graph
+    (`batch`: one of a batch of queries asked at once)."""
+    return not prefer_exact(visible, total, batch=batch)

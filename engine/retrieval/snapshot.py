@@ -325,9 +325,11 @@ class Snapshot:
             keys: np.ndarray = mixed ^ self._hash_key.view()
         return keys
 
-    def graph_for(self, mask: np.ndarray) -> SemanticGraph | None:
-        """The graph, when a query that sees `mask` is better asked of it than scanned."""
-        if self.graph is None or not graph_pays(int(np.count_nonzero(mask)), len(mask)):
+    def graph_for(self, mask: np.ndarray, *, batch: bool = False) -> SemanticGraph | None:
+        """The graph, when a query that sees `mask` is better asked of it than scanned
+        (`batch`: a batch of queries that see it)."""
+        visible = int(np.count_nonzero(mask))
+        if self.graph is None or not graph_pays(visible, len(mask), batch=batch):
             return None
         return self.graph
 

@@ -232,6 +232,27 @@ def test_a_floor_ends_the_search_once_the_walk_reaches_below_it(batch: bool) -> 
     index.close()
 
 
+def test_a_batch_walks_its_short_queries_again_together() -> None:
+    """A batch whose walks let too few rows through (the caller's share, an estimate, ten
+    times too high) is walked again, wider, for those queries together: a few walks for the
+    whole batch, not one search per query, and each answer is still the exact scan's."""
+    count, k = 3_000, 10
+    vectors = unit_rows(list(range(count)))
+    index = AnnIndex(DIMS)
+    index.add(np.arange(count), vectors)
+    rows = dict(enumerate(vectors))
+    allowed = np.arange(count) % 200 == 0
+    queries = unit_rows([2 * 10**6 + n for n in range(6)])
+    counted = CountedWalks(index._graph)
+    index._graph = counted  # type: ignore[assignment]
+    answers = index.search_many(queries, k, allowed=allowed, share=0.05)
+    index._graph = counted._graph
+    for query, found in zip(queries, answers, strict=True):
+        assert_same(found, exact(rows, query, k, allowed))
+    assert 1 < counted.walks <= 3  # 1,040 rows, then 2,080, then every row
+    index.close()
+
+
 def test_a_reopened_index_answers_as_the_one_in_memory(tmp_path: Path) -> None:
     vectors = unit_rows(list(range(300)))
     index = AnnIndex(DIMS)

@@ -29,6 +29,9 @@ CALLER = "import"
 STORE = [
     ("The deploy runs on Fridays after lunch", "team:infra"),
     ("Erin rides a red bicycle to work", "user:erin"),
+    # A weak-tier match (0.74) of an item held as a likely duplicate of the deploy fact: the
+    # proposal lists it too, as remember's propose does.
+    ("The deploy runs on Mondays before noon", "team:infra"),
 ]
 ITEMS: list[dict[str, Any]] = [
     {"text": "Alice drinks green tea every morning", "scopes": ["user:alice"]},

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -29,7 +30,7 @@ from engine.facade.interop import ImportRequest
 from engine.facade.service import MemoryService
 from engine.memory.remember import RememberRequest
 from engine.retrieval.embeddings import EmbedderStatus, StaticModelEmbedder
-from engine.retrieval.seam import RetrievalIndex, Visibility
+from engine.retrieval.seam import RetrievalIndex, Visibility, candidates_for
 from engine.storage.store import MemoryEngine
 
 # Words the tests' tiny model knows (tests/conftest.py TINY_VOCAB), so that vectors differ.
@@ -149,6 +150,16 @@ def everything_asked(index: RetrievalIndex, now: datetime, texts_seen: list[str]
                     ],
                 )
             )
+        asked = QUERIES + texts_seen[-3:]
+        # An import's batch (vectors given, as the import gives them), at either floor.
+        embedder = getattr(index, "_embedder", None)
+        vectors = np.asarray(embedder.embed(asked), np.float32) if embedder else None
+        for least in ("weak", "likely"):
+            batch = candidates_for(index, asked, [visibility] * len(asked), vectors, least=least)
+            answers.append(
+                ("batch", least, [[(c.fact.record_id, c.similarity, c.tier) for c in found]
+                                  for found in batch])
+            )  # fmt: skip
         for text in texts_seen[-3:]:
             found = index.exact_duplicate(content_hash(text), visibility)
             answers.append(("exact", found.record_id if found else None))

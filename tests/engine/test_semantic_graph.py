@@ -47,7 +47,7 @@ class GraphSwitch:
         self.build = True
         self.builds = 0
         monkeypatch.setattr(snapshot_module, "worth_a_graph", lambda live: self.build)
-        monkeypatch.setattr(snapshot_module, "graph_pays", lambda visible, total: True)
+        monkeypatch.setattr(snapshot_module, "graph_pays", lambda visible, total, batch=False: True)
         original = semantic_graph.SemanticGraph.build.__func__  # type: ignore[attr-defined]
 
         def counted(cls: type, *args: Any) -> Any:
