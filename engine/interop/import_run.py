@@ -34,6 +34,7 @@ from engine.contract.normalize import (
     check_collection_name,
     check_utf8,
     clean_text,
+    content_hash,
     is_record_id,
     normalize_scopes,
 )
@@ -273,6 +274,8 @@ def _import_all(
             [decided is None for decided in settled],
         )
         held: list[tuple[Incoming, str, Verdict]] = []
+        if writer is not None:
+            writer.look_up(content_hash(item.text) for item in batch)
         for row, item in enumerate(batch):
             if progress and (done + row) % PROGRESS_EVERY == 0:
                 progress(done + row, job.total)

@@ -40,9 +40,9 @@ from engine.retrieval.ann_walk import (
     RESCORE_MARGIN,
     Allowed,
     allowed_ids,
-    allowed_walked,
     first_count,
     reached_below,
+    walk_all,
 )
 
 if TYPE_CHECKING:
@@ -260,7 +260,14 @@ class AnnIndex:
         ]
         asking = np.arange(len(queries))
         while len(asking):
-            rows, ids, short = self._walk(queries[asking], count, want, allowed, floor, size)
+            # usearch's types call the property read-only; it has a setter. The count is at
+            # least the expansion unless the walk is exhaustive.
+            setattr(self._graph, "expansion_search", count)  # noqa: B010
+            rows, ids, short = walk_all(
+                self._graph, quantize(queries[asking]).values, count,
+                want=want, hidden=self._hidden, allowed=allowed, floor=floor,
+                threads=_threads(1_000),
+            )  # fmt: skip
             held = np.bincount(rows, minlength=len(asking))
             bounds = np.concatenate([np.zeros(1, np.int64), np.cumsum(held)])
             stored = self._stored(ids)
@@ -278,38 +285,6 @@ class AnnIndex:
             asking = asking[short]
             count = widest if count < widest else min(size, 2 * count)
         return found
-
-    def _walk(
-        self,
-        queries: np.ndarray,
-        count: int,
-        want: int,
-        allowed: Allowed | None,
-        floor: float | None,
-        size: int,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One walk of the graph for all `queries`, `count` rows each: the (query, id) pairs
-        allowed (at most `want` a query, grouped by query), and which queries came back short
-        (too few allowed, the floor not reached, and rows left unwalked)."""
-        exhaustive = count >= size
-        # usearch's types call the property read-only; it has a setter. The count is at least
-        # the expansion unless the walk is exhaustive.
-        setattr(self._graph, "expansion_search", count)  # noqa: B010
-        matches = self._graph.search(
-            quantize(queries).values, count, threads=_threads(1_000), exact=exhaustive
-        )
-        walked = np.asarray(matches.keys, dtype=np.int64).reshape(len(queries), -1)
-        counts = np.asarray(getattr(matches, "counts", [walked.shape[1]])).reshape(-1)
-        farthest = np.asarray(matches.distances, dtype=np.float64).reshape(len(queries), -1)
-        # Every walk's allowed ids at once, each query's first `want` (closest first), their
-        # stored rows gathered in one call: one filter and one gather for the batch.
-        rows, ids = allowed_walked(walked, counts, self._hidden, allowed, want)
-        held = np.bincount(rows, minlength=len(queries))
-        short = np.zeros(len(queries), dtype=bool)
-        if not exhaustive:
-            for row in np.flatnonzero(held < want).tolist():
-                short[row] = not reached_below(farthest[row, : counts[row]], floor)
-        return rows, ids, short
 
     def _stored(self, ids: np.ndarray) -> np.ndarray:
         """The int8 rows the graph holds for these ids (each present)."""

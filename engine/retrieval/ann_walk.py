@@ -59,7 +59,7 @@ def allowed_ids(ids: np.ndarray, allowed: Allowed | None) -> np.ndarray:
 
 
 def allowed_walked(
-    walked: np.ndarray | None,
+    walked: np.ndarray,
     counts: np.ndarray,
     hidden: set[int],
     allowed: Allowed | None,
@@ -68,8 +68,6 @@ def allowed_walked(
     """Of a batch walk's ids (a row per query, the first `counts` of each valid), those
     neither `hidden` nor filtered out, at most `want` a query in walk order: (the query's
     row, the id) pairs, grouped by row."""
-    if walked is None:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     valid = np.arange(walked.shape[1]) < counts[:, None]
     rows, ids = np.nonzero(valid)[0], walked[valid]
     keep = np.ones(len(ids), dtype=bool)
@@ -79,3 +77,37 @@ def allowed_walked(
     rows, ids = rows[keep], ids[keep]
     place = np.arange(len(rows)) - np.searchsorted(rows, rows, side="left")
     return rows[place < want], ids[place < want]
+
+
+def walk_all(
+    graph: Any,
+    queries: np.ndarray,
+    count: int,
+    *,
+    want: int,
+    hidden: set[int],
+    allowed: Allowed | None,
+    floor: float | None,
+    threads: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One walk of the graph (a usearch index, its expansion set by the caller) for all the
+    int8 `queries`, `count` rows each: the (query, id) pairs allowed (at most `want` a query,
+    grouped by query), and which queries came back short (too few allowed, the floor not
+    reached, and rows left unwalked)."""
+    if not len(graph):  # every row is beside it (a mapped graph emptied, then added to)
+        nothing = np.zeros(0, np.int64)
+        return nothing, nothing, np.zeros(len(queries), dtype=bool)
+    exhaustive = count >= len(graph)
+    matches = graph.search(queries, count, threads=threads, exact=exhaustive)
+    walked = np.asarray(matches.keys, dtype=np.int64).reshape(len(queries), -1)
+    counts = np.asarray(getattr(matches, "counts", [walked.shape[1]])).reshape(-1)
+    farthest = np.asarray(matches.distances, dtype=np.float64).reshape(len(queries), -1)
+    # Every walk's allowed ids at once, each query's first `want` (closest first): one filter
+    # for the batch, and the caller gathers their rows in one call.
+    rows, ids = allowed_walked(walked, counts, hidden, allowed, want)
+    held = np.bincount(rows, minlength=len(queries))
+    short = np.zeros(len(queries), dtype=bool)
+    if not exhaustive:
+        for row in np.flatnonzero(held < want).tolist():
+            short[row] = not reached_below(farthest[row, : counts[row]], floor)
+    return rows, ids, short

@@ -72,3 +72,21 @@ def test_items_get_the_same_candidates_whatever_the_store_block(store, chunk, mo
         assert [c.similarity for c in one] == pytest.approx([c.similarity for c in other], abs=1e-4)
         hidden = {f"mem-{n:016x}" for n in range(0, 900, 7)}
         assert not hidden & {c.fact.record_id for c in other}
+
+
+def test_a_batch_asked_for_the_likely_tier_gets_the_likely_and_exact_candidates(store):
+    """What an import decides by: `least="likely"` leaves out the weak tier and nothing else
+    (the same facts, scores and order as the likely and exact candidates of a full answer)."""
+    snapshot, embedder = store
+    items = ["I love green tea on day 3.", "My dog hates chess on day 4.", "Nothing like it"]
+    items += ["Our neighbour enjoys red roses on day 8.", "My son likes the guitar on day 1."]
+    vectors = np.asarray(embedder.embed(items), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1)[:, None]
+    mask = snapshot.visible(scopes=["s0"], collections=None, now=START)
+    full = matching.semantic_candidates_many(snapshot, mask=mask, queries=vectors)
+    likely = matching.semantic_candidates_many(snapshot, mask=mask, queries=vectors, least="likely")
+    tiers = [c.tier for found in full for c in found]
+    assert "weak" in tiers and {"likely", "exact"} & set(tiers)  # both kinds are there
+    for one, other in zip(full, likely, strict=True):
+        kept = [(c.fact.record_id, c.similarity, c.tier) for c in one if c.tier != "weak"]
+        assert [(c.fact.record_id, c.similarity, c.tier) for c in other] == kept

@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from engine.contract.normalize import content_hash
 from engine.storage.bulk.recovery import recover_interrupted_writes
 from engine.storage.bulk.rows import PlannedFact, RowInserts
 from engine.storage.bulk.writer import (
@@ -84,6 +85,10 @@ def add_many(
         for name in {f.collection for f in facts}:
             engine.require_collection(name)
         with BulkWriter(engine, expected=len(facts), durable=durable) as writer:
+            writer.look_up(
+                fact.content_hash or content_hash(valid[0])
+                for fact, valid in zip(facts, checked, strict=True)
+            )
             for position, (fact, valid) in enumerate(zip(facts, checked, strict=True)):
                 if progress and position % PROGRESS_EVERY == 0:
                     progress(position, len(checked))

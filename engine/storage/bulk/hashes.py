@@ -10,7 +10,7 @@ scopes took 300 bytes a fact."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 
 class HashScopes:
@@ -37,3 +37,42 @@ class HashScopes:
         if held is not None:
             new |= {held} if isinstance(held, str) else held
         table[digest] = next(iter(new)) if len(new) == 1 else new
+
+
+# Content hashes looked up in the store by one query (well under any database's limit on a
+# statement's parameters).
+LOOKUP_CHUNK = 500
+
+HeldRows = Iterable[tuple[str, str, Iterable[str]]]  # (collection, content hash, scopes)
+
+
+class StoreHashes:
+    """HashScopes of the store's current facts, looked up by content hash for the texts a bulk
+    write is about to write (`look_up`: a batch at a time, through the index on the hash),
+    and of the write's own texts as it adds them. Reading every current fact's hash and
+    scopes as the write began took 2.5 s at 334k facts, and kept them all in memory."""
+
+    def __init__(self, read: Callable[[list[str]], HeldRows]) -> None:
+        self._read = read  # the current facts holding any of these content hashes
+        self._held = HashScopes()
+        self._looked: set[str] = set()
+
+    def look_up(self, digests: Iterable[str]) -> None:
+        """Learn where the store holds these texts (each content hash asked once)."""
+        new = [digest for digest in dict.fromkeys(digests) if digest not in self._looked]
+        for start in range(0, len(new), LOOKUP_CHUNK):
+            chunk = new[start : start + LOOKUP_CHUNK]
+            for collection, digest, scopes in self._read(chunk):
+                self._held.add(collection, digest, scopes)
+            self._looked.update(chunk)
+
+    def shares(self, collection: str, digest: str, scopes: Iterable[str]) -> bool:
+        """Whether the store or the write holds the text in one of `scopes` (a text not looked
+        up beforehand is looked up alone)."""
+        self.look_up((digest,))
+        return self._held.shares(collection, digest, scopes)
+
+    def add(self, collection: str, digest: str, scopes: Iterable[str]) -> None:
+        """The write holds the text in `scopes` now, as well."""
+        self.look_up((digest,))
+        self._held.add(collection, digest, scopes)

@@ -5,7 +5,7 @@ only what the next facts are checked against."""
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -29,7 +29,7 @@ from engine.contract.normalize import (
     iso_utc,
     normalize_scopes,
 )
-from engine.storage.bulk.hashes import HashScopes
+from engine.storage.bulk.hashes import HeldRows, StoreHashes
 from engine.storage.bulk.rows import BATCH, PlannedFact, RowInserts
 from engine.storage.bulk.staging import StagedFiles
 from engine.storage.crash_hook import CrashPoint, crash_at, crash_points
@@ -151,7 +151,7 @@ class BulkWriter:
         self._stack.enter_context(engine.write_lock())
         try:
             engine.store.recover_interrupted_bulk_writes(engine, skip_live=False)
-            self._seen = _current_hashes(engine)
+            self._seen = StoreHashes(partial(_current_holders, engine))
             with Session(engine.db) as db:
                 self._taken = set(db.scalars(select(col(tables.FactRow.docid))))
                 self._known = set(db.scalars(select(col(tables.FactRow.record_id))))
@@ -270,6 +270,11 @@ class BulkWriter:
             self.report.added.append(record_id)
         return record_id
 
+    def look_up(self, digests: Iterable[str]) -> None:
+        """The content hashes of facts about to be added, looked up in the store at once (a
+        fact added without it is looked up alone)."""
+        self._seen.look_up(digests)
+
     def then(self, write: Callable[[Session], None]) -> None:
         """Run `write` in the transaction of the rows, after the rows of every fact added so
         far are in it (an import's proposals, which name those facts)."""
@@ -383,15 +388,12 @@ def _write_all(
     files.remove()
 
 
-def _current_hashes(engine: StoreEngine) -> HashScopes:
-    seen = HashScopes()
+def _current_holders(engine: StoreEngine, digests: list[str]) -> HeldRows:
+    """The current facts holding any of these content hashes: collection, hash, scopes."""
     with Session(engine.db) as session:
         row = tables.FactRow
-        rows = session.execute(
+        return session.execute(
             select(col(row.collection), col(row.content_hash), col(row.scopes)).where(
-                visibility.live_clause(row)
+                col(row.content_hash).in_(digests), visibility.live_clause(row)
             )
-        )
-        for collection, digest, scopes in rows:
-            seen.add(collection, digest, scopes)
-    return seen
+        ).all()
