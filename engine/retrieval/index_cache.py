@@ -79,6 +79,12 @@ class SnapshotCache:
         """The index, current. `after_bulk`: this process has just written many facts (an
         import): it applies them however many, where another reader that far behind would
         rebuild, and so leaves the index (and its graph) for the next process to read."""
+        building = self.building
+        if after_bulk and building is not None:
+            # A graph being built (since the import began) is waited for and adopted, not
+            # built a second time beside it: at a million rows each build is minutes of CPU.
+            # Outside the lock, which the build takes to adopt.
+            building.join()
         with self._lock:
             generation = self._reads.generation()
             if self._snapshot is None and self._index_path is not None:

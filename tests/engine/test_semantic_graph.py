@@ -417,3 +417,68 @@ def test_queries_are_answered_exactly_while_the_graph_is_built(
     graph = graph_of(reader)
     assert graph is not None and graph.positions == reader._snapshots.get().live_count
     assert everything_asked(reader.retrieval(), writer.engine.now(), questions) == answers_after
+
+
+def test_an_import_waits_for_the_graph_being_built_instead_of_building_another(
+    tmp_path: Path,
+    tiny_embedder: StaticModelEmbedder,
+    switch: GraphSwitch,
+    monkeypatch: pytest.MonkeyPatch,
+    opened: list[MemoryEngine],
+) -> None:
+    """A process that began building its graph (the file missing or refused) and then
+    imports adopts that graph once built, grown by the import's facts: one build, not a
+    second one beside it (each is minutes of CPU at a million facts)."""
+    import threading
+
+    from engine.retrieval import index_cache
+
+    release, reached = threading.Event(), threading.Event()
+    build = semantic_graph.SemanticGraph.build
+
+    def held(*args: Any) -> Any:
+        release.wait()
+        return build(*args)
+
+    get = index_cache.SnapshotCache.get
+
+    def signalled(self: Any, *, after_bulk: bool = False) -> Any:
+        if after_bulk:
+            reached.set()  # the import is written and about to apply its facts
+        return get(self, after_bulk=after_bulk)
+
+    monkeypatch.setattr(semantic_graph.SemanticGraph, "build", held)
+    monkeypatch.setattr(index_cache.SnapshotCache, "get", signalled)
+    home = tmp_path / "home"
+    status = EmbedderStatus(tiny_embedder)
+    importer = Client(open_engine(home=home, embedder_status=status))
+    opened.append(importer.engine)
+    for text in phrases(30, seed=11):
+        importer.add(text, SCOPES[0])
+    importer.engine.retrieval()  # the index read, its graph begun on a thread
+    building = importer.engine._snapshots.building
+    assert building is not None and building.is_alive()
+    path = tmp_path / "more.jsonl"
+    texts = phrases(60, seed=12)[30:]
+    path.write_text(
+        "".join(json.dumps(line(text, [SCOPES[1]], 0)) + "\n" for text in texts),
+        encoding="utf-8",
+    )
+    failed: list[Exception] = []
+
+    def run_import() -> None:
+        try:
+            importer.memory.interop.import_file(ImportRequest(path=path, caller="import"))
+        except Exception as exc:  # noqa: BLE001 (reported below, in the test's thread)
+            failed.append(exc)
+            reached.set()
+
+    worker = threading.Thread(target=run_import)
+    worker.start()
+    reached.wait()
+    release.set()
+    worker.join()
+    assert not failed
+    graph = graph_of(importer.engine)
+    assert switch.builds == 1  # the graph begun before the import, adopted
+    assert graph is not None and graph.positions == importer.engine._snapshots.get().live_count
