@@ -85,6 +85,13 @@ def main() -> None:
     rows = corpus(persona_facts(Path(args.data)), args.first + args.items)[args.first :]
     engine = open_engine(home=Path(args.home), reading=True)
     index: RetrievalIndex = engine.retrieval()
+    building = engine._snapshots.building
+    if building is not None:  # no graph file to map (e.g. another model's index): built here
+        print("building the graph first", file=sys.stderr)
+        building.join()
+        index = engine.retrieval()
+    if index.snapshot.graph is None:  # type: ignore[attr-defined]
+        raise SystemExit(f"{args.home} has no graph: grow it past GRAPH_MIN_FACTS first")
     embedder = engine.embedder_status.embedder
     assert embedder is not None, "the benchmark measures the semantic dedup"
     texts = [text for text, _ in rows]

@@ -65,10 +65,11 @@ PENDING_LIMIT = 20_000
 EXACT_BELOW_VISIBLE = 100_000
 EXACT_BELOW_SHARE = 0.05
 # A batch of searches (an import's dedup) walks the graph on every core at once and, asking
-# for likely-tier rows, only a few rows deep: at 42k visible rows the batch took 0.9 of the
-# scan's time through the graph (benchmarks/results/import_dedup.md), and the scan's cost
-# grows with the rows where the walk's hardly does.
-BATCH_EXACT_BELOW_VISIBLE = 40_000
+# for likely-tier rows, only a few rows deep, so its cost hardly grows with the rows where the
+# scan's does: 8,192 texts went through the graph at 2,595 a second against the scan's 3,449
+# with 42k rows visible, and at 2,147 against 702 with 122k (benchmarks/results/
+# import_dedup.md, import_dedup_1m.md); the two cross near 60k.
+BATCH_EXACT_BELOW_VISIBLE = 60_000
 
 
 def prefer_exact(visible_count: int, total: int, *, batch: bool = False) -> bool:
