@@ -75,7 +75,7 @@ BATCH_EXACT_BELOW_VISIBLE = 60_000
 def prefer_exact(visible_count: int, total: int, *, batch: bool = False) -> bool:
     """Whether an exact scan of the visible rows beats the graph: few visible rows (a small
     store is one) or a narrow filter (benchmarks/results/ann_choice.md). `batch`: for a
-    batch of searches, which the graph answers for less a search."""
+    batch of likely-tier searches, whose shallow walks cost less a search."""
     fewest = BATCH_EXACT_BELOW_VISIBLE if batch else EXACT_BELOW_VISIBLE
     return visible_count < fewest or visible_count < EXACT_BELOW_SHARE * total
 

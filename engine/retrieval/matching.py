@@ -114,7 +114,9 @@ def semantic_candidates_many(
     tier wanted; "likely" (what an import decides by) lets a graph walk end much sooner."""
     assert snapshot.semantic
     floor = SEMANTIC_TIERS.likely if least == "likely" else SEMANTIC_TIERS.weak
-    graph = snapshot.graph_for(mask, batch=True)
+    # The batch's own crossover was measured for likely-tier walks; the full tiers (the
+    # candidates of the few held items) keep a single query's.
+    graph = snapshot.graph_for(mask, batch=least == "likely")
     if graph is not None:
         # Through the graph: each text asks for the few texts closest to it (the graph walked
         # for the whole batch at once), where the product below scores the whole store.
