@@ -7,6 +7,7 @@ torn or stale one costs one rebuild and never a wrong answer."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -378,6 +379,20 @@ def test_an_import_leaves_its_index_and_graph_for_the_next_process(
     )
 
 
+def builds_held(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Graph builds made to wait until the event returned is set (a build on a thread of its
+    own stays running meanwhile)."""
+    release = threading.Event()
+    build = semantic_graph.SemanticGraph.build
+
+    def held(*args: Any) -> Any:
+        release.wait()
+        return build(*args)
+
+    monkeypatch.setattr(semantic_graph.SemanticGraph, "build", held)
+    return release
+
+
 def test_queries_are_answered_exactly_while_the_graph_is_built(
     tmp_path: Path,
     tiny_embedder: StaticModelEmbedder,
@@ -387,16 +402,7 @@ def test_queries_are_answered_exactly_while_the_graph_is_built(
 ) -> None:
     """The graph is built on a thread of its own: until it is adopted, recall and propose
     scan, and a write made meanwhile is in the graph once it is."""
-    import threading
-
-    release = threading.Event()
-    build = semantic_graph.SemanticGraph.build
-
-    def held(*args: Any) -> Any:
-        release.wait()
-        return build(*args)
-
-    monkeypatch.setattr(semantic_graph.SemanticGraph, "build", held)
+    release = builds_held(monkeypatch)
     home = tmp_path / "home"
     status = EmbedderStatus(tiny_embedder)
     writer = Client(open_engine(home=home, embedder_status=status))
@@ -429,17 +435,9 @@ def test_an_import_waits_for_the_graph_being_built_instead_of_building_another(
     """A process that began building its graph (the file missing or refused) and then
     imports adopts that graph once built, grown by the import's facts: one build, not a
     second one beside it (each is minutes of CPU at a million facts)."""
-    import threading
-
     from engine.retrieval import index_cache
 
-    release, reached = threading.Event(), threading.Event()
-    build = semantic_graph.SemanticGraph.build
-
-    def held(*args: Any) -> Any:
-        release.wait()
-        return build(*args)
-
+    release, reached = builds_held(monkeypatch), threading.Event()
     get = index_cache.SnapshotCache.get
 
     def signalled(self: Any, *, after_bulk: bool = False) -> Any:
@@ -447,7 +445,6 @@ def test_an_import_waits_for_the_graph_being_built_instead_of_building_another(
             reached.set()  # the import is written and about to apply its facts
         return get(self, after_bulk=after_bulk)
 
-    monkeypatch.setattr(semantic_graph.SemanticGraph, "build", held)
     monkeypatch.setattr(index_cache.SnapshotCache, "get", signalled)
     home = tmp_path / "home"
     status = EmbedderStatus(tiny_embedder)
