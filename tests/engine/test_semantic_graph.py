@@ -309,6 +309,13 @@ def test_the_graph_is_kept_beside_the_index_and_a_bad_file_costs_one_rebuild(
     assert everything_asked(again.retrieval(), writer.engine.now(), questions) == answers
 
 
+def write_lines(path: Path, texts: list[str], scope: str, day: int) -> None:
+    """An import file: one line per text, in one scope, of one day."""
+    path.write_text(
+        "".join(json.dumps(line(text, [scope], day)) + "\n" for text in texts), encoding="utf-8"
+    )
+
+
 @pytest.mark.embedded_mode
 def test_an_import_leaves_its_index_and_graph_for_the_next_process(
     tmp_path: Path,
@@ -332,10 +339,7 @@ def test_an_import_leaves_its_index_and_graph_for_the_next_process(
         importer.add(text, SCOPES[0])
     path = tmp_path / "more.jsonl"
     texts = phrases(600, seed=8)[10:]
-    path.write_text(
-        "".join(json.dumps(line(text, [SCOPES[1]], 0)) + "\n" for text in texts),
-        encoding="utf-8",
-    )
+    write_lines(path, texts, SCOPES[1], 0)
     importer.memory.interop.import_file(ImportRequest(path=path, caller="import"))
     cache = importer.engine._snapshots
     assert cache.rebuilds == 1 and switch.builds == 1  # the import's facts applied, not rebuilt
@@ -355,10 +359,7 @@ def test_an_import_leaves_its_index_and_graph_for_the_next_process(
     opened.append(second.engine)
     assert graph_of(second.engine) is not None
     later = phrases(800, seed=8)[600:]
-    path.write_text(
-        "".join(json.dumps(line(text, [SCOPES[0]], 1)) + "\n" for text in later),
-        encoding="utf-8",
-    )
+    write_lines(path, later, SCOPES[0], 1)
     second.memory.interop.import_file(ImportRequest(path=path, caller="import"))
     saving = second.engine._snapshots.saving
     assert saving is not None
@@ -457,10 +458,7 @@ def test_an_import_waits_for_the_graph_being_built_instead_of_building_another(
     assert building is not None and building.is_alive()
     path = tmp_path / "more.jsonl"
     texts = phrases(60, seed=12)[30:]
-    path.write_text(
-        "".join(json.dumps(line(text, [SCOPES[1]], 0)) + "\n" for text in texts),
-        encoding="utf-8",
-    )
+    write_lines(path, texts, SCOPES[1], 0)
     failed: list[Exception] = []
 
     def run_import() -> None:
